@@ -1,0 +1,194 @@
+/**
+ * The error catalog. Every failure taskgate reports is a `GatewayError` with an
+ * HTTP status, a stable `code` (what clients and traces key on), the OpenAI
+ * error `type`, the offending `param` when there is one, whether retrying the
+ * same call elsewhere can help, and the underlying `cause`.
+ *
+ * `toErrorBody` is the one place that turns an error into the OpenAI error body
+ * `{"error": {"message", "type", "param", "code"}}`; anything that is not a
+ * `GatewayError` becomes a 500 whose message reveals nothing internal.
+ */
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'rate_limit_error'
+  | 'engine_error'
+  | 'server_error';
+
+export interface GatewayErrorOptions {
+  status: number;
+  code: string;
+  type: ErrorType;
+  param?: string | null;
+  /** True when the same call may succeed on another replica or later. */
+  retryable?: boolean;
+  cause?: unknown;
+  /** Extra response headers, e.g. `retry-after`. */
+  headers?: Record<string, string>;
+}
+
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly type: ErrorType;
+  readonly param: string | null;
+  readonly retryable: boolean;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(message: string, options: GatewayErrorOptions) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.status = options.status;
+    this.code = options.code;
+    this.type = options.type;
+    this.param = options.param ?? null;
+    this.retryable = options.retryable ?? false;
+    this.headers = options.headers;
+  }
+}
+
+/** 400: the request is malformed; `param` names the field. */
+export class InvalidRequestError extends GatewayError {
+  constructor(message: string, param: string | null = null, code = 'invalid_request', cause?: unknown) {
+    super(message, { status: 400, code, type: 'invalid_request_error', param, cause });
+  }
+}
+
+/**
+ * 401: missing, malformed, unknown or revoked key. One message for all of them,
+ * so a caller cannot tell a revoked key from one that never existed.
+ */
+export class AuthenticationError extends GatewayError {
+  constructor() {
+    super('Invalid API key. Send "Authorization: Bearer <key>" with a taskgate key.', {
+      status: 401,
+      code: 'invalid_api_key',
+      type: 'authentication_error',
+    });
+  }
+}
+
+/** 403: the key is valid but its role does not allow this action. */
+export class PermissionError extends GatewayError {
+  constructor(message: string) {
+    super(message, { status: 403, code: 'permission_denied', type: 'permission_error' });
+  }
+}
+
+/** 404: unknown model, path or resource (including another account's). */
+export class NotFoundError extends GatewayError {
+  constructor(message: string, code = 'not_found', param: string | null = null) {
+    super(message, { status: 404, code, type: 'not_found_error', param });
+  }
+}
+
+export class MethodNotAllowedError extends GatewayError {
+  constructor(method: string, path: string, allowed: readonly string[]) {
+    super(`Method ${method} is not allowed on ${path}; use ${allowed.join(' or ')}.`, {
+      status: 405,
+      code: 'method_not_allowed',
+      type: 'invalid_request_error',
+      headers: { allow: allowed.join(', ') },
+    });
+  }
+}
+
+export class PayloadTooLargeError extends GatewayError {
+  constructor(limitBytes: number) {
+    super(`Request body is larger than the limit of ${limitBytes} bytes.`, {
+      status: 413,
+      code: 'request_too_large',
+      type: 'invalid_request_error',
+    });
+  }
+}
+
+export class UnsupportedMediaTypeError extends GatewayError {
+  constructor(contentType: string | undefined) {
+    super(
+      `Content-Type must be application/json${contentType ? `, got "${contentType.slice(0, 100)}"` : ''}.`,
+      { status: 415, code: 'unsupported_media_type', type: 'invalid_request_error' },
+    );
+  }
+}
+
+export class RateLimitError extends GatewayError {
+  constructor(limitPerMinute: number, retryAfterSeconds: number) {
+    super(
+      `Rate limit of ${limitPerMinute} requests per minute reached for this key. Retry after ${retryAfterSeconds} s.`,
+      {
+        status: 429,
+        code: 'rate_limit_exceeded',
+        type: 'rate_limit_error',
+        retryable: true,
+        headers: { 'retry-after': String(retryAfterSeconds) },
+      },
+    );
+  }
+}
+
+/**
+ * 502: the engine answered with a server error or something that is not a
+ * valid reply. An engine's 4xx (e.g. context length exceeded) is not this: it
+ * is an `InvalidRequestError` carrying the engine's message.
+ */
+export class EngineError extends GatewayError {
+  constructor(message: string, cause?: unknown, code = 'engine_error') {
+    super(message, { status: 502, code, type: 'engine_error', retryable: true, cause });
+  }
+}
+
+/** 503: no replica can take the call (refused, circuit open, queue full, no engine). */
+export class EngineUnavailableError extends GatewayError {
+  constructor(message: string, cause?: unknown, code = 'engine_unavailable', retryAfterSeconds?: number) {
+    super(message, {
+      status: 503,
+      code,
+      type: 'engine_error',
+      retryable: true,
+      cause,
+      headers: retryAfterSeconds === undefined ? undefined : { 'retry-after': String(retryAfterSeconds) },
+    });
+  }
+}
+
+/** 504: the engine did not connect, start or continue replying in time. */
+export class EngineTimeoutError extends GatewayError {
+  constructor(message: string, cause?: unknown) {
+    super(message, { status: 504, code: 'engine_timeout', type: 'engine_error', retryable: true, cause });
+  }
+}
+
+/** The caller went away; nothing is sent, the trace records an abort. */
+export class ClientAbortError extends GatewayError {
+  constructor() {
+    super('The client closed the connection.', { status: 499, code: 'client_closed', type: 'invalid_request_error' });
+  }
+}
+
+export class InternalError extends GatewayError {
+  constructor(cause?: unknown) {
+    super('Internal error. Quote the x-request-id header when reporting it.', {
+      status: 500,
+      code: 'internal_error',
+      type: 'server_error',
+      cause,
+    });
+  }
+}
+
+/** Any thrown value as a GatewayError; unknown values become a 500. */
+export function asGatewayError(error: unknown): GatewayError {
+  return error instanceof GatewayError ? error : new InternalError(error);
+}
+
+export interface ErrorBody {
+  error: { message: string; type: ErrorType; param: string | null; code: string };
+}
+
+export function toErrorBody(error: GatewayError): ErrorBody {
+  return { error: { message: error.message, type: error.type, param: error.param, code: error.code } };
+}

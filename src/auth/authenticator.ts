@@ -1,0 +1,103 @@
+/**
+ * Turns an Authorization header into the calling key, on the hot path. Keys are
+ * looked up by hash and cached; a store round trip happens only the first time
+ * a key is seen (and again after `cacheTtlMs`). Revocations made by any process
+ * (the API, or `taskgate keys revoke` against the same store) reach the cache
+ * through a poll every `revocationPollMs`, so a revoked key stops working
+ * within a second. Unknown keys are cached briefly too, so a client hammering
+ * with a bad key does not hammer the store.
+ */
+import { AuthenticationError } from '../api/errors.js';
+import type { Logger } from '../log/logger.js';
+import { errorFields } from '../log/logger.js';
+import type { AccountStore, ApiKey } from '../store/store.js';
+import { hashKey } from './api-key-text.js';
+
+export interface Authenticator {
+  /** The key behind the header; throws `AuthenticationError` (one identical 401) for every failure. */
+  authenticate(authorization: string | undefined): ApiKey | Promise<ApiKey>;
+  /** Forgets a key at once (this process revoked it); other processes learn through the poll. */
+  forgetKey(keyId: string): void;
+  close(): Promise<void>;
+}
+
+interface CacheEntry {
+  key: ApiKey | null;
+  expiresAt: number;
+}
+
+export function createAuthenticator(options: {
+  accounts: AccountStore;
+  logger: Logger;
+  cacheTtlMs?: number;
+  negativeTtlMs?: number;
+  revocationPollMs?: number;
+  maxEntries?: number;
+  now?: () => number;
+}): Authenticator {
+  const { accounts, logger } = options;
+  const now = options.now ?? Date.now;
+  const cacheTtlMs = options.cacheTtlMs ?? 60_000;
+  const negativeTtlMs = options.negativeTtlMs ?? 1_000;
+  const maxEntries = options.maxEntries ?? 100_000;
+  const cache = new Map<string, CacheEntry>();
+  const lastUse = new Map<string, number>();
+  let pollingSince = now();
+
+  function remember(hash: string, key: ApiKey | null): void {
+    if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
+    cache.set(hash, { key, expiresAt: now() + (key === null ? negativeTtlMs : cacheTtlMs) });
+  }
+
+  function accept(key: ApiKey | null): ApiKey {
+    if (key === null || key.revokedAt !== null) throw new AuthenticationError();
+    lastUse.set(key.id, now());
+    return key;
+  }
+
+  async function lookUp(hash: string): Promise<ApiKey> {
+    const key = await accounts.findKeyByHash(hash);
+    remember(hash, key);
+    return accept(key);
+  }
+
+  // Revocations and last-used times move through one timer: a store query per
+  // tick, never one per request.
+  const poller = setInterval(() => {
+    const since = pollingSince;
+    pollingSince = now() - 100;
+    accounts
+      .listKeysRevokedSince(since - 1_000)
+      .then((hashes) => {
+        for (const hash of hashes) cache.delete(hash);
+      })
+      .catch((error: unknown) => logger.warn('revocation poll failed', errorFields(error)));
+    if (lastUse.size > 0) {
+      const uses = [...lastUse].map(([keyId, usedAt]) => ({ keyId, usedAt }));
+      lastUse.clear();
+      accounts.touchKeys(uses).catch((error: unknown) => logger.warn('key last-used update failed', errorFields(error)));
+    }
+  }, options.revocationPollMs ?? 500);
+  poller.unref();
+
+  return {
+    authenticate(authorization) {
+      if (authorization === undefined || authorization.length > 1024) throw new AuthenticationError();
+      const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
+      if (match === null) throw new AuthenticationError();
+      const hash = hashKey(match[1] as string);
+      const entry = cache.get(hash);
+      if (entry !== undefined && entry.expiresAt > now()) return accept(entry.key);
+      return lookUp(hash);
+    },
+    forgetKey(keyId) {
+      for (const [hash, entry] of cache) if (entry.key?.id === keyId) cache.delete(hash);
+    },
+    async close() {
+      clearInterval(poller);
+      if (lastUse.size > 0) {
+        await accounts.touchKeys([...lastUse].map(([keyId, usedAt]) => ({ keyId, usedAt }))).catch(() => undefined);
+      }
+    },
+  };
+}

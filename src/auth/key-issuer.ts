@@ -1,0 +1,60 @@
+/**
+ * Issuing keys, shared by `taskgate keys create`, `POST /v1/keys` and the
+ * bootstrap at start-up. The key text is returned once and never stored.
+ */
+import type { AccountStore, ApiKey, Environment, KeyRole } from '../store/store.js';
+import { displayPrefix, generateKeyText, hashKey } from './api-key-text.js';
+
+export const DEFAULT_ACCOUNT = 'default';
+
+export interface KeyRequest {
+  accountId: string;
+  environment: Environment;
+  role: KeyRole;
+  name?: string | null;
+  requestsPerMinute?: number | null;
+}
+
+export async function issueKey(accounts: AccountStore, request: KeyRequest): Promise<{ key: ApiKey; text: string }> {
+  const text = generateKeyText(request.environment);
+  const key = await accounts.createKey({
+    accountId: request.accountId,
+    name: request.name ?? null,
+    displayPrefix: displayPrefix(text),
+    hash: hashKey(text),
+    environment: request.environment,
+    role: request.role,
+    requestsPerMinute: request.requestsPerMinute ?? null,
+  });
+  return { key, text };
+}
+
+/**
+ * Makes sure account `default` has an admin key. With `TASKGATE_ADMIN_KEY` set,
+ * that text becomes (or already is) a production admin key. Without it, the
+ * first start creates one and returns its text, to be printed once; later
+ * starts return null.
+ */
+export async function ensureBootstrapAdminKey(accounts: AccountStore, adminKeyText: string | null): Promise<string | null> {
+  const account = await accounts.ensureAccount(DEFAULT_ACCOUNT);
+  if (adminKeyText !== null) {
+    const hash = hashKey(adminKeyText);
+    const existing = await accounts.findKeyByHash(hash);
+    if (existing === null) {
+      await accounts.createKey({
+        accountId: account.id,
+        name: 'TASKGATE_ADMIN_KEY',
+        displayPrefix: displayPrefix(adminKeyText),
+        hash,
+        environment: 'production',
+        role: 'admin',
+        requestsPerMinute: null,
+      });
+    }
+    return null;
+  }
+  const { items } = await accounts.listKeys(account.id, { limit: 1 });
+  if (items.length > 0) return null;
+  const { text } = await issueKey(accounts, { accountId: account.id, environment: 'production', role: 'admin', name: 'bootstrap admin' });
+  return text;
+}

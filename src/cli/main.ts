@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+/** The `taskgate` command. Problems go to stderr with a non-zero exit; stdout carries only what was asked for. */
+import { ConfigError } from '../config/load-config.js';
+import { CliError, UsageError } from './cli-error.js';
+import { keysCommand } from './keys-command.js';
+import { serveCommand } from './serve-command.js';
+
+const usage = `Usage: taskgate <command> [options]
+
+taskgate is a self-hosted, OpenAI-compatible LLM gateway.
+
+Commands:
+  serve    serve the API (POST /v1/chat/completions)
+  keys     create, list and revoke API keys
+
+Run "taskgate <command> --help" for a command's options.`;
+
+async function run(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${usage}\n`);
+    return;
+  }
+  if (command === 'serve') return serveCommand(rest, process.env);
+  if (command === 'keys') return keysCommand(rest, process.env);
+  throw new UsageError(`Unknown command "${command}"`, usage);
+}
+
+run(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof CliError || error instanceof ConfigError) {
+    process.stderr.write(`taskgate: ${error.message}\n`);
+    process.exitCode = error instanceof CliError ? error.exitCode : 1;
+  } else {
+    process.stderr.write(`taskgate: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  }
+});

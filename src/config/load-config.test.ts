@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadSettings, parseConfig } from './load-config.js';
+
+const engine = '  - { id: gpu-a, type: openai, base_url: "http://127.0.0.1:8000/v1" }';
+const model = (extra = '') => `  - { id: m1, provider: acme, served_by: [{ engine: gpu-a }], price: { input: 0.1, output: 0.3 }, context_window: 4096${extra} }`;
+
+function problems(text: string, environment: Record<string, string> = {}): string[] {
+  try {
+    parseConfig(text, environment);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('parseConfig', () => {
+  it('fills defaults for an empty file', () => {
+    const config = parseConfig('', {});
+    expect(config).toMatchObject({ engines: [], models: [], limits: { requests_per_minute: 600, max_body_bytes: 4194304 }, server: { port: 8080 } });
+  });
+
+  it('parses the design sketch and applies engine defaults', () => {
+    const config = parseConfig(`engines:\n${engine}\nmodels:\n${model(', aliases: [Acme/M1], supports: [tools, json]')}\n`, {});
+    expect(config.engines[0]).toMatchObject({ id: 'gpu-a', max_concurrency: 256, timeout_ms: 120_000 });
+    expect(config.models[0]).toMatchObject({ id: 'm1', aliases: ['Acme/M1'], supports: ['tools', 'json'] });
+  });
+
+  it('interpolates ${ENV} and ${ENV:-fallback} in values, typing whole references', () => {
+    const config = parseConfig(
+      `engines:\n  - { id: gpu-a, type: openai, base_url: "http://\${HOST}:8000/v1", api_key: "\${KEY}" }\nlimits:\n  requests_per_minute: \${RATE:-60}\n`,
+      { HOST: 'gpu.internal', KEY: 'secret' },
+    );
+    expect(config.engines[0]).toMatchObject({ base_url: 'http://gpu.internal:8000/v1', api_key: 'secret' });
+    expect(config.limits.requests_per_minute).toBe(60);
+  });
+
+  it('names the path of every problem', () => {
+    expect(problems(`engines:\n${engine}\nmodels:\n${model(', colour: red')}\n`)).toEqual(['models[0]: unknown key "colour"']);
+    expect(problems(`engines:\n${engine}\n${engine}\n`)).toEqual(['engines[1].id: duplicate engine id "gpu-a"']);
+    expect(problems('limits: { requests_per_minute: 0 }')[0]).toMatch(/^limits\.requests_per_minute: /);
+    expect(problems('engines:\n  - { id: x, type: tgi, base_url: "http://a/v1" }')[0]).toMatch(/^engines\[0\]\.type: unknown engine type/);
+    expect(problems(`engines:\n${engine}\nmodels:\n${model()}\n  - { id: m2, aliases: [m1], served_by: [{ engine: gpu-a }], price: { input: 0, output: 0 }, context_window: 1 }`)).toEqual([
+      'models[1].aliases[0]: "m1" already names model "m1"',
+    ]);
+    expect(problems('store: postgres://x')[0]).toMatch(/^store: /);
+    expect(problems('bogus: 1')).toEqual(['(top level): unknown key "bogus"']);
+  });
+
+  it('reports YAML syntax errors and duplicate keys', () => {
+    expect(() => parseConfig('engines: [', {})).toThrow(/not valid YAML/);
+    expect(() => parseConfig('limits: {}\nlimits: {}', {})).toThrow(/not valid YAML/);
+  });
+});
+
+describe('loadSettings', () => {
+  it('takes flags over environment over config', () => {
+    const settings = loadSettings({ port: 9000 }, { PORT: '7000', TASKGATE_DATA_DIR: '/tmp/taskgate-x' });
+    expect(settings).toMatchObject({ port: 9000, dataDirectory: '/tmp/taskgate-x', sqlitePath: '/tmp/taskgate-x/taskgate.db', configPath: null, adminKey: null });
+    expect(loadSettings({}, { PORT: '7000' }).port).toBe(7000);
+  });
+
+  it('checks the bootstrap admin key and the port', () => {
+    expect(() => loadSettings({}, { TASKGATE_ADMIN_KEY: 'short' })).toThrow(/20 to 512/);
+    expect(loadSettings({}, { TASKGATE_ADMIN_KEY: 'x'.repeat(20) }).adminKey).toBe('x'.repeat(20));
+    expect(() => loadSettings({}, { PORT: 'eighty' })).toThrow(/PORT/);
+  });
+
+  it('says which config file it cannot read', () => {
+    expect(() => loadSettings({ configPath: '/nonexistent/taskgate.yaml' }, {})).toThrow('/nonexistent/taskgate.yaml');
+  });
+});

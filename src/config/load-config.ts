@@ -1,0 +1,144 @@
+/**
+ * Loads the settings once, at the composition root: the YAML config file with
+ * `${ENV}` interpolation, then the command-line flags and environment variables
+ * that override it. This is the only module that reads the environment.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import type { z } from 'zod';
+import { configSchema, type Config } from './config-schema.js';
+
+export class ConfigError extends Error {
+  constructor(
+    message: string,
+    /** One line per problem, each starting with the path it is about. */
+    readonly problems: string[] = [],
+  ) {
+    super(problems.length === 0 ? message : `${message}\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface Settings {
+  config: Config;
+  /** Where the config came from, for the start-up log; null for the built-in default. */
+  configPath: string | null;
+  dataDirectory: string;
+  host: string;
+  port: number;
+  /** `TASKGATE_ADMIN_KEY`: the bootstrap admin key of account `default`, if set. */
+  adminKey: string | null;
+  /** The SQLite file (from `store:` or the data dir). */
+  sqlitePath: string;
+}
+
+export interface SettingsOverrides {
+  configPath?: string;
+  port?: number;
+  host?: string;
+  dataDirectory?: string;
+}
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+const reference = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
+const wholeReference = new RegExp(`^${reference.source}$`);
+
+/** Replaces `${NAME}` and `${NAME:-fallback}` inside string values (never keys), naming the path of a missing variable. */
+export function interpolateEnvironment(value: unknown, environment: Environment, path: string[] = []): unknown {
+  if (typeof value === 'string') {
+    const replaced = value.replace(reference, (_match, name: string, fallback?: string) => {
+      const found = environment[name];
+      if (found !== undefined && found !== '') return found;
+      if (fallback !== undefined) return fallback;
+      throw new ConfigError('Invalid config', [`${formatPath(path)}: environment variable ${name} is not set`]);
+    });
+    // A value that is one whole reference takes the type its text spells (`port: ${PORT}` is a number).
+    if (replaced === value || !wholeReference.test(value)) return replaced;
+    if (/^-?\d+(\.\d+)?$/.test(replaced)) return Number(replaced);
+    if (replaced === 'true' || replaced === 'false') return replaced === 'true';
+    return replaced;
+  }
+  if (Array.isArray(value)) return value.map((item, index) => interpolateEnvironment(item, environment, [...path, String(index)]));
+  if (value !== null && typeof value === 'object') {
+    const result: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      Object.defineProperty(result, key, {
+        value: interpolateEnvironment(item, environment, [...path, key]),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return result;
+  }
+  return value;
+}
+
+/** Parses and validates config text; throws `ConfigError` listing every problem by path. */
+export function parseConfig(text: string, environment: Environment, source = 'config'): Config {
+  let document: unknown;
+  try {
+    document = parseYaml(text, { uniqueKeys: true }) ?? {};
+  } catch (error) {
+    const detail = error instanceof YAMLParseError ? error.message : String(error);
+    throw new ConfigError(`Invalid config ${source}: not valid YAML`, [detail]);
+  }
+  const interpolated = interpolateEnvironment(document, environment);
+  const result = configSchema.safeParse(interpolated);
+  if (!result.success) throw new ConfigError(`Invalid config ${source}`, result.error.issues.map(describeIssue));
+  return result.data;
+}
+
+export function loadSettings(overrides: SettingsOverrides, environment: Environment): Settings {
+  const configPath = overrides.configPath ?? nonEmpty(environment.TASKGATE_CONFIG) ?? null;
+  let config: Config;
+  if (configPath === null) {
+    config = parseConfig('', environment, '(built-in default)');
+  } else {
+    let text: string;
+    try {
+      text = readFileSync(configPath, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`Cannot read config file ${configPath}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    }
+    config = parseConfig(text, environment, configPath);
+  }
+
+  const dataDirectory = resolve(overrides.dataDirectory ?? nonEmpty(environment.TASKGATE_DATA_DIR) ?? '.taskgate');
+  const port = overrides.port ?? parsePort(environment.PORT) ?? config.server.port;
+  const adminKey = nonEmpty(environment.TASKGATE_ADMIN_KEY) ?? null;
+  if (adminKey !== null && !/^[\x21-\x7e]{20,512}$/.test(adminKey)) {
+    throw new ConfigError('TASKGATE_ADMIN_KEY must be 20 to 512 printable characters without spaces');
+  }
+  const sqlitePath = config.store === undefined ? resolve(dataDirectory, 'taskgate.db') : storePath(config.store);
+  return { config, configPath, dataDirectory, host: overrides.host ?? config.server.host, port, adminKey, sqlitePath };
+}
+
+function storePath(store: string): string {
+  const path = store.slice('sqlite:'.length);
+  return path === ':memory:' ? path : resolve(path);
+}
+
+function parsePort(text: string | undefined): number | undefined {
+  if (text === undefined || text === '') return undefined;
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ConfigError(`PORT must be an integer 0-65535, got "${text}"`);
+  return port;
+}
+
+function nonEmpty(text: string | undefined): string | undefined {
+  return text === undefined || text === '' ? undefined : text;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const where = formatPath(issue.path.map(String));
+  if (issue.code === 'unrecognized_keys') return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
+  return `${where}: ${issue.message}`;
+}
+
+function formatPath(path: readonly string[]): string {
+  if (path.length === 0) return '(top level)';
+  return path.map((part, index) => (/^\d+$/.test(part) ? `[${part}]` : index === 0 ? part : `.${part}`)).join('');
+}

@@ -1,0 +1,399 @@
+/**
+ * The `openai` engine: any OpenAI-compatible server (vLLM, SGLang, llama.cpp
+ * server, Ollama, TGI) is this one implementation configured by URL. The wire
+ * format and each server's quirks live in `openai-wire.ts`; this file is the
+ * transport: one undici Pool per engine, timeouts, cancellation and the
+ * mapping of every failure to the error catalog.
+ *
+ * Timeouts:
+ *   - `connectTimeoutMs`: TCP/TLS connect (undici `connect.timeout`);
+ *   - `firstByteTimeoutMs`: until the response headers (undici
+ *     `headersTimeout`) and, for streams, until the first chunk. Servers send
+ *     the headers of a non-streamed reply only once it is fully generated, so
+ *     for `complete()` this bounds the whole generation;
+ *   - `idleTimeoutMs`: the longest gap between two stream chunks, and the body
+ *     read of a whole reply (undici `bodyTimeout`, a gap between body bytes;
+ *     a JSON reply is written at once, so it amounts to the whole read).
+ * Streams disable undici's body timeout and run their own timer: the wait for
+ * the first chunk and the gaps after it need different limits, and the timer
+ * only counts time spent waiting for the engine, not time the consumer (a slow
+ * client) holds a chunk.
+ *
+ * A call queued in the pool because all `maxConcurrency` connections are busy
+ * is not timed until it is sent.
+ */
+import { Pool, type Dispatcher } from 'undici';
+import {
+  ClientAbortError,
+  EngineError,
+  EngineTimeoutError,
+  EngineUnavailableError,
+  GatewayError,
+  InvalidRequestError,
+} from '../api/errors.js';
+import type { Logger } from '../log/logger.js';
+import type { Engine, EngineChunk, EngineCompletion, EngineRequest } from './engine.js';
+import { completionAsChunks, describeUpstreamError, parseChatCompletion, parseStreamEvent, serializeChatRequest, streamDone } from './openai-wire.js';
+import { ServerSentEventDecoder } from './sse-parser.js';
+
+export interface OpenAIEngineOptions {
+  /** The `engines[].id` from the config. */
+  id: string;
+  /** Ends in `/v1`; `/chat/completions` and `/models` are appended. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer …`. */
+  apiKey?: string;
+  /** Connections kept to the engine; calls beyond this wait in undici's queue. */
+  maxConcurrency: number;
+  connectTimeoutMs: number;
+  /** Until the response headers, and for streams until the first chunk. */
+  firstByteTimeoutMs: number;
+  /** The longest gap between two stream chunks; also the body read of a whole reply. */
+  idleTimeoutMs: number;
+  /** Extra headers sent with every request. */
+  headers?: Record<string, string>;
+}
+
+/** `/readyz` must answer quickly even when generation timeouts are minutes long. */
+const readyTimeoutMs = 5_000;
+/** After `[DONE]` the rest of the body (normally nothing) is read to keep the socket; this long at most. */
+const drainAfterDoneMs = 1_000;
+
+export function createOpenAIEngine(options: OpenAIEngineOptions, logger: Logger): Engine {
+  return new OpenAIEngine(options, logger);
+}
+
+class OpenAIEngine implements Engine {
+  readonly id: string;
+  private readonly pool: Pool;
+  private readonly completionsPath: string;
+  private readonly modelsPath: string;
+  private readonly jsonHeaders: Record<string, string>;
+  private readonly streamHeaders: Record<string, string>;
+  private readonly readyOptions: { headersTimeout: number; bodyTimeout: number };
+  private readonly logger: Logger;
+
+  constructor(
+    private readonly options: OpenAIEngineOptions,
+    logger: Logger,
+  ) {
+    this.id = options.id;
+    this.logger = logger.child({ engine: options.id });
+    const url = new URL(options.baseUrl);
+    const prefix = url.pathname.replace(/\/+$/, '');
+    this.completionsPath = `${prefix}/chat/completions`;
+    this.modelsPath = `${prefix}/models`;
+    // Keep-alive is undici's default (4 s idle, or the server's hint minus 1 s),
+    // below the 5 s of uvicorn (vLLM, SGLang) and Node, so we never reuse a
+    // socket the server is closing. Pipelining stays at 1: a long generation
+    // must not hold up the calls queued behind it on the same socket.
+    this.pool = new Pool(url.origin, {
+      connections: options.maxConcurrency,
+      pipelining: 1,
+      connect: { timeout: options.connectTimeoutMs },
+      headersTimeout: options.firstByteTimeoutMs,
+      bodyTimeout: options.idleTimeoutMs,
+    });
+    const common: Record<string, string> = { ...options.headers, 'content-type': 'application/json' };
+    if (options.apiKey !== undefined) common.authorization = `Bearer ${options.apiKey}`;
+    this.jsonHeaders = { ...common, accept: 'application/json' };
+    this.streamHeaders = { ...common, accept: 'text/event-stream' };
+    const readyTimeout = Math.min(readyTimeoutMs, options.firstByteTimeoutMs);
+    this.readyOptions = { headersTimeout: readyTimeout, bodyTimeout: readyTimeout };
+  }
+
+  async complete(request: EngineRequest, signal: AbortSignal): Promise<EngineCompletion> {
+    if (signal.aborted) throw new ClientAbortError();
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.pool.request({
+        method: 'POST',
+        path: this.completionsPath,
+        headers: this.jsonHeaders,
+        body: serializeChatRequest(request, false),
+        signal,
+      });
+    } catch (error) {
+      throw this.beforeHeadersError(error, signal, this.options.firstByteTimeoutMs);
+    }
+    let text: string;
+    try {
+      text = await response.body.text();
+    } catch (error) {
+      throw this.duringBodyError(error, signal);
+    }
+    if (response.statusCode < 200 || response.statusCode > 299) throw this.statusError(response.statusCode, response.headers, text);
+    return parseChatCompletion(text, this.id);
+  }
+
+  stream(request: EngineRequest, signal: AbortSignal): AsyncIterable<EngineChunk> {
+    return this.streamChunks(request, signal);
+  }
+
+  private async *streamChunks(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineChunk, void, undefined> {
+    if (signal.aborted) throw new ClientAbortError();
+    const startedAt = performance.now();
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.pool.request({
+        method: 'POST',
+        path: this.completionsPath,
+        headers: this.streamHeaders,
+        body: serializeChatRequest(request, true),
+        signal,
+        bodyTimeout: 0, // the StreamWatch below times the body
+      });
+    } catch (error) {
+      throw this.beforeHeadersError(error, signal, this.options.firstByteTimeoutMs);
+    }
+    const body = response.body;
+    const firstChunkWithinMs = Math.max(1, this.options.firstByteTimeoutMs - (performance.now() - startedAt));
+    const watch = new StreamWatch(body, this.id, this.options.firstByteTimeoutMs, firstChunkWithinMs, this.options.idleTimeoutMs);
+    // An error status, or JSON where SSE was asked for (a server or proxy
+    // without streaming, or an error body sent with 200): read it whole,
+    // within the first-byte deadline.
+    if (response.statusCode < 200 || response.statusCode > 299 || isJson(response.headers['content-type'])) {
+      let text: string;
+      try {
+        text = await body.text();
+      } catch (error) {
+        throw this.duringBodyError(error, signal);
+      } finally {
+        watch.stop();
+      }
+      if (response.statusCode < 200 || response.statusCode > 299) throw this.statusError(response.statusCode, response.headers, text);
+      yield* completionAsChunks(parseChatCompletion(text, this.id));
+      return;
+    }
+
+    // `destroyOnReturn: false`: leaving the loop must not kill the socket; the
+    // `finally` below decides between keeping it (clean end) and destroying it.
+    const bytes = body.iterator({ destroyOnReturn: false }) as AsyncIterator<Uint8Array>;
+    const decoder = new ServerSentEventDecoder();
+    let bodyEnded = false;
+    let sawEvent = false;
+    let sawDone = false;
+    let chunkCount = 0;
+    /** Choices seen, and how many of them got a finish_reason (see the end-of-body check). */
+    let choicesSeen = 0;
+    let choicesFinished = 0;
+    try {
+      for (;;) {
+        const data = decoder.nextEvent();
+        if (data === null) {
+          if (bodyEnded) break;
+          const read = await bytes.next();
+          if (read.done === true) {
+            bodyEnded = true;
+            decoder.end();
+          } else {
+            decoder.push(read.value);
+          }
+          continue;
+        }
+        // Events after `[DONE]` are ignored; the body is only read to its end
+        // so the connection can be reused.
+        sawEvent = true;
+        if (sawDone) continue;
+        if (data === streamDone) {
+          sawDone = true;
+          watch.drain(drainAfterDoneMs);
+          continue;
+        }
+        const chunk = parseStreamEvent(data, this.id);
+        if (chunk === null) continue;
+        for (const choice of chunk.choices) {
+          if (choice.index >= choicesSeen) choicesSeen = choice.index + 1;
+          if (choice.finish_reason !== null) choicesFinished += 1;
+        }
+        if (chunkCount++ === 0) watch.firstChunkArrived();
+        watch.consumerHasChunk = true;
+        yield chunk;
+        watch.consumerHasChunk = false;
+        // Events already buffered must not outlive an abort that came while the consumer held the chunk.
+        if (signal.aborted) throw new ClientAbortError();
+        watch.waitingAgain();
+      }
+    } catch (error) {
+      if (sawDone && !signal.aborted) return; // the reply was complete; only the drain failed
+      throw this.duringStreamError(error, signal);
+    } finally {
+      watch.stop();
+      if (!bodyEnded) {
+        // Destroying before the end aborts the upstream request (the server
+        // sees the socket close); undici then emits an error nobody awaits.
+        body.on('error', ignoreError);
+        body.destroy();
+      }
+    }
+    if (!sawEvent) throw new EngineError(`Engine ${this.id} sent a stream without a single event.`, undefined, 'engine_bad_reply');
+    // A server that ends the body without `[DONE]` after every choice has
+    // finished is done (llama.cpp before September 2024, ik_llama.cpp,
+    // llama-box). Anything else ending early is a truncated reply.
+    if (!sawDone && (choicesSeen === 0 || choicesFinished < choicesSeen)) {
+      throw new EngineError(`Engine ${this.id} ended the stream before it finished.`, undefined, 'engine_stream_truncated');
+    }
+  }
+
+  async checkReady(signal: AbortSignal): Promise<void> {
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.pool.request({
+        method: 'GET',
+        path: this.modelsPath,
+        headers: this.jsonHeaders,
+        signal,
+        ...this.readyOptions,
+      });
+      await response.body.dump();
+    } catch (error) {
+      throw this.beforeHeadersError(error, signal, this.readyOptions.headersTimeout);
+    }
+    if (response.statusCode !== 200) {
+      throw new EngineUnavailableError(`Engine ${this.id} is not ready: GET ${this.modelsPath} replied ${response.statusCode}.`);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+
+  /** The engine replied with an error status. */
+  private statusError(status: number, headers: Dispatcher.ResponseData['headers'], text: string): GatewayError {
+    const { message, param } = describeUpstreamError(text, status);
+    // Upstream messages are never logged: a validation error can quote the prompt.
+    if (status === 429) {
+      return new EngineUnavailableError(`Engine ${this.id} is overloaded: ${message}`, undefined, 'engine_overloaded', retryAfterOf(headers));
+    }
+    if (status === 401 || status === 403) {
+      // Our own credentials for the engine are wrong: a configuration error,
+      // not the caller's, who would otherwise be told their request is invalid.
+      this.logger.error('engine refused the configured credentials', { status });
+      return new EngineError(`Engine ${this.id} refused taskgate's credentials (HTTP ${status}).`, undefined, 'engine_auth_failed');
+    }
+    if (status === 408) return new EngineTimeoutError(`Engine ${this.id} timed out the request: ${message}`);
+    if (status >= 400 && status < 500) {
+      // 404 is usually a model name the engine does not serve: a catalog
+      // mistake worth a warning, though the caller still gets the message.
+      if (status === 404) this.logger.warn('engine replied 404: check served_by names and base_url', { status });
+      return new InvalidRequestError(message, param, 'upstream_invalid_request');
+    }
+    if (status >= 500) return new EngineError(`Engine ${this.id} failed (HTTP ${status}): ${message}`);
+    return new EngineError(`Engine ${this.id} replied with unexpected HTTP ${status}.`, undefined, 'engine_bad_reply');
+  }
+
+  /** Connecting, sending or waiting for the headers failed. */
+  private beforeHeadersError(error: unknown, signal: AbortSignal, headersTimeoutMs: number): GatewayError {
+    if (signal.aborted) return new ClientAbortError();
+    if (error instanceof GatewayError) return error;
+    switch (errorCodeOf(error)) {
+      case 'UND_ERR_CONNECT_TIMEOUT':
+        return new EngineTimeoutError(`Engine ${this.id} did not accept a connection within ${this.options.connectTimeoutMs} ms.`, error);
+      case 'UND_ERR_HEADERS_TIMEOUT':
+        return new EngineTimeoutError(`Engine ${this.id} did not start replying within ${headersTimeoutMs} ms.`, error);
+      case 'UND_ERR_BODY_TIMEOUT':
+        return new EngineTimeoutError(`Engine ${this.id} stopped sending its reply for ${this.options.idleTimeoutMs} ms.`, error);
+      default:
+        // Refused, unknown host, reset, or the socket closed before the headers.
+        return new EngineUnavailableError(`Engine ${this.id} cannot be reached (${errorCodeOf(error) ?? 'connection failed'}).`, error);
+    }
+  }
+
+  /** Reading a whole reply's body failed. */
+  private duringBodyError(error: unknown, signal: AbortSignal): GatewayError {
+    if (signal.aborted) return new ClientAbortError();
+    if (error instanceof GatewayError) return error; // the StreamWatch's timeout
+    if (errorCodeOf(error) === 'UND_ERR_BODY_TIMEOUT') {
+      return new EngineTimeoutError(`Engine ${this.id} stopped sending its reply for ${this.options.idleTimeoutMs} ms.`, error);
+    }
+    return new EngineError(`Engine ${this.id} closed the connection before its reply ended.`, error, 'engine_reply_truncated');
+  }
+
+  /** Reading a stream failed after the headers (our own timeouts and parse errors are already GatewayErrors). */
+  private duringStreamError(error: unknown, signal: AbortSignal): GatewayError {
+    if (signal.aborted) return new ClientAbortError();
+    if (error instanceof GatewayError) return error;
+    return new EngineError(`Engine ${this.id} closed the stream before it finished.`, error, 'engine_stream_truncated');
+  }
+}
+
+function ignoreError(): void {}
+
+function isJson(contentType: string | string[] | undefined): boolean {
+  return typeof contentType === 'string' && contentType.includes('json');
+}
+
+function errorCodeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** `retry-after` in whole seconds, when the engine sent one. */
+function retryAfterOf(headers: Dispatcher.ResponseData['headers']): number | undefined {
+  const value = headers['retry-after'];
+  const seconds = typeof value === 'string' ? Number(value) : Number.NaN;
+  return Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds) : undefined;
+}
+
+type StreamBody = Dispatcher.ResponseData['body'];
+
+/**
+ * The stream's timer: first the deadline for the first chunk, then the
+ * longest gap between chunks. While the consumer holds a chunk the timer
+ * re-arms instead of firing, so only time spent waiting for the engine
+ * counts. Firing destroys the body with an EngineTimeoutError, which aborts
+ * the upstream request and surfaces from the pending read.
+ */
+class StreamWatch {
+  consumerHasChunk = false;
+  private timer: NodeJS.Timeout;
+  private message: string;
+
+  constructor(
+    readonly body: StreamBody,
+    private readonly engineId: string,
+    firstByteTimeoutMs: number,
+    firstChunkWithinMs: number,
+    private readonly idleTimeoutMs: number,
+  ) {
+    this.message = `Engine ${engineId} sent no first chunk within ${firstByteTimeoutMs} ms.`;
+    this.timer = setTimeout(onStreamWatchTimeout, firstChunkWithinMs, this);
+  }
+
+  firstChunkArrived(): void {
+    this.restart(this.idleTimeoutMs, `Engine ${this.engineId} sent nothing for ${this.idleTimeoutMs} ms in the middle of a stream.`);
+  }
+
+  /** The consumer asked for the next chunk: the gap is measured from now. */
+  waitingAgain(): void {
+    this.timer.refresh();
+  }
+
+  /** After `[DONE]`: a short deadline for the body's end. */
+  drain(withinMs: number): void {
+    this.restart(withinMs, `Engine ${this.engineId} kept the stream open after [DONE].`);
+  }
+
+  timedOut(): void {
+    if (this.consumerHasChunk) {
+      this.timer.refresh();
+      return;
+    }
+    this.body.destroy(new EngineTimeoutError(this.message));
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+  }
+
+  private restart(delayMs: number, message: string): void {
+    clearTimeout(this.timer);
+    this.message = message;
+    this.timer = setTimeout(onStreamWatchTimeout, delayMs, this);
+  }
+}
+
+/** Module-level so arming a timer makes no closure per stream. */
+function onStreamWatchTimeout(watch: StreamWatch): void {
+  watch.timedOut();
+}

@@ -1,0 +1,118 @@
+/**
+ * The composition root: from settings to a serving gateway. Everything is
+ * created here and passed down; `stop` takes it down in reverse order, after
+ * the last trace is written.
+ */
+import { mkdirSync } from 'node:fs';
+import { createAuthenticator } from './auth/authenticator.js';
+import { ensureBootstrapAdminKey } from './auth/key-issuer.js';
+import { createCatalog } from './catalog/catalog.js';
+import type { Settings } from './config/load-config.js';
+import type { Engine } from './engines/engine.js';
+import { createModelPool, type ModelPool } from './engines/engine-pool.js';
+import { createOpenAIEngine } from './engines/openai-engine.js';
+import { createMemoryRateLimiter } from './limits/memory-rate-limiter.js';
+import type { Logger } from './log/logger.js';
+import { createApp } from './server/app.js';
+import { createCallGate } from './server/call-gate.js';
+import { listen } from './server/http-server.js';
+import { createScopeRegistry } from './server/scope-registry.js';
+import { createSqliteStore } from './store/sqlite-store.js';
+import type { Store } from './store/store.js';
+import { createTraceWriter, type TraceWriter } from './store/trace-writer.js';
+
+export interface Taskgate {
+  /** Base URL of the API, ending in `/v1`. */
+  readonly baseUrl: string;
+  readonly port: number;
+  readonly store: Store;
+  readonly traces: TraceWriter;
+  /** The admin key text made on this first start (print it once), else null. */
+  readonly createdAdminKey: string | null;
+  stop(): Promise<void>;
+}
+
+export function openStore(settings: Settings): Store {
+  if (settings.sqlitePath !== ':memory:') mkdirSync(settings.dataDirectory, { recursive: true });
+  return createSqliteStore({ path: settings.sqlitePath });
+}
+
+export function createEngines(settings: Settings, logger: Logger): Engine[] {
+  return settings.config.engines.map((engine) =>
+    createOpenAIEngine(
+      {
+        id: engine.id,
+        baseUrl: engine.base_url,
+        apiKey: engine.api_key,
+        maxConcurrency: engine.max_concurrency,
+        connectTimeoutMs: engine.connect_timeout_ms,
+        firstByteTimeoutMs: engine.timeout_ms,
+        idleTimeoutMs: engine.idle_timeout_ms,
+        headers: engine.headers,
+      },
+      logger.child({ engine: engine.id }),
+    ),
+  );
+}
+
+export async function startTaskgate(settings: Settings, logger: Logger): Promise<Taskgate> {
+  const { config } = settings;
+  const store = openStore(settings);
+  await store.migrate();
+  const createdAdminKey = await ensureBootstrapAdminKey(store.accounts, settings.adminKey);
+
+  const engines = createEngines(settings, logger);
+  const enginesById = new Map(engines.map((engine) => [engine.id, engine]));
+  const breakers = new Map(
+    config.engines.map((engine) => [
+      engine.id,
+      { failureThreshold: engine.circuit_breaker.failures, cooldownMs: engine.circuit_breaker.cooldown_ms, maxCooldownMs: engine.circuit_breaker.max_cooldown_ms },
+    ]),
+  );
+  const catalog = createCatalog(config.models);
+  const pools = new Map<string, ModelPool>();
+  for (const model of catalog.list()) {
+    const replicas = model.servedBy.map((replica) => {
+      const breaker = breakers.get(replica.engine);
+      return { engine: enginesById.get(replica.engine) as Engine, modelName: replica.name, circuit: breaker };
+    });
+    pools.set(model.id, createModelPool({ modelId: model.id, replicas, logger }));
+  }
+
+  const limiter = createMemoryRateLimiter();
+  const authenticator = createAuthenticator({ accounts: store.accounts, logger });
+  const gate = createCallGate({ authenticator, limiter, defaultRequestsPerMinute: config.limits.requests_per_minute });
+  const traces = createTraceWriter({ traces: store.traces, logger });
+  const handle = createApp({
+    gate,
+    authenticator,
+    store,
+    engines,
+    catalog,
+    pools,
+    scopes: createScopeRegistry(store.projects),
+    traces,
+    logger,
+    maxBodyBytes: config.limits.max_body_bytes,
+    keepBodies: config.traces.bodies,
+    pingIntervalMs: config.server.stream_ping_interval_ms,
+  });
+  const server = await listen(handle, { host: settings.host, port: settings.port });
+  const displayHost = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
+
+  return {
+    baseUrl: `http://${displayHost.includes(':') ? `[${displayHost}]` : displayHost}:${server.port}/v1`,
+    port: server.port,
+    store,
+    traces,
+    createdAdminKey,
+    async stop() {
+      await server.stop(config.server.shutdown_timeout_ms);
+      await traces.close();
+      await authenticator.close();
+      await limiter.close();
+      await Promise.all(engines.map((engine) => engine.close()));
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * The HTTP application: a route table over node:http, the request id, and the
+ * headers every reply carries. Each handler gets its dependencies from
+ * `createApp`; nothing here reaches for a global.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { asGatewayError, MethodNotAllowedError, NotFoundError } from '../api/errors.js';
+import type { Catalog } from '../catalog/catalog.js';
+import type { Engine } from '../engines/engine.js';
+import { errorFields, type Logger } from '../log/logger.js';
+import type { Store } from '../store/store.js';
+import type { CallGate } from './call-gate.js';
+import { createChatCompletionsHandler, type ChatCompletionsDependencies } from './chat-completions-handler.js';
+import { sendError, sendJson } from './http-response.js';
+import { createManagementHandlers } from './management-handlers.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import { modelList } from './models-handler.js';
+import { checkReadiness } from './readiness.js';
+import { readBody } from './read-body.js';
+
+export interface AppDependencies extends Omit<ChatCompletionsDependencies, 'gate'> {
+  gate: CallGate;
+  authenticator: Authenticator;
+  store: Store;
+  engines: readonly Engine[];
+  catalog: Catalog;
+  logger: Logger;
+}
+
+type Handler = (context: RouteContext) => Promise<void>;
+
+interface RouteContext {
+  request: IncomingMessage;
+  response: ServerResponse;
+  requestId: string;
+  headers: OutgoingHttpHeaders;
+  parameters: string[];
+  query: URLSearchParams;
+}
+
+interface Route {
+  /** Path segments after the leading slash; `*` matches one segment. */
+  pattern: string[];
+  methods: Record<string, Handler>;
+}
+
+export function createApp(dependencies: AppDependencies): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
+  const { gate, store, engines, catalog, logger } = dependencies;
+  const chat = createChatCompletionsHandler(dependencies);
+  const management = createManagementHandlers({ store, authenticator: dependencies.authenticator });
+  const startedAt = Math.floor(Date.now() / 1000);
+
+  /** An authenticated JSON endpoint: admit, run, reply. */
+  function json(role: 'admin' | undefined, produce: (context: RouteContext, key: Awaited<ReturnType<CallGate['admit']>>) => Promise<unknown> | unknown, status = 200): Handler {
+    return async (context) => {
+      const key = await gate.admit(context.request, context.headers, role);
+      sendJson(context.response, status, await produce(context, key), context.headers);
+    };
+  }
+
+  const routes: Route[] = [
+    { pattern: ['v1', 'chat', 'completions'], methods: { POST: (context) => chat(context.request, context.response, context.requestId, context.headers) } },
+    { pattern: ['v1', 'models'], methods: { GET: json(undefined, () => modelList(catalog, startedAt)) } },
+    { pattern: ['healthz'], methods: { GET: async (context) => sendJson(context.response, 200, { status: 'ok' }, context.headers) } },
+    {
+      pattern: ['readyz'],
+      methods: {
+        GET: async (context) => {
+          const report = await checkReadiness(store, engines);
+          sendJson(context.response, report.ready ? 200 : 503, report, context.headers);
+        },
+      },
+    },
+    {
+      pattern: ['v1', 'keys'],
+      methods: {
+        GET: json(undefined, (context, key) => management.listKeys(key, context.query)),
+        POST: json('admin', async (context, key) => management.createKey(key, await readBody(context.request, 65_536)), 201),
+      },
+    },
+    { pattern: ['v1', 'keys', '*'], methods: { DELETE: json('admin', (context, key) => management.revokeKey(key, context.parameters[0] as string)) } },
+    { pattern: ['v1', 'projects'], methods: { GET: json(undefined, (context, key) => management.listProjects(key, context.query)) } },
+    { pattern: ['v1', 'projects', '*', 'workloads'], methods: { GET: json(undefined, (context, key) => management.listWorkloads(key, context.parameters[0] as string, context.query)) } },
+    {
+      pattern: ['v1', 'projects', '*', 'workloads', '*', 'traces'],
+      methods: { GET: json(undefined, (context, key) => management.listTraces(key, context.parameters[0] as string, context.parameters[1] as string, context.query)) },
+    },
+    { pattern: ['v1', 'traces', '*'], methods: { GET: json(undefined, (context, key) => management.getTrace(key, context.parameters[0] as string)) } },
+  ];
+
+  function match(path: string): { route: Route; parameters: string[] } | undefined {
+    const segments = path.split('/').slice(1);
+    if (segments.length > 1 && segments[segments.length - 1] === '') segments.pop();
+    for (const route of routes) {
+      if (route.pattern.length !== segments.length) continue;
+      const parameters: string[] = [];
+      let matched = true;
+      for (let index = 0; index < segments.length && matched; index++) {
+        const segment = segments[index] as string;
+        if (route.pattern[index] === '*') parameters.push(safeDecode(segment));
+        else matched = route.pattern[index] === segment;
+      }
+      if (matched) return { route, parameters };
+    }
+    return undefined;
+  }
+
+  return function handle(request, response) {
+    const requestId = `req_${randomUUID().replaceAll('-', '')}`;
+    const headers: OutgoingHttpHeaders = { 'x-request-id': requestId };
+    const url = request.url ?? '/';
+    const queryStart = url.indexOf('?');
+    const path = queryStart === -1 ? url : url.slice(0, queryStart);
+    const found = match(path);
+    const method = request.method ?? 'GET';
+    const handler = found?.route.methods[method === 'HEAD' && found.route.methods.GET !== undefined ? 'GET' : method];
+
+    let work: Promise<void>;
+    if (found === undefined) {
+      work = Promise.reject(new NotFoundError(`Unknown path ${path.slice(0, 200)}. The inference endpoint is POST /v1/chat/completions.`, 'unknown_path'));
+    } else if (handler === undefined) {
+      work = Promise.reject(new MethodNotAllowedError(method, path, Object.keys(found.route.methods)));
+    } else {
+      const query = new URLSearchParams(queryStart === -1 ? '' : url.slice(queryStart + 1));
+      work = handler({ request, response, requestId, headers, parameters: found.parameters, query });
+    }
+    return work.catch((thrown: unknown) => {
+      const error = asGatewayError(thrown);
+      if (error.status >= 500) logger.error('request failed', { request_id: requestId, path: path.slice(0, 200), ...errorFields(error.cause ?? error) });
+      sendError(response, error, headers);
+    });
+  };
+}
+
+function safeDecode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

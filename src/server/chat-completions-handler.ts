@@ -1,0 +1,183 @@
+/**
+ * `POST /v1/chat/completions`, the hot path: admit (key, rate) -> read and
+ * validate -> scope -> model -> engine pool -> reply -> one trace. Nothing here
+ * waits for the store but a scope's first call; the trace is enqueued, never
+ * awaited.
+ */
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { ChatCompletion, ChatCompletionRequest, GenerationParameters, Usage } from '../api/chat-types.js';
+import { asGatewayError, ClientAbortError, EngineUnavailableError, NotFoundError, type GatewayError } from '../api/errors.js';
+import { parseJsonObject } from '../api/parse-json-body.js';
+import { isValidWorkloadName, resolveScope, SCOPE_PROJECT_HEADER, SCOPE_WORKLOAD_HEADER } from '../api/scope.js';
+import { validateChatRequest } from '../api/validate-chat-request.js';
+import { costOf, type Catalog, type CatalogModel } from '../catalog/catalog.js';
+import type { ModelPool } from '../engines/engine-pool.js';
+import { errorFields, type Logger } from '../log/logger.js';
+import type { TraceWriter } from '../store/trace-writer.js';
+import { CallTrace } from './call-trace.js';
+import type { CallGate } from './call-gate.js';
+import { sendError, sendJsonText } from './http-response.js';
+import { checkJsonContentType, readBody } from './read-body.js';
+import type { ScopeRegistry } from './scope-registry.js';
+import { SseWriter } from './sse-writer.js';
+import { StreamRecorder } from './stream-recorder.js';
+
+export interface ChatCompletionsDependencies {
+  gate: CallGate;
+  catalog: Catalog;
+  pools: ReadonlyMap<string, ModelPool>;
+  scopes: ScopeRegistry;
+  traces: TraceWriter;
+  logger: Logger;
+  maxBodyBytes: number;
+  keepBodies: boolean;
+  pingIntervalMs: number;
+}
+
+const noUsage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+
+export function createChatCompletionsHandler(dependencies: ChatCompletionsDependencies) {
+  const { gate, catalog, pools, scopes, traces, logger, keepBodies } = dependencies;
+
+  function resolveModel(name: string): CatalogModel {
+    const model = catalog.resolve(name);
+    if (model !== undefined) return model;
+    if (catalog.list().length === 0) {
+      throw new EngineUnavailableError(
+        'taskgate has no models configured. Start it with --config naming an engine and its models (see the README).',
+        undefined,
+        'no_models_configured',
+      );
+    }
+    throw new NotFoundError(`The model '${name.slice(0, 256)}' does not exist. GET /v1/models lists the models this gateway serves.`, 'model_not_found', 'model');
+  }
+
+  async function serve(call: CallTrace, request: IncomingMessage, response: ServerResponse, headers: OutgoingHttpHeaders, signal: AbortSignal): Promise<void> {
+    checkJsonContentType(request);
+    const text = await readBody(request, dependencies.maxBodyBytes);
+    if (keepBodies) call.requestBody = text;
+    const body = parseJsonObject(text);
+
+    // The scope is settled before the rest of the body is checked, so even a
+    // 400 reports the project and workload it was counted against.
+    const task = typeof body.task === 'string' && isValidWorkloadName(body.task) ? body.task : undefined;
+    const scope = resolveScope({ projectHeader: request.headers[SCOPE_PROJECT_HEADER], workloadHeader: request.headers[SCOPE_WORKLOAD_HEADER], task });
+    call.project = scope.project;
+    call.workload = scope.workload;
+    headers[SCOPE_PROJECT_HEADER] = scope.project;
+    headers[SCOPE_WORKLOAD_HEADER] = scope.workload;
+
+    const chat = validateChatRequest(body);
+    call.stream = chat.stream;
+    call.requestedModel = chat.model;
+    call.user = chat.user ?? null;
+    call.metadata = chat.metadata ?? null;
+
+    const model = resolveModel(chat.model);
+    const pool = pools.get(model.id);
+    if (pool === undefined) throw new EngineUnavailableError(`No engine serves '${model.id}'.`);
+    call.servedModel = model.id;
+    const created = scopes.ensure(call.key.accountId, scope.project, scope.workload);
+    if (created !== undefined) await created;
+
+    const parameters = generationParameters(chat);
+    const id = `chatcmpl-${call.requestId.slice(4)}`;
+    const createdAt = Math.floor(call.startedAt / 1000);
+    if (chat.stream) await streamReply(call, model, chat, parameters, pool, response, headers, signal, id, createdAt);
+    else await jsonReply(call, model, chat, parameters, pool, response, headers, signal, id, createdAt);
+  }
+
+  async function jsonReply(
+    call: CallTrace, model: CatalogModel, chat: ChatCompletionRequest, parameters: GenerationParameters, pool: ModelPool,
+    response: ServerResponse, headers: OutgoingHttpHeaders, signal: AbortSignal, id: string, created: number,
+  ): Promise<void> {
+    const { completion, replica } = await pool.complete(parameters, signal, call);
+    call.replica = replica;
+    const usage = completion.usage ?? noUsage;
+    recordUsage(call, model, usage, completion.choices[0]?.finish_reason ?? null);
+    const reply: ChatCompletion = { id, object: 'chat.completion', created, model: model.id, choices: completion.choices, usage };
+    if (completion.system_fingerprint != null) reply.system_fingerprint = completion.system_fingerprint;
+    if (chat.metadata !== undefined) reply.metadata = chat.metadata;
+    const text = JSON.stringify(reply);
+    if (keepBodies) call.replyBody = text;
+    sendJsonText(response, 200, text, headers);
+  }
+
+  async function streamReply(
+    call: CallTrace, model: CatalogModel, chat: ChatCompletionRequest, parameters: GenerationParameters, pool: ModelPool,
+    response: ServerResponse, headers: OutgoingHttpHeaders, signal: AbortSignal, id: string, created: number,
+  ): Promise<void> {
+    const { replica, chunks } = await pool.openStream(parameters, signal, call);
+    call.replica = replica;
+    call.markFirstToken();
+    const writer = new SseWriter(
+      response,
+      { id, created, model: model.id, metadata: chat.metadata, includeUsage: chat.stream_options?.include_usage === true, pingIntervalMs: dependencies.pingIntervalMs },
+      headers,
+    );
+    const recorder = new StreamRecorder(keepBodies);
+    try {
+      for (;;) {
+        const next = await chunks.next();
+        if (next.done === true) break;
+        recorder.observe(next.value);
+        await writer.writeChunk(next.value, signal);
+      }
+      if (signal.aborted) throw new ClientAbortError();
+      writer.done();
+    } catch (thrown) {
+      const error = signal.aborted ? new ClientAbortError() : asGatewayError(thrown);
+      if (signal.aborted) writer.close();
+      else writer.fail(error);
+      throw error;
+    } finally {
+      // Whatever ended the loop, the upstream call and its replica slot are released now.
+      void chunks.return?.();
+      recordUsage(call, model, recorder.usage ?? noUsage, recorder.finishReason);
+      call.replyBody = recorder.replyBody(id, created, model.id);
+    }
+  }
+
+  return async function handleChatCompletions(request: IncomingMessage, response: ServerResponse, requestId: string, headers: OutgoingHttpHeaders): Promise<void> {
+    let call: CallTrace;
+    try {
+      call = new CallTrace(requestId, await gate.authenticate(request));
+    } catch (thrown) {
+      sendError(response, asGatewayError(thrown), headers);
+      return;
+    }
+
+    const controller = new AbortController();
+    response.once('close', () => {
+      if (!response.writableFinished) controller.abort();
+    });
+    let failure: GatewayError | null = null;
+    try {
+      await gate.limit(call.key, headers);
+      await serve(call, request, response, headers, controller.signal);
+    } catch (thrown) {
+      failure = controller.signal.aborted ? new ClientAbortError() : asGatewayError(thrown);
+      if (failure.status >= 500) logger.warn('call failed', { request_id: requestId, status: failure.status, ...errorFields(failure), cause: causeOf(failure) });
+      if (!controller.signal.aborted) sendError(response, failure, headers);
+    }
+    const httpStatus = failure?.code === 'client_closed' && !response.headersSent ? 499 : response.headersSent ? response.statusCode : failure?.status ?? 200;
+    traces.enqueue(call.finish(httpStatus, failure));
+  };
+}
+
+function generationParameters(chat: ChatCompletionRequest): GenerationParameters {
+  const { model: _model, stream: _stream, stream_options: _streamOptions, task: _task, metadata: _metadata, ...parameters } = chat;
+  return parameters;
+}
+
+function recordUsage(call: CallTrace, model: CatalogModel, usage: Usage, finishReason: string | null): void {
+  call.promptTokens = usage.prompt_tokens;
+  call.completionTokens = usage.completion_tokens;
+  call.costUsd = costOf(model, usage);
+  call.finishReason = finishReason;
+}
+
+function causeOf(error: Error): string | undefined {
+  const cause = error.cause;
+  return cause instanceof Error ? `${cause.name}: ${cause.message}` : cause === undefined ? undefined : String(cause);
+}

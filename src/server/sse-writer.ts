@@ -1,0 +1,87 @@
+/**
+ * The one module that writes server-sent events to a client. Engines yield
+ * typed chunks; this turns each into a `chat.completion.chunk` event, with the
+ * gateway's id, `created` and canonical model spliced in as a precomputed
+ * prefix rather than re-serialising a whole object per event.
+ *
+ * It also keeps the stream alive (a `: ping` comment after a quiet interval),
+ * honours backpressure, and ends a failed stream with an `error` event and no
+ * `[DONE]`, so no client mistakes a failure for a complete reply.
+ */
+import { once } from 'node:events';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { toErrorBody, type GatewayError } from '../api/errors.js';
+import type { EngineChunk } from '../engines/engine.js';
+
+export interface SseWriterOptions {
+  id: string;
+  created: number;
+  model: string;
+  /** Echoed on the first chunk. */
+  metadata?: Record<string, string>;
+  /** Whether the client asked for the final usage chunk. */
+  includeUsage: boolean;
+  pingIntervalMs: number;
+}
+
+export class SseWriter {
+  private readonly prefix: string;
+  private firstChunk = true;
+  private lastWriteAt = Date.now();
+  private readonly ping: NodeJS.Timeout;
+
+  constructor(
+    private readonly response: ServerResponse,
+    private readonly options: SseWriterOptions,
+    headers: OutgoingHttpHeaders,
+  ) {
+    this.prefix = `data: {"id":${JSON.stringify(options.id)},"object":"chat.completion.chunk","created":${options.created},"model":${JSON.stringify(options.model)}`;
+    headers['content-type'] = 'text/event-stream; charset=utf-8';
+    headers['cache-control'] = 'no-cache';
+    headers['x-accel-buffering'] = 'no';
+    response.writeHead(200, headers);
+    response.flushHeaders();
+    this.ping = setInterval(() => {
+      if (Date.now() - this.lastWriteAt >= options.pingIntervalMs) this.write(': ping\n\n');
+    }, Math.max(50, Math.floor(options.pingIntervalMs / 3)));
+    this.ping.unref();
+  }
+
+  /** Writes one chunk; resolves once the socket can take more (backpressure). */
+  async writeChunk(chunk: EngineChunk, signal: AbortSignal): Promise<void> {
+    const usageOnly = chunk.choices.length === 0;
+    if (usageOnly && (!this.options.includeUsage || chunk.usage == null)) return;
+    if (this.firstChunk && !usageOnly) {
+      const first = chunk.choices[0];
+      if (first !== undefined && first.delta.role === undefined) first.delta = { role: 'assistant', ...first.delta };
+    }
+    let event = `${this.prefix},"choices":${JSON.stringify(chunk.choices)}`;
+    if (usageOnly) event += `,"usage":${JSON.stringify(chunk.usage)}`;
+    if (chunk.system_fingerprint != null) event += `,"system_fingerprint":${JSON.stringify(chunk.system_fingerprint)}`;
+    if (this.firstChunk && this.options.metadata !== undefined) event += `,"metadata":${JSON.stringify(this.options.metadata)}`;
+    this.firstChunk = false;
+    if (!this.write(`${event}}\n\n`) && !signal.aborted) await once(this.response, 'drain', { signal }).catch(() => undefined);
+  }
+
+  /** Ends a failed stream: an `error` event with the OpenAI error body, then close. */
+  fail(error: GatewayError): void {
+    this.write(`event: error\ndata: ${JSON.stringify(toErrorBody(error))}\n\n`);
+    this.close();
+  }
+
+  done(): void {
+    this.write('data: [DONE]\n\n');
+    this.close();
+  }
+
+  close(): void {
+    clearInterval(this.ping);
+    if (!this.response.writableEnded) this.response.end();
+  }
+
+  private write(text: string): boolean {
+    if (this.response.writableEnded || this.response.destroyed) return true;
+    this.lastWriteAt = Date.now();
+    return this.response.write(text);
+  }
+}

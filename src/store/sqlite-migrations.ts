@@ -1,0 +1,125 @@
+/**
+ * The SQLite schema as an ordered list of migrations. A migration is never
+ * edited once released: a schema change is a new entry at the end.
+ *
+ * Column names avoid words PostgreSQL reserves (`user`), so the PostgreSQL
+ * schema can mirror this one.
+ */
+import type Database from 'better-sqlite3';
+
+export interface Migration {
+  /** Sortable and unique; recorded in `schema_migrations` once applied. */
+  id: string;
+  sql: string;
+}
+
+export const migrations: readonly Migration[] = [
+  {
+    id: '0001_initial',
+    sql: `
+      CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        created_at INTEGER NOT NULL
+      );
+
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        name TEXT,
+        display_prefix TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        environment TEXT NOT NULL CHECK (environment IN ('production', 'staging')),
+        role TEXT NOT NULL CHECK (role IN ('inference', 'admin')),
+        requests_per_minute INTEGER,
+        created_at INTEGER NOT NULL,
+        last_used_at INTEGER,
+        revoked_at INTEGER
+      );
+      CREATE UNIQUE INDEX api_keys_hash ON api_keys (hash);
+      CREATE INDEX api_keys_account_created ON api_keys (account_id, created_at, id);
+      -- Every process polls for recent revocations; only revoked keys belong in this index.
+      CREATE INDEX api_keys_revoked ON api_keys (revoked_at) WHERE revoked_at IS NOT NULL;
+
+      CREATE TABLE projects (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts (id),
+        slug TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (account_id, slug)
+      );
+      CREATE INDEX projects_account_created ON projects (account_id, created_at, id);
+
+      CREATE TABLE workloads (
+        id TEXT PRIMARY KEY,
+        project_id TEXT NOT NULL REFERENCES projects (id),
+        name TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (project_id, name)
+      );
+      CREATE INDEX workloads_project_created ON workloads (project_id, created_at, id);
+
+      -- No foreign keys here: traces are a log written in batches off the hot
+      -- path, and one row pointing at a missing account must not fail a batch.
+      -- Scope columns hold names, as the Trace record does.
+      CREATE TABLE traces (
+        request_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        environment TEXT NOT NULL,
+        project TEXT,
+        workload TEXT,
+        end_user TEXT,
+        requested_model TEXT,
+        served_model TEXT,
+        replica TEXT,
+        status TEXT NOT NULL,
+        error_class TEXT,
+        error_message TEXT,
+        http_status INTEGER NOT NULL,
+        finish_reason TEXT,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        cost_usd REAL NOT NULL,
+        latency_ms REAL NOT NULL,
+        ttft_ms REAL,
+        stream INTEGER NOT NULL,
+        metadata TEXT,
+        started_at INTEGER NOT NULL,
+        request_body TEXT,
+        reply_body TEXT
+      );
+      -- request_id ends both indexes so "newest first, ties by id" pages are index scans.
+      CREATE INDEX traces_account_started ON traces (account_id, started_at, request_id);
+      CREATE INDEX traces_account_scope_started ON traces (account_id, project, workload, started_at, request_id);
+    `,
+  },
+];
+
+/**
+ * Applies the migrations not yet recorded, all in one transaction; returns the
+ * ids it applied. BEGIN IMMEDIATE takes the write lock before reading
+ * `schema_migrations`, so two processes starting at once apply each migration
+ * once: the second waits (busy_timeout), then finds nothing left to do.
+ */
+export function applyMigrations(database: Database.Database, list: readonly Migration[] = migrations): string[] {
+  const run = database.transaction((): string[] => {
+    database.exec('CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)');
+    const applied = new Set(
+      database
+        .prepare<[], string>('SELECT id FROM schema_migrations')
+        .pluck()
+        .all(),
+    );
+    const record = database.prepare<[string, number]>('INSERT INTO schema_migrations (id, applied_at) VALUES (?, ?)');
+    const done: string[] = [];
+    for (const migration of list) {
+      if (applied.has(migration.id)) continue;
+      database.exec(migration.sql);
+      record.run(migration.id, Date.now());
+      done.push(migration.id);
+    }
+    return done;
+  });
+  return run.immediate();
+}

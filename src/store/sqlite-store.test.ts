@@ -1,0 +1,93 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { applyMigrations, migrations } from './sqlite-migrations.js';
+import { createSqliteStore } from './sqlite-store.js';
+import { describeStoreContract } from './store-contract.js';
+
+const directory = mkdtempSync(join(tmpdir(), 'taskgate-sqlite-store-'));
+let files = 0;
+const freshPath = (): string => join(directory, `store-${(files += 1)}.db`);
+
+afterAll(() => {
+  rmSync(directory, { recursive: true, force: true });
+});
+
+describeStoreContract('sqlite', async () => createSqliteStore({ path: freshPath() }));
+
+describeStoreContract('sqlite :memory:', async () => createSqliteStore({ path: ':memory:' }));
+
+describe('sqlite store', () => {
+  it('puts a file database in WAL mode and creates its parent directory', async () => {
+    const path = join(directory, 'nested', 'deeper', 'taskgate.db');
+    const store = createSqliteStore({ path });
+    await store.migrate();
+    await store.close();
+    // journal_mode=WAL is recorded in the file, so a plain connection sees it.
+    const database = new Database(path, { readonly: true });
+    expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
+    database.close();
+  });
+
+  it('migrates once however often migrate() runs', async () => {
+    const path = freshPath();
+    const first = createSqliteStore({ path });
+    const second = createSqliteStore({ path });
+    await first.migrate();
+    await first.migrate();
+    await second.migrate();
+    await Promise.all([first.migrate(), second.migrate()]);
+    await first.close();
+    await second.close();
+
+    const database = new Database(path);
+    const applied = database.prepare<[], string>('SELECT id FROM schema_migrations ORDER BY id').pluck().all();
+    expect(applied).toEqual(migrations.map((migration) => migration.id));
+    expect(applyMigrations(database)).toEqual([]);
+    database.close();
+  });
+
+  it('applies only the migrations not yet recorded', () => {
+    const database = new Database(':memory:');
+    const extra = { id: '9999_test_extra', sql: 'CREATE TABLE test_extra (id INTEGER PRIMARY KEY);' };
+    expect(applyMigrations(database)).toEqual(migrations.map((migration) => migration.id));
+    expect(applyMigrations(database, [...migrations, extra])).toEqual([extra.id]);
+    expect(applyMigrations(database, [...migrations, extra])).toEqual([]);
+    database.close();
+  });
+
+  it('rolls back a failing migration entirely', () => {
+    const database = new Database(':memory:');
+    const broken = { id: '9999_broken', sql: 'CREATE TABLE half_done (id INTEGER); SELECT * FROM no_such_table;' };
+    expect(() => applyMigrations(database, [...migrations, broken])).toThrow(/no_such_table/);
+    const tables = database.prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
+    expect(tables).not.toContain('half_done');
+    expect(tables).not.toContain('accounts');
+    database.close();
+  });
+
+  it('a second store on the same file sees what the first one wrote', async () => {
+    const path = freshPath();
+    const writer = createSqliteStore({ path });
+    await writer.migrate();
+    const account = await writer.accounts.ensureAccount('acme');
+    const scope = await writer.projects.ensureScope(account.id, 'shop', 'main');
+
+    const reader = createSqliteStore({ path });
+    await reader.migrate();
+    expect(await reader.accounts.ensureAccount('acme')).toEqual(account);
+    expect(await reader.projects.ensureScope(account.id, 'shop', 'main')).toEqual(scope);
+    await writer.close();
+    await reader.close();
+  });
+
+  it('ping fails once the store is closed', async () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    await store.ping();
+    await store.close();
+    await expect(store.ping()).rejects.toThrow();
+    await store.close();
+  });
+});

@@ -1,0 +1,384 @@
+/**
+ * The embedded Store back end: one SQLite file through better-sqlite3. The
+ * contract is async for PostgreSQL's sake; here every method does its work
+ * synchronously and returns a settled promise.
+ */
+import Database from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { InvalidRequestError } from '../api/errors.js';
+import { applyMigrations } from './sqlite-migrations.js';
+import type {
+  Account,
+  AccountStore,
+  ApiKey,
+  Page,
+  PageRequest,
+  Project,
+  ProjectStore,
+  Store,
+  Trace,
+  TraceFilter,
+  TraceStore,
+  Workload,
+} from './store.js';
+
+export function createSqliteStore(options: { path: string }): Store {
+  const memory = options.path === ':memory:' || options.path === '';
+  if (!memory) mkdirSync(dirname(options.path), { recursive: true });
+  const database = new Database(options.path);
+  // busy_timeout first: switching to WAL needs a lock another process may hold.
+  database.pragma('busy_timeout = 5000');
+  // WAL lets readers (the API, the dashboard) run while the trace writer commits.
+  if (!memory) database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('foreign_keys = ON');
+
+  // Prepared on first use rather than here: the tables exist only after migrate().
+  let statements: Statements | null = null;
+  const prepared = (): Statements => (statements ??= prepareStatements(database));
+  const ping = database.prepare('SELECT 1');
+
+  return {
+    accounts: createAccountStore(prepared),
+    projects: createProjectStore(prepared),
+    traces: createTraceStore(database, prepared),
+    async migrate() {
+      applyMigrations(database);
+    },
+    async ping() {
+      ping.get();
+    },
+    async close() {
+      if (database.open) database.close();
+    },
+  };
+}
+
+type Statement<Parameters extends unknown[], Result = unknown> = Database.Statement<Parameters, Result>;
+
+/** A page's sort key; `[time, id]` is both the ORDER BY and what a cursor encodes. */
+type Position = [number, string];
+
+// Columns are aliased to the contract's property names, so rows come back as
+// the contract's records; only traces need converting (stream, metadata).
+const accountColumns = 'id, name, created_at AS createdAt';
+const keyColumns =
+  'id, account_id AS accountId, name, display_prefix AS displayPrefix, hash, environment, role, ' +
+  'requests_per_minute AS requestsPerMinute, created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt';
+const projectColumns = 'id, account_id AS accountId, slug, created_at AS createdAt';
+const workloadColumns = 'id, project_id AS projectId, name, created_at AS createdAt';
+
+/** Column and property, in the order `traceParameters` binds them. */
+const traceFields: ReadonlyArray<[string, keyof Trace]> = [
+  ['request_id', 'requestId'], ['account_id', 'accountId'], ['key_id', 'keyId'], ['environment', 'environment'],
+  ['project', 'project'], ['workload', 'workload'], ['end_user', 'user'], ['requested_model', 'requestedModel'],
+  ['served_model', 'servedModel'], ['replica', 'replica'], ['status', 'status'], ['error_class', 'errorClass'],
+  ['error_message', 'errorMessage'], ['http_status', 'httpStatus'], ['finish_reason', 'finishReason'],
+  ['prompt_tokens', 'promptTokens'], ['completion_tokens', 'completionTokens'], ['cost_usd', 'costUsd'],
+  ['latency_ms', 'latencyMs'], ['ttft_ms', 'ttftMs'], ['stream', 'stream'], ['metadata', 'metadata'],
+  ['started_at', 'startedAt'], ['request_body', 'requestBody'], ['reply_body', 'replyBody'],
+];
+const traceColumns = traceFields.map(([column, field]) => `${column} AS "${field}"`).join(', ');
+
+type TraceRow = Omit<Trace, 'stream' | 'metadata'> & { stream: number; metadata: string | null };
+type TraceParameters = [
+  string, string, string, string, string | null, string | null, string | null, string | null, string | null,
+  string | null, string, string | null, string | null, number, string | null, number, number, number, number,
+  number | null, number, string | null, number, string | null, string | null,
+];
+
+function prepareStatements(database: Database.Database) {
+  const statements = {
+    insertAccount: database.prepare<[string, string, number]>(
+      'INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING',
+    ),
+    accountByName: database.prepare<[string], Account>(`SELECT ${accountColumns} FROM accounts WHERE name = ?`),
+    accountById: database.prepare<[string], Account>(`SELECT ${accountColumns} FROM accounts WHERE id = ?`),
+
+    insertKey: database.prepare<[string, string, string | null, string, string, string, string, number | null, number]>(
+      'INSERT INTO api_keys (id, account_id, name, display_prefix, hash, environment, role, requests_per_minute, created_at) ' +
+        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    ),
+    keyByHash: database.prepare<[string], ApiKey>(`SELECT ${keyColumns} FROM api_keys WHERE hash = ?`),
+    keyById: database.prepare<[string], ApiKey>(`SELECT ${keyColumns} FROM api_keys WHERE id = ?`),
+    keysFirst: database.prepare<[string, number], ApiKey>(
+      `SELECT ${keyColumns} FROM api_keys WHERE account_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`,
+    ),
+    keysAfter: database.prepare<[string, number, string, number], ApiKey>(
+      `SELECT ${keyColumns} FROM api_keys WHERE account_id = ? AND (created_at, id) < (?, ?) ` +
+        'ORDER BY created_at DESC, id DESC LIMIT ?',
+    ),
+    revokeKey: database.prepare<[number, string, string]>(
+      'UPDATE api_keys SET revoked_at = ? WHERE account_id = ? AND id = ? AND revoked_at IS NULL',
+    ),
+    hashesRevokedSince: database.prepare<[number], string>('SELECT hash FROM api_keys WHERE revoked_at >= ?').pluck(),
+    touchKey: database.prepare<[number, string, number]>(
+      'UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
+    ),
+
+    insertProject: database.prepare<[string, string, string, number]>(
+      'INSERT INTO projects (id, account_id, slug, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (account_id, slug) DO NOTHING',
+    ),
+    projectBySlug: database.prepare<[string, string], Project>(
+      `SELECT ${projectColumns} FROM projects WHERE account_id = ? AND slug = ?`,
+    ),
+    projectsFirst: database.prepare<[string, number], Project>(
+      `SELECT ${projectColumns} FROM projects WHERE account_id = ? ORDER BY created_at, id LIMIT ?`,
+    ),
+    projectsAfter: database.prepare<[string, number, string, number], Project>(
+      `SELECT ${projectColumns} FROM projects WHERE account_id = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`,
+    ),
+    insertWorkload: database.prepare<[string, string, string, number]>(
+      'INSERT INTO workloads (id, project_id, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (project_id, name) DO NOTHING',
+    ),
+    workloadByName: database.prepare<[string, string], Workload>(
+      `SELECT ${workloadColumns} FROM workloads WHERE project_id = ? AND name = ?`,
+    ),
+    workloadsFirst: database.prepare<[string, number], Workload>(
+      `SELECT ${workloadColumns} FROM workloads WHERE project_id = ? ORDER BY created_at, id LIMIT ?`,
+    ),
+    workloadsAfter: database.prepare<[string, number, string, number], Workload>(
+      `SELECT ${workloadColumns} FROM workloads WHERE project_id = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`,
+    ),
+
+    // ON CONFLICT (request_id) rather than INSERT OR IGNORE: OR IGNORE would also
+    // skip rows that break NOT NULL, losing a malformed trace without an error.
+    insertTrace: database.prepare<TraceParameters>(
+      `INSERT INTO traces (${traceFields.map(([column]) => column).join(', ')}) ` +
+        `VALUES (${traceFields.map(() => '?').join(', ')}) ON CONFLICT (request_id) DO NOTHING`,
+    ),
+    traceById: database.prepare<[string, string], TraceRow>(
+      `SELECT ${traceColumns} FROM traces WHERE account_id = ? AND request_id = ?`,
+    ),
+    /** Trace list and count statements per filter shape, prepared the first time each shape is asked for. */
+    traceLists: new Map<string, Statement<unknown[], TraceRow>>(),
+    traceCounts: new Map<string, Statement<unknown[], number>>(),
+  };
+  // Transaction wrappers are built once too; each call is then one BEGIN/COMMIT.
+  return {
+    ...statements,
+    touchAll: database.transaction((uses: ReadonlyArray<{ keyId: string; usedAt: number }>) => {
+      for (const use of uses) statements.touchKey.run(use.usedAt, use.keyId, use.usedAt);
+    }),
+    insertAll: database.transaction((traces: readonly Trace[]): number => {
+      let inserted = 0;
+      for (const trace of traces) inserted += statements.insertTrace.run(...traceParameters(trace)).changes;
+      return inserted;
+    }),
+    ensureScope: database.transaction((accountId: string, projectSlug: string, workloadName: string) => {
+      statements.insertProject.run(newId('proj'), accountId, projectSlug, Date.now());
+      const project = found(statements.projectBySlug.get(accountId, projectSlug));
+      statements.insertWorkload.run(newId('wl'), project.id, workloadName, Date.now());
+      return { project, workload: found(statements.workloadByName.get(project.id, workloadName)) };
+    }),
+  };
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
+function createAccountStore(prepared: () => Statements): AccountStore {
+  return {
+    async ensureAccount(name) {
+      const statements = prepared();
+      statements.insertAccount.run(newId('acct'), name, Date.now());
+      return found(statements.accountByName.get(name));
+    },
+    async getAccount(id) {
+      return prepared().accountById.get(id) ?? null;
+    },
+    async createKey(key) {
+      const statements = prepared();
+      const id = newId('key');
+      statements.insertKey.run(
+        id, key.accountId, key.name, key.displayPrefix, key.hash, key.environment, key.role,
+        key.requestsPerMinute, key.createdAt ?? Date.now(),
+      );
+      return found(statements.keyById.get(id));
+    },
+    async findKeyByHash(hash) {
+      return prepared().keyByHash.get(hash) ?? null;
+    },
+    async listKeys(accountId, page) {
+      const statements = prepared();
+      return paginate(page, (row) => [row.createdAt, row.id], (limit, after) =>
+        after === null
+          ? statements.keysFirst.all(accountId, limit)
+          : statements.keysAfter.all(accountId, after[0], after[1], limit),
+      );
+    },
+    async revokeKey(accountId, keyId, at) {
+      return prepared().revokeKey.run(at, accountId, keyId).changes === 1;
+    },
+    async listKeysRevokedSince(since) {
+      return prepared().hashesRevokedSince.all(since);
+    },
+    async touchKeys(uses) {
+      if (uses.length > 0) prepared().touchAll(uses);
+    },
+  };
+}
+
+function createProjectStore(prepared: () => Statements): ProjectStore {
+  return {
+    async ensureScope(accountId, projectSlug, workloadName) {
+      const statements = prepared();
+      // Read first: an existing scope then costs no write lock, which the trace
+      // writer would otherwise contend for.
+      const project = statements.projectBySlug.get(accountId, projectSlug);
+      const workload = project === undefined ? undefined : statements.workloadByName.get(project.id, workloadName);
+      if (project !== undefined && workload !== undefined) return { project, workload };
+      // IMMEDIATE takes the write lock before the inserts, so another process
+      // creating the same scope waits and then reads the one row.
+      return statements.ensureScope.immediate(accountId, projectSlug, workloadName);
+    },
+    async getProject(accountId, slug) {
+      return prepared().projectBySlug.get(accountId, slug) ?? null;
+    },
+    async listProjects(accountId, page) {
+      const statements = prepared();
+      return paginate(page, (row) => [row.createdAt, row.id], (limit, after) =>
+        after === null
+          ? statements.projectsFirst.all(accountId, limit)
+          : statements.projectsAfter.all(accountId, after[0], after[1], limit),
+      );
+    },
+    async listWorkloads(accountId, projectSlug, page) {
+      const statements = prepared();
+      const project = statements.projectBySlug.get(accountId, projectSlug);
+      if (project === undefined) return null;
+      return paginate(page, (row) => [row.createdAt, row.id], (limit, after) =>
+        after === null
+          ? statements.workloadsFirst.all(project.id, limit)
+          : statements.workloadsAfter.all(project.id, after[0], after[1], limit),
+      );
+    },
+  };
+}
+
+/** TraceFilter field -> column, in the fixed order that names a query shape. */
+const filterColumns: ReadonlyArray<[keyof TraceFilter, string]> = [
+  ['project', 'project'],
+  ['workload', 'workload'],
+  ['status', 'status'],
+  ['model', 'served_model'],
+  ['user', 'end_user'],
+  ['environment', 'environment'],
+];
+
+function createTraceStore(database: Database.Database, prepared: () => Statements): TraceStore {
+  /** The WHERE clause of a filter shape, and the filter's values in parameter order. */
+  function where(filter: TraceFilter, afterCursor: boolean) {
+    const present = filterColumns.filter(([field]) => filter[field] !== undefined);
+    const conditions = ['account_id = ?', ...present.map(([, column]) => `${column} = ?`)];
+    if (afterCursor) conditions.push('(started_at, request_id) < (?, ?)');
+    return {
+      shape: `${afterCursor ? 'after' : 'first'}:${present.map(([field]) => field).join(',')}`,
+      sql: conditions.join(' AND '),
+      values: present.map(([field]) => filter[field]),
+    };
+  }
+
+  return {
+    async insertBatch(traces) {
+      return traces.length === 0 ? 0 : prepared().insertAll(traces);
+    },
+    async get(accountId, requestId) {
+      const row = prepared().traceById.get(accountId, requestId);
+      return row === undefined ? null : toTrace(row);
+    },
+    async list(accountId, filter, page) {
+      const { traceLists } = prepared();
+      const rows = paginate(page, (row: TraceRow) => [row.startedAt, row.requestId], (limit, after) => {
+        const clause = where(filter, after !== null);
+        let statement = traceLists.get(clause.shape);
+        if (statement === undefined) {
+          statement = database.prepare<unknown[], TraceRow>(
+            `SELECT ${traceColumns} FROM traces WHERE ${clause.sql} ORDER BY started_at DESC, request_id DESC LIMIT ?`,
+          );
+          traceLists.set(clause.shape, statement);
+        }
+        return statement.all(accountId, ...clause.values, ...(after ?? []), limit);
+      });
+      return { items: rows.items.map(toTrace), nextCursor: rows.nextCursor };
+    },
+    async count(accountId, filter) {
+      const { traceCounts } = prepared();
+      const clause = where(filter, false);
+      let statement = traceCounts.get(clause.shape);
+      if (statement === undefined) {
+        statement = database.prepare<unknown[], number>(`SELECT count(*) FROM traces WHERE ${clause.sql}`).pluck();
+        traceCounts.set(clause.shape, statement);
+      }
+      return statement.get(accountId, ...clause.values) ?? 0;
+    },
+  };
+}
+
+/**
+ * One keyset page: fetches one row more than asked to learn whether another
+ * page follows. The cursor is the last item's sort key, so rows inserted while
+ * a client pages never shift what it sees next (no duplicates, no gaps).
+ */
+function paginate<Row>(
+  page: PageRequest,
+  positionOf: (row: Row) => Position,
+  fetch: (limit: number, after: Position | null) => Row[],
+): Page<Row> {
+  const limit = clampLimit(page.limit);
+  const after = page.cursor === undefined || page.cursor === null ? null : decodeCursor(page.cursor);
+  const rows = fetch(limit + 1, after);
+  const more = rows.length > limit;
+  const kept = more ? rows.slice(0, limit) : rows;
+  const last = kept[kept.length - 1];
+  return { items: kept, nextCursor: more && last !== undefined ? encodeCursor(positionOf(last)) : null };
+}
+
+function clampLimit(limit: number): number {
+  if (!Number.isFinite(limit)) return 100;
+  return Math.min(100, Math.max(1, Math.trunc(limit)));
+}
+
+function encodeCursor(position: Position): string {
+  return Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): Position {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    value = null;
+  }
+  if (Array.isArray(value) && value.length === 2 && Number.isFinite(value[0]) && typeof value[1] === 'string') {
+    return [value[0] as number, value[1]];
+  }
+  throw new InvalidRequestError('The cursor is not valid; pass the nextCursor of a previous page.', 'cursor', 'invalid_cursor');
+}
+
+function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(12).toString('base64url')}`;
+}
+
+/** A row just written or guaranteed by a constraint; missing means the database broke its promise. */
+function found<Row>(row: Row | undefined): Row {
+  if (row === undefined) throw new Error('sqlite store: a row written in this call could not be read back');
+  return row;
+}
+
+function traceParameters(trace: Trace): TraceParameters {
+  return [
+    trace.requestId, trace.accountId, trace.keyId, trace.environment, trace.project, trace.workload, trace.user,
+    trace.requestedModel, trace.servedModel, trace.replica, trace.status, trace.errorClass, trace.errorMessage,
+    trace.httpStatus, trace.finishReason, trace.promptTokens, trace.completionTokens, trace.costUsd, trace.latencyMs,
+    trace.ttftMs, trace.stream ? 1 : 0, trace.metadata === null ? null : JSON.stringify(trace.metadata),
+    trace.startedAt, trace.requestBody, trace.replyBody,
+  ];
+}
+
+function toTrace(row: TraceRow): Trace {
+  // Only this store writes the metadata column, always from a Record<string, string>.
+  const metadata = row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, string>);
+  return { ...row, stream: row.stream === 1, metadata };
+}

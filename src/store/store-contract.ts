@@ -1,0 +1,411 @@
+/**
+ * The Store contract as a test suite. Every back end runs it unchanged
+ * (`describeStoreContract('sqlite', …)`, later `('postgres', …)`), so it uses
+ * only the Store interface and never a back end's own tables or settings.
+ *
+ * `openStore` must return a store on an empty database; the suite migrates it.
+ * Ids and request ids are compared as plain code-unit strings (as JavaScript
+ * sorts them), so a back end must order ties with a binary collation.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ApiKey, NewApiKey, Page, PageRequest, Store, Trace, TraceFilter } from './store.js';
+
+export function describeStoreContract(backendName: string, openStore: () => Promise<Store>): void {
+  describe(`Store contract: ${backendName}`, () => {
+    let store: Store;
+
+    beforeEach(async () => {
+      store = await openStore();
+      await store.migrate();
+    });
+
+    afterEach(async () => {
+      await store.close();
+    });
+
+    describe('accounts', () => {
+      it('ensureAccount creates an account once and returns it on every call', async () => {
+        const first = await store.accounts.ensureAccount('acme');
+        const again = await store.accounts.ensureAccount('acme');
+        const other = await store.accounts.ensureAccount('globex');
+        expect(first).toEqual({ id: expect.any(String), name: 'acme', createdAt: expect.any(Number) });
+        expect(again).toEqual(first);
+        expect(other.id).not.toBe(first.id);
+        expect(await store.accounts.getAccount(first.id)).toEqual(first);
+        expect(await store.accounts.getAccount('acct_missing')).toBeNull();
+      });
+
+      it('concurrent ensureAccount calls agree on one account', async () => {
+        const accounts = await Promise.all(Array.from({ length: 20 }, () => store.accounts.ensureAccount('acme')));
+        expect(new Set(accounts.map((account) => account.id)).size).toBe(1);
+      });
+    });
+
+    describe('keys', () => {
+      it('createKey fills id and times; findKeyByHash returns the same record', async () => {
+        const account = await store.accounts.ensureAccount('acme');
+        const before = Date.now();
+        const key = await store.accounts.createKey(newKey(account.id, 'a'.repeat(64)));
+        expect(key).toEqual({
+          ...newKey(account.id, 'a'.repeat(64)),
+          id: expect.any(String),
+          createdAt: expect.any(Number),
+          lastUsedAt: null,
+          revokedAt: null,
+        });
+        expect(key.createdAt).toBeGreaterThanOrEqual(before);
+        expect(await store.accounts.findKeyByHash('a'.repeat(64))).toEqual(key);
+        expect(await store.accounts.findKeyByHash('b'.repeat(64))).toBeNull();
+
+        const dated = await store.accounts.createKey({
+          ...newKey(account.id, 'c'.repeat(64)),
+          createdAt: 1_000,
+          name: null,
+          environment: 'staging',
+          role: 'admin',
+          requestsPerMinute: 60,
+        });
+        expect(await store.accounts.findKeyByHash('c'.repeat(64))).toEqual(dated);
+        expect(dated).toMatchObject({ createdAt: 1_000, name: null, environment: 'staging', role: 'admin', requestsPerMinute: 60 });
+      });
+
+      it('listKeys pages newest first, ties broken by id, only the account\'s own keys', async () => {
+        const account = await store.accounts.ensureAccount('acme');
+        const other = await store.accounts.ensureAccount('globex');
+        const created: ApiKey[] = [];
+        for (const [index, createdAt] of [5_000, 1_000, 3_000, 3_000, 3_000, 2_000, 4_000].entries()) {
+          created.push(await store.accounts.createKey({ ...newKey(account.id, `hash-${index}`), createdAt }));
+        }
+        await store.accounts.createKey({ ...newKey(other.id, 'hash-other'), createdAt: 9_000 });
+
+        const pages = await collectPages((page) => store.accounts.listKeys(account.id, page), 3);
+        expect(pages.map((page) => page.length)).toEqual([3, 3, 1]);
+        const expected = [...created].sort((left, right) => right.createdAt - left.createdAt || compareText(right.id, left.id));
+        expect(pages.flat()).toEqual(expected);
+      });
+
+      it('revokeKey revokes once, and never another account\'s key', async () => {
+        const account = await store.accounts.ensureAccount('acme');
+        const other = await store.accounts.ensureAccount('globex');
+        const key = await store.accounts.createKey(newKey(account.id, 'hash-1'));
+
+        expect(await store.accounts.revokeKey(other.id, key.id, 2_000)).toBe(false);
+        expect((await store.accounts.findKeyByHash('hash-1'))?.revokedAt).toBeNull();
+        expect(await store.accounts.revokeKey(account.id, 'key_missing', 2_000)).toBe(false);
+
+        expect(await store.accounts.revokeKey(account.id, key.id, 2_000)).toBe(true);
+        expect(await store.accounts.revokeKey(account.id, key.id, 3_000)).toBe(false);
+        expect((await store.accounts.findKeyByHash('hash-1'))?.revokedAt).toBe(2_000);
+      });
+
+      it('listKeysRevokedSince returns the hashes revoked at or after the time', async () => {
+        const account = await store.accounts.ensureAccount('acme');
+        const early = await store.accounts.createKey(newKey(account.id, 'hash-early'));
+        const late = await store.accounts.createKey(newKey(account.id, 'hash-late'));
+        await store.accounts.createKey(newKey(account.id, 'hash-live'));
+        await store.accounts.revokeKey(account.id, early.id, 1_000);
+        await store.accounts.revokeKey(account.id, late.id, 2_000);
+
+        expect((await store.accounts.listKeysRevokedSince(0)).sort()).toEqual(['hash-early', 'hash-late']);
+        expect(await store.accounts.listKeysRevokedSince(1_500)).toEqual(['hash-late']);
+        expect(await store.accounts.listKeysRevokedSince(2_000)).toEqual(['hash-late']);
+        expect(await store.accounts.listKeysRevokedSince(2_001)).toEqual([]);
+      });
+
+      it('touchKeys only ever moves lastUsedAt forward', async () => {
+        const account = await store.accounts.ensureAccount('acme');
+        const first = await store.accounts.createKey(newKey(account.id, 'hash-1'));
+        const second = await store.accounts.createKey(newKey(account.id, 'hash-2'));
+
+        await store.accounts.touchKeys([
+          { keyId: first.id, usedAt: 100 },
+          { keyId: second.id, usedAt: 300 },
+          { keyId: second.id, usedAt: 200 },
+          { keyId: 'key_missing', usedAt: 100 },
+        ]);
+        expect((await store.accounts.findKeyByHash('hash-1'))?.lastUsedAt).toBe(100);
+        expect((await store.accounts.findKeyByHash('hash-2'))?.lastUsedAt).toBe(300);
+
+        await store.accounts.touchKeys([{ keyId: first.id, usedAt: 50 }]);
+        expect((await store.accounts.findKeyByHash('hash-1'))?.lastUsedAt).toBe(100);
+        await store.accounts.touchKeys([{ keyId: first.id, usedAt: 150 }]);
+        expect((await store.accounts.findKeyByHash('hash-1'))?.lastUsedAt).toBe(150);
+        await store.accounts.touchKeys([]);
+      });
+    });
+
+    describe('projects and workloads', () => {
+      it('ensureScope creates a project and a workload once', async () => {
+        const account = await store.accounts.ensureAccount('acme');
+        const first = await store.projects.ensureScope(account.id, 'shop', 'main');
+        expect(first.project).toEqual({ id: expect.any(String), accountId: account.id, slug: 'shop', createdAt: expect.any(Number) });
+        expect(first.workload).toEqual({ id: expect.any(String), projectId: first.project.id, name: 'main', createdAt: expect.any(Number) });
+        expect(await store.projects.ensureScope(account.id, 'shop', 'main')).toEqual(first);
+
+        const sibling = await store.projects.ensureScope(account.id, 'shop', 'summarize');
+        expect(sibling.project).toEqual(first.project);
+        expect(sibling.workload.id).not.toBe(first.workload.id);
+        expect(await store.projects.getProject(account.id, 'shop')).toEqual(first.project);
+        expect(await store.projects.getProject(account.id, 'missing')).toBeNull();
+      });
+
+      it('concurrent ensureScope calls create one project and one workload', async () => {
+        const account = await store.accounts.ensureAccount('acme');
+        const scopes = await Promise.all(Array.from({ length: 20 }, () => store.projects.ensureScope(account.id, 'shop', 'main')));
+        expect(new Set(scopes.map((scope) => scope.project.id)).size).toBe(1);
+        expect(new Set(scopes.map((scope) => scope.workload.id)).size).toBe(1);
+        expect((await store.projects.listProjects(account.id, { limit: 100 })).items).toHaveLength(1);
+        expect((await store.projects.listWorkloads(account.id, 'shop', { limit: 100 }))?.items).toHaveLength(1);
+      });
+
+      it('two accounts with the same slug each get their own project and never see the other\'s', async () => {
+        const acme = await store.accounts.ensureAccount('acme');
+        const globex = await store.accounts.ensureAccount('globex');
+        const acmeShop = await store.projects.ensureScope(acme.id, 'shop', 'main');
+        const globexShop = await store.projects.ensureScope(globex.id, 'shop', 'checkout');
+        await store.projects.ensureScope(acme.id, 'acme-only', 'main');
+
+        expect(globexShop.project.id).not.toBe(acmeShop.project.id);
+        expect(await store.projects.getProject(globex.id, 'shop')).toEqual(globexShop.project);
+        expect(await store.projects.getProject(globex.id, 'acme-only')).toBeNull();
+        expect((await store.projects.listProjects(globex.id, { limit: 100 })).items).toEqual([globexShop.project]);
+        expect((await store.projects.listProjects(acme.id, { limit: 100 })).items.map((project) => project.slug).sort()).toEqual([
+          'acme-only',
+          'shop',
+        ]);
+        expect((await store.projects.listWorkloads(globex.id, 'shop', { limit: 100 }))?.items).toEqual([globexShop.workload]);
+        expect(await store.projects.listWorkloads(globex.id, 'acme-only', { limit: 100 })).toBeNull();
+      });
+
+      it('listProjects and listWorkloads page oldest first without duplicates or gaps', async () => {
+        const account = await store.accounts.ensureAccount('acme');
+        for (const slug of ['p1', 'p2', 'p3', 'p4', 'p5']) await store.projects.ensureScope(account.id, slug, 'main');
+        for (const name of ['w2', 'w3', 'w4']) await store.projects.ensureScope(account.id, 'p1', name);
+
+        const projects = await collectPages((page) => store.projects.listProjects(account.id, page), 2);
+        expect(projects.map((page) => page.length)).toEqual([2, 2, 1]);
+        const allProjects = projects.flat();
+        expect(allProjects.map((project) => project.slug).sort()).toEqual(['p1', 'p2', 'p3', 'p4', 'p5']);
+        expect(allProjects).toEqual([...allProjects].sort((left, right) => left.createdAt - right.createdAt || compareText(left.id, right.id)));
+
+        const workloads = await collectPages(async (page) => {
+          const result = await store.projects.listWorkloads(account.id, 'p1', page);
+          if (result === null) throw new Error('project p1 should exist');
+          return result;
+        }, 3);
+        expect(workloads.map((page) => page.length)).toEqual([3, 1]);
+        expect(workloads.flat().map((workload) => workload.name).sort()).toEqual(['main', 'w2', 'w3', 'w4']);
+        expect(await store.projects.listWorkloads(account.id, 'missing', { limit: 10 })).toBeNull();
+      });
+
+      it('clamps page limits to 1..100', async () => {
+        const account = await store.accounts.ensureAccount('acme');
+        for (let index = 0; index < 101; index += 1) await store.projects.ensureScope(account.id, `p-${index}`, 'main');
+        expect((await store.projects.listProjects(account.id, { limit: 0 })).items).toHaveLength(1);
+        expect((await store.projects.listProjects(account.id, { limit: -5 })).items).toHaveLength(1);
+        const capped = await store.projects.listProjects(account.id, { limit: 1_000 });
+        expect(capped.items).toHaveLength(100);
+        expect(capped.nextCursor).not.toBeNull();
+      });
+
+      it('rejects a cursor it did not make as a 400 on the cursor parameter', async () => {
+        const account = await store.accounts.ensureAccount('acme');
+        await expect(store.projects.listProjects(account.id, { limit: 10, cursor: 'not-a-cursor' })).rejects.toMatchObject({
+          status: 400,
+          param: 'cursor',
+        });
+      });
+    });
+
+    describe('traces', () => {
+      it('stores every field and reads it back unchanged', async () => {
+        const full = trace({ requestId: 'req-full', metadata: { team: 'search', 'ticket-id': '42' }, stream: true, ttftMs: 12.5 });
+        const sparse = trace({
+          requestId: 'req-sparse',
+          project: null,
+          workload: null,
+          user: null,
+          requestedModel: null,
+          servedModel: null,
+          replica: null,
+          status: 'error',
+          errorClass: 'invalid_api_key',
+          errorMessage: 'Invalid API key.',
+          httpStatus: 401,
+          finishReason: null,
+          ttftMs: null,
+          stream: false,
+          metadata: null,
+          requestBody: null,
+          replyBody: null,
+        });
+        expect(await store.traces.insertBatch([full, sparse])).toBe(2);
+        expect(await store.traces.get('acct-1', 'req-full')).toEqual(full);
+        expect(await store.traces.get('acct-1', 'req-sparse')).toEqual(sparse);
+        expect(await store.traces.get('acct-1', 'req-missing')).toBeNull();
+      });
+
+      it('keeps NUL characters and unicode exactly', async () => {
+        const text = 'a\u0000b\u0000\u0000 é 漢字 👩‍💻 \u202Eright-to-left\u202C \r\n\t "quoted" \\';
+        const stored = trace({
+          requestId: `req-\u0000-${text}`,
+          user: text,
+          errorMessage: text,
+          metadata: { [text]: text, empty: '' },
+          requestBody: `{"messages":[{"role":"user","content":"${text}"}]}`,
+          replyBody: text.repeat(1_000),
+        });
+        await store.traces.insertBatch([stored]);
+        expect(await store.traces.get('acct-1', stored.requestId)).toEqual(stored);
+        expect((await store.traces.list('acct-1', { user: text }, { limit: 10 })).items).toEqual([stored]);
+        expect(await store.traces.get('acct-1', 'req-')).toBeNull();
+      });
+
+      it('insertBatch skips request ids already stored, in the same batch or an earlier one', async () => {
+        const first = trace({ requestId: 'req-1', promptTokens: 1 });
+        expect(await store.traces.insertBatch([first, trace({ requestId: 'req-1', promptTokens: 2 }), trace({ requestId: 'req-2' })])).toBe(2);
+        expect(await store.traces.insertBatch([trace({ requestId: 'req-2' }), trace({ requestId: 'req-3' })])).toBe(1);
+        expect(await store.traces.insertBatch([])).toBe(0);
+        expect(await store.traces.count('acct-1', {})).toBe(3);
+        expect(await store.traces.get('acct-1', 'req-1')).toEqual(first);
+      });
+
+      it('a trace is visible only to its own account', async () => {
+        await store.traces.insertBatch([trace({ requestId: 'req-1', accountId: 'acct-1' }), trace({ requestId: 'req-2', accountId: 'acct-2' })]);
+        expect(await store.traces.get('acct-2', 'req-1')).toBeNull();
+        expect((await store.traces.get('acct-2', 'req-2'))?.requestId).toBe('req-2');
+        expect((await store.traces.list('acct-2', {}, { limit: 100 })).items.map((item) => item.requestId)).toEqual(['req-2']);
+        expect(await store.traces.count('acct-3', {})).toBe(0);
+      });
+
+      it('list and count filter by project, workload, status, model, user and environment', async () => {
+        const traces = [
+          trace({ requestId: 'r1', startedAt: 1_001, project: 'shop', workload: 'main', servedModel: 'small', user: 'ann' }),
+          trace({ requestId: 'r2', startedAt: 1_002, project: 'shop', workload: 'search', servedModel: 'large', status: 'error' }),
+          trace({ requestId: 'r3', startedAt: 1_003, project: 'blog', workload: 'main', servedModel: 'small', environment: 'staging' }),
+          trace({ requestId: 'r4', startedAt: 1_004, project: 'shop', workload: 'main', servedModel: 'large', user: 'bob', status: 'aborted' }),
+          trace({ requestId: 'r5', startedAt: 1_005, project: 'shop', workload: 'main', servedModel: 'small', user: 'ann', environment: 'staging' }),
+          trace({ requestId: 'r6', startedAt: 1_006, project: 'shop', workload: 'main', accountId: 'acct-2' }),
+        ];
+        await store.traces.insertBatch(traces);
+        const cases: Array<[TraceFilter, string[]]> = [
+          [{}, ['r5', 'r4', 'r3', 'r2', 'r1']],
+          [{ project: 'shop' }, ['r5', 'r4', 'r2', 'r1']],
+          [{ project: 'shop', workload: 'main' }, ['r5', 'r4', 'r1']],
+          [{ workload: 'main' }, ['r5', 'r4', 'r3', 'r1']],
+          [{ status: 'error' }, ['r2']],
+          [{ status: 'aborted' }, ['r4']],
+          [{ model: 'small' }, ['r5', 'r3', 'r1']],
+          [{ user: 'ann' }, ['r5', 'r1']],
+          [{ environment: 'staging' }, ['r5', 'r3']],
+          [{ environment: 'production', project: 'shop', workload: 'main', model: 'small', user: 'ann', status: 'ok' }, ['r1']],
+          [{ project: 'nowhere' }, []],
+        ];
+        for (const [filter, expected] of cases) {
+          const page = await store.traces.list('acct-1', filter, { limit: 100 });
+          expect(page.items.map((item) => item.requestId), JSON.stringify(filter)).toEqual(expected);
+          expect(page.nextCursor).toBeNull();
+          expect(await store.traces.count('acct-1', filter), JSON.stringify(filter)).toBe(expected.length);
+        }
+      });
+
+      it('pages newest first, ties broken by request id, with no duplicates or gaps', async () => {
+        const traces = Array.from({ length: 23 }, (_, index) =>
+          trace({ requestId: `req-${String(index).padStart(2, '0')}`, startedAt: 1_000 + Math.floor(index / 4), workload: index % 2 === 0 ? 'main' : 'other' }),
+        );
+        await store.traces.insertBatch([...traces].reverse());
+        const newestFirst = (items: Trace[]) =>
+          [...items].sort((left, right) => right.startedAt - left.startedAt || compareText(right.requestId, left.requestId));
+
+        const pages = await collectPages((page) => store.traces.list('acct-1', {}, page), 5);
+        expect(pages.map((page) => page.length)).toEqual([5, 5, 5, 5, 3]);
+        expect(pages.flat().map((item) => item.requestId)).toEqual(newestFirst(traces).map((item) => item.requestId));
+
+        const filtered = await collectPages((page) => store.traces.list('acct-1', { workload: 'main' }, page), 4);
+        expect(filtered.flat().map((item) => item.requestId)).toEqual(
+          newestFirst(traces.filter((item) => item.workload === 'main')).map((item) => item.requestId),
+        );
+      });
+
+      it('a cursor stays valid while newer traces arrive', async () => {
+        await store.traces.insertBatch(Array.from({ length: 6 }, (_, index) => trace({ requestId: `old-${index}`, startedAt: 1_000 + index })));
+        const first = await store.traces.list('acct-1', {}, { limit: 3 });
+        await store.traces.insertBatch([trace({ requestId: 'new-1', startedAt: 5_000 }), trace({ requestId: 'new-2', startedAt: 5_000 })]);
+        const second = await store.traces.list('acct-1', {}, { limit: 3, cursor: first.nextCursor });
+        expect([...first.items, ...second.items].map((item) => item.requestId)).toEqual(['old-5', 'old-4', 'old-3', 'old-2', 'old-1', 'old-0']);
+        expect(second.nextCursor).toBeNull();
+      });
+
+      it('stores a batch of 1,000 traces', async () => {
+        const traces = Array.from({ length: 1_000 }, (_, index) => trace({ requestId: `bulk-${index}`, startedAt: 10_000 + index }));
+        expect(await store.traces.insertBatch(traces)).toBe(1_000);
+        expect(await store.traces.count('acct-1', {})).toBe(1_000);
+        expect(await store.traces.get('acct-1', 'bulk-999')).toEqual(traces[999]);
+      });
+    });
+
+    it('ping answers while the store is open', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+  });
+}
+
+function compareText(left: string, right: string): number {
+  return left < right ? -1 : left > right ? 1 : 0;
+}
+
+/** Follows nextCursor to the end; returns each page's items. */
+async function collectPages<T>(fetch: (page: PageRequest) => Promise<Page<T>>, limit: number): Promise<T[][]> {
+  const pages: T[][] = [];
+  let cursor: string | null = null;
+  do {
+    const page: Page<T> = await fetch({ limit, cursor });
+    pages.push(page.items);
+    cursor = page.nextCursor;
+    if (pages.length > 1_000) throw new Error('pagination does not end');
+  } while (cursor !== null);
+  return pages;
+}
+
+function newKey(accountId: string, hash: string): NewApiKey {
+  return {
+    accountId,
+    name: 'ci',
+    displayPrefix: 'tg_live_AbCd',
+    hash,
+    environment: 'production',
+    role: 'inference',
+    requestsPerMinute: null,
+  };
+}
+
+function trace(overrides: Partial<Trace>): Trace {
+  return {
+    requestId: 'req-1',
+    accountId: 'acct-1',
+    keyId: 'key-1',
+    environment: 'production',
+    project: 'default',
+    workload: 'main',
+    user: null,
+    requestedModel: 'qwen2.5-7b-instruct',
+    servedModel: 'qwen2.5-7b-instruct',
+    replica: 'gpu-a',
+    status: 'ok',
+    errorClass: null,
+    errorMessage: null,
+    httpStatus: 200,
+    finishReason: 'stop',
+    promptTokens: 120,
+    completionTokens: 48,
+    costUsd: 0.000_026_4,
+    latencyMs: 812.25,
+    ttftMs: null,
+    stream: false,
+    metadata: null,
+    startedAt: 1_700_000_000_000,
+    requestBody: '{"model":"qwen2.5-7b-instruct","messages":[{"role":"user","content":"hi"}]}',
+    replyBody: '{"id":"chatcmpl-1"}',
+    ...overrides,
+  };
+}

@@ -1,0 +1,162 @@
+/**
+ * The Store contract: everything taskgate persists, one interface per domain.
+ * SQLite (`sqlite-store.ts`) is the embedded back end; PostgreSQL follows with
+ * the same contract and runs the same suite (`store-contract.ts`).
+ *
+ * Rules every back end keeps:
+ *   - Times are Unix epoch milliseconds (numbers), ids are strings.
+ *   - Everything an account owns is looked up with its account id; a record of
+ *     another account is `null`/absent, never an error that reveals it exists.
+ *   - "ensure" methods are idempotent and safe under concurrent callers (two
+ *     processes creating the same project both get the one row).
+ *   - Strings are stored as given, NUL characters included.
+ *   - Lists are cursor-paginated: `cursor` is opaque, `nextCursor` is null on
+ *     the last page.
+ */
+
+export type Environment = 'production' | 'staging';
+export type KeyRole = 'inference' | 'admin';
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export interface PageRequest {
+  /** 1..100; back ends clamp. */
+  limit: number;
+  cursor?: string | null;
+}
+
+export interface Account {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+export interface ApiKey {
+  id: string;
+  accountId: string;
+  name: string | null;
+  /** The first characters of the key, e.g. `tg_live_AbCd`: enough to recognise it, never enough to use it. */
+  displayPrefix: string;
+  /** Lower-case hex SHA-256 of the whole key text. The key itself is never stored. */
+  hash: string;
+  environment: Environment;
+  role: KeyRole;
+  /** Per-key request rate; null means the configured default. */
+  requestsPerMinute: number | null;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+export type NewApiKey = Omit<ApiKey, 'id' | 'createdAt' | 'lastUsedAt' | 'revokedAt'> & { createdAt?: number };
+
+export interface AccountStore {
+  /** The account with this name, created if it does not exist. */
+  ensureAccount(name: string): Promise<Account>;
+  getAccount(id: string): Promise<Account | null>;
+
+  createKey(key: NewApiKey): Promise<ApiKey>;
+  /** Revoked keys are returned too (with `revokedAt`); the caller decides. */
+  findKeyByHash(hash: string): Promise<ApiKey | null>;
+  /** Newest first. Revoked keys included. */
+  listKeys(accountId: string, page: PageRequest): Promise<Page<ApiKey>>;
+  /** Sets `revokedAt` once; false when no such key in this account or already revoked. */
+  revokeKey(accountId: string, keyId: string, at: number): Promise<boolean>;
+  /** Hashes of keys revoked at or after `since`, so every process can drop them from its cache. */
+  listKeysRevokedSince(since: number): Promise<string[]>;
+  /** Batched `lastUsedAt` updates (only ever moves forward). */
+  touchKeys(uses: ReadonlyArray<{ keyId: string; usedAt: number }>): Promise<void>;
+}
+
+export interface Project {
+  id: string;
+  accountId: string;
+  slug: string;
+  createdAt: number;
+}
+
+export interface Workload {
+  id: string;
+  projectId: string;
+  name: string;
+  createdAt: number;
+}
+
+export interface ProjectStore {
+  /** Project and workload by name, each created on first use. */
+  ensureScope(accountId: string, projectSlug: string, workloadName: string): Promise<{ project: Project; workload: Workload }>;
+  getProject(accountId: string, slug: string): Promise<Project | null>;
+  /** Oldest first. */
+  listProjects(accountId: string, page: PageRequest): Promise<Page<Project>>;
+  /** Oldest first; null when the project is not this account's. */
+  listWorkloads(accountId: string, projectSlug: string, page: PageRequest): Promise<Page<Workload> | null>;
+}
+
+export type TraceStatus = 'ok' | 'error' | 'aborted';
+
+/** One call, as DESIGN section 6 lists. Scope fields are names, null when the call failed before its scope was known. */
+export interface Trace {
+  requestId: string;
+  accountId: string;
+  keyId: string;
+  environment: Environment;
+  project: string | null;
+  workload: string | null;
+  user: string | null;
+  requestedModel: string | null;
+  servedModel: string | null;
+  /** The engine id that served (or last failed) the call. */
+  replica: string | null;
+  status: TraceStatus;
+  /** The error's stable code (`GatewayError.code`), null on success. */
+  errorClass: string | null;
+  errorMessage: string | null;
+  httpStatus: number;
+  finishReason: string | null;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+  latencyMs: number;
+  /** Time to first token, streams only. */
+  ttftMs: number | null;
+  stream: boolean;
+  metadata: Record<string, string> | null;
+  startedAt: number;
+  /** The request body as received, when body retention is on. */
+  requestBody: string | null;
+  /** The reply as sent (JSON, or the assembled stream), when body retention is on. */
+  replyBody: string | null;
+}
+
+export interface TraceFilter {
+  project?: string;
+  workload?: string;
+  status?: TraceStatus;
+  /** Matches the served model. */
+  model?: string;
+  user?: string;
+  environment?: Environment;
+}
+
+export interface TraceStore {
+  /** Inserts a batch atomically; a request id already stored is skipped. Returns how many were new. */
+  insertBatch(traces: readonly Trace[]): Promise<number>;
+  get(accountId: string, requestId: string): Promise<Trace | null>;
+  /** Newest first. */
+  list(accountId: string, filter: TraceFilter, page: PageRequest): Promise<Page<Trace>>;
+  count(accountId: string, filter: TraceFilter): Promise<number>;
+}
+
+export interface Store {
+  readonly accounts: AccountStore;
+  readonly projects: ProjectStore;
+  readonly traces: TraceStore;
+  /** Brings the schema up to date; safe to run on every start and concurrently. */
+  migrate(): Promise<void>;
+  /** Resolves when the store answers (used by `/readyz`). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,115 @@
+/** The `taskgate` command as a user runs it. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { runTaskgate, serveTaskgate } from './helpers/taskgate-process.js';
+
+const freshDirectory = () => mkdtempSync(join(tmpdir(), 'taskgate-cli-'));
+
+describe('help and usage', () => {
+  it.each([[['--help']], [['serve', '--help']], [['keys', '--help']], [['keys', 'create', '--help']]])('%j prints usage and exits 0', (args) => {
+    const result = runTaskgate(args);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/Usage: taskgate/);
+  });
+
+  it('an unknown command or flag is a usage error on stderr', () => {
+    const unknown = runTaskgate(['frobnicate']);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toContain('Unknown command "frobnicate"');
+    const flag = runTaskgate(['serve', '--colour']);
+    expect(flag.status).toBe(2);
+    expect(flag.stderr).toContain('--colour');
+    expect(flag.stdout).toBe('');
+  });
+});
+
+describe('keys', () => {
+  it('creates, lists and revokes keys, printing the key alone on the last line', () => {
+    const directory = freshDirectory();
+    const created = runTaskgate(['keys', 'create', '--env', 'staging', '--name', 'ci', '--rpm', '30', '--data-dir', directory]);
+    expect(created.status).toBe(0);
+    const lines = created.stdout.trimEnd().split('\n');
+    const key = lines.at(-1) as string;
+    expect(key).toMatch(/^tg_test_[A-Za-z0-9_-]{43}$/);
+    const keyId = /key (key_\S+)/.exec(created.stdout)?.[1] as string;
+
+    const listed = runTaskgate(['keys', 'list', '--data-dir', directory]);
+    expect(listed.status).toBe(0);
+    expect(listed.stdout).toContain(keyId);
+    expect(listed.stdout).toContain('staging');
+    expect(listed.stdout).not.toContain(key);
+
+    expect(runTaskgate(['keys', 'revoke', keyId, '--data-dir', directory]).status).toBe(0);
+    const again = runTaskgate(['keys', 'revoke', keyId, '--data-dir', directory]);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain(keyId);
+  });
+
+  it('refuses a create without a valid --env', () => {
+    const result = runTaskgate(['keys', 'create', '--data-dir', freshDirectory()]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('--env');
+  });
+});
+
+describe('config', () => {
+  it('refuses to start on a bad config, naming every bad path', () => {
+    const directory = freshDirectory();
+    const configPath = join(directory, 'bad.yaml');
+    writeFileSync(
+      configPath,
+      `engines:
+  - { id: gpu, type: openai, base_url: "not a url" }
+models:
+  - { id: m, served_by: [{ engine: nowhere }], price: { input: -1, output: 1 }, context_window: 10, colour: blue }`,
+    );
+    const result = runTaskgate(['serve', '--config', configPath, '--data-dir', directory, '--port', '0']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('engines[0].base_url');
+    expect(result.stderr).toContain('models[0].served_by[0].engine');
+    expect(result.stderr).toContain('models[0].price.input');
+    expect(result.stderr).toContain('unknown key "colour"');
+  });
+
+  it('names a missing environment variable by its path', () => {
+    const directory = freshDirectory();
+    const configPath = join(directory, 'env.yaml');
+    writeFileSync(configPath, 'engines:\n  - { id: gpu, type: openai, base_url: "http://127.0.0.1:1/v1", api_key: "${GPU_KEY}" }\n');
+    const result = runTaskgate(['serve', '--config', configPath, '--data-dir', directory]);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('engines[0].api_key: environment variable GPU_KEY is not set');
+  });
+
+  it('serves with no config: an empty catalog that says so, and calls get a clear 503', async () => {
+    const directory = freshDirectory();
+    const server = await serveTaskgate(['--data-dir', directory]);
+    try {
+      for (let attempt = 0; attempt < 100 && !server.stdout().includes('tg_live_'); attempt++) await sleep(20);
+      const adminKey = /\n(tg_live_\S+)\n/.exec(server.stdout())?.[1];
+      expect(adminKey).toBeDefined();
+      const models = (await (await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${adminKey}` } })).json()) as { data: unknown[]; notice: string };
+      expect(models.data).toEqual([]);
+      expect(models.notice).toContain('--config');
+      const call = await fetch(`${server.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'anything', messages: [{ role: 'user', content: 'x' }] }),
+      });
+      expect(call.status).toBe(503);
+      expect(((await call.json()) as { error: { message: string } }).error.message).toContain('--config');
+      expect((await fetch(`${server.baseUrl.replace('/v1', '')}/healthz`)).status).toBe(200);
+      expect((await fetch(`${server.baseUrl.replace('/v1', '')}/readyz`)).status).toBe(200);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+    }
+    // The bootstrap key is printed once: a second start prints none.
+    const second = await serveTaskgate(['--data-dir', directory]);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    expect(second.stdout()).not.toContain('tg_live_');
+  });
+});

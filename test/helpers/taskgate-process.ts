@@ -1,0 +1,48 @@
+/**
+ * Runs the built `taskgate` command as a child process, as a user would, and
+ * reads the listening URL from its start-up log line.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { resolve } from 'node:path';
+
+export const CLI = resolve('dist/cli/main.js');
+
+export interface CommandResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function runTaskgate(args: string[], environment: Record<string, string> = {}): CommandResult {
+  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...environment }, timeout: 30_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+export interface ServingProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  stdout: () => string;
+  stderr: () => string;
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>;
+}
+
+export async function serveTaskgate(args: string[], environment: Record<string, string> = {}): Promise<ServingProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', ...args], {
+    env: { PATH: process.env.PATH ?? '', ...environment },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (data: Buffer) => (stdout += data.toString()));
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
+  const baseUrl = await new Promise<string>((resolveUrl, reject) => {
+    child.stderr?.on('data', (data: Buffer) => {
+      stderr += data.toString();
+      const match = /"url":"([^"]+)"/.exec(stderr);
+      if (match !== null) resolveUrl(match[1] as string);
+    });
+    void exited.then((code) => reject(new Error(`taskgate exited with ${code} before listening:\n${stderr}`)));
+  });
+  return { child, baseUrl, stdout: () => stdout, stderr: () => stderr, exited };
+}

@@ -1,0 +1,52 @@
+/** SIGTERM under load: calls in flight finish, nothing new is accepted, every call has its trace, exit 0. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createSqliteStore } from '../src/store/sqlite-store.js';
+import { startScriptedEngine, type ScriptedEngine } from './helpers/scripted-engine.js';
+import { serveTaskgate } from './helpers/taskgate-process.js';
+import { engineConfig } from './helpers/test-gateway.js';
+
+const adminKey = 'tg_live_shutdown_test_admin_key_0123456789';
+let engine: ScriptedEngine;
+
+beforeAll(async () => {
+  engine = await startScriptedEngine();
+});
+afterAll(() => engine.close());
+
+it('finishes calls in flight on SIGTERM, loses no trace and exits 0', async () => {
+  const directory = mkdtempSync(join(tmpdir(), 'taskgate-shutdown-'));
+  const configPath = join(directory, 'taskgate.yaml');
+  writeFileSync(configPath, engineConfig([engine.baseUrl]));
+  const server = await serveTaskgate(['--config', configPath, '--data-dir', directory], { TASKGATE_ADMIN_KEY: adminKey });
+
+  engine.script((body) => (body.stream === true ? { kind: 'stream', pieces: ['a', 'b', 'c', 'd'], gapMs: 100 } : { kind: 'reply', content: 'done', delayMs: 400 }));
+  const calls = 40;
+  const before = engine.requests.length;
+  const results = Array.from({ length: calls }, (_, index) =>
+    fetch(`${server.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'model-0', messages: [{ role: 'user', content: `call ${index}` }], stream: index % 2 === 0 }),
+    }).then(async (response) => ({ status: response.status, text: await response.text() })),
+  );
+  for (let attempt = 0; attempt < 100 && engine.requests.length - before < calls; attempt++) await sleep(20);
+  expect(engine.requests.length - before).toBe(calls);
+
+  server.child.kill('SIGTERM');
+  const settled = await Promise.all(results);
+  expect(await server.exited).toBe(0);
+  expect(settled.map((result) => result.status)).toEqual(Array(calls).fill(200));
+  expect(settled.filter((_, index) => index % 2 === 0).every((result) => result.text.trimEnd().endsWith('data: [DONE]'))).toBe(true);
+
+  // After the stop, new connections are refused.
+  await expect(fetch(`${server.baseUrl}/models`)).rejects.toThrow();
+
+  const store = createSqliteStore({ path: join(directory, 'taskgate.db') });
+  const account = await store.accounts.ensureAccount('default');
+  expect(await store.traces.count(account.id, { status: 'ok' })).toBe(calls);
+  await store.close();
+});
