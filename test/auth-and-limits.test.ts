@@ -86,11 +86,7 @@ describe('authentication', () => {
     const secretPrompt = 'my-secret-prompt-text-4471';
     engine.script({ kind: 'status', status: 500, body: { error: { message: 'boom' } } });
     await call(`Bearer ${taskgate.adminKey}`);
-    await fetch(`${taskgate.baseUrl}/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${taskgate.adminKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'model-0', messages: [{ role: 'user', content: secretPrompt }] }),
-    });
+    await taskgate.postChat({ model: 'model-0', messages: [{ role: 'user', content: secretPrompt }] });
     engine.script({ kind: 'reply', content: 'ok' });
     const logs = taskgate.logLines.join('\n');
     expect(logs.length).toBeGreaterThan(0);
@@ -117,7 +113,7 @@ describe('rate limits', () => {
     expect(Number(last?.headers.get('x-ratelimit-reset-requests'))).toBeGreaterThan(59);
     const body = (await last?.json()) as { error: { type: string; code: string } };
     expect(body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
-    const refused = (await taskgate.traces()).find((trace) => trace.requestId === last?.headers.get('x-request-id'));
+    const refused = await taskgate.traceOf(last?.headers.get('x-request-id') ?? null);
     expect(refused).toMatchObject({ httpStatus: 429, errorClass: 'rate_limit_exceeded' });
   });
 
@@ -130,11 +126,7 @@ describe('rate limits', () => {
 
   it('puts the rate-limit headers on a streamed head too', async () => {
     const key = await taskgate.createKey({ requestsPerMinute: 7 });
-    const response = await fetch(`${taskgate.baseUrl}/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key.text}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'model-0', messages: [{ role: 'user', content: 'x' }], stream: true }),
-    });
+    const response = await taskgate.postChat({ model: 'model-0', messages: [{ role: 'user', content: 'x' }], stream: true }, { key: key.text });
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     expect(response.headers.get('x-ratelimit-limit-requests')).toBe('7');
     expect(response.headers.get('x-ratelimit-remaining-requests')).toBe('6');

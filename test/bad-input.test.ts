@@ -95,7 +95,7 @@ describe('bad request bodies', () => {
   it('stores NUL characters in content instead of failing', async () => {
     const attempt = await post(json({ model: 'model-0', messages: [{ role: 'user', content: 'before\u0000after' }] }));
     expect(attempt.status).toBe(200);
-    const trace = (await taskgate.traces()).find((candidate) => candidate.requestId === attempt.headers.get('x-request-id'));
+    const trace = await taskgate.traceOf(attempt.headers.get('x-request-id'));
     expect(trace?.requestBody).toContain('before\\u0000after');
   });
 
@@ -170,7 +170,7 @@ describe('bad requests at the HTTP level', () => {
 
   it('leaves a trace for every authenticated bad call, and still serves afterwards', async () => {
     const attempt = await post(json({ ...valid, temperature: 5 }));
-    const trace = (await taskgate.traces()).find((candidate) => candidate.requestId === attempt.headers.get('x-request-id'));
+    const trace = await taskgate.traceOf(attempt.headers.get('x-request-id'));
     expect(trace).toMatchObject({ status: 'error', httpStatus: 400, errorClass: expect.any(String) });
     expect((await post(json(valid))).status).toBe(200);
   });

@@ -50,7 +50,7 @@ describe('non-streamed calls', () => {
       .chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'trace me' }], user: 'tenant-7' })
       .withResponse();
     const requestId = response.headers.get('x-request-id');
-    const trace = (await taskgate.traces()).find((candidate) => candidate.requestId === requestId);
+    const trace = await taskgate.traceOf(requestId);
     expect(trace).toMatchObject({
       status: 'ok',
       httpStatus: 200,
@@ -109,7 +109,7 @@ describe('non-streamed calls', () => {
       .withResponse();
     expect((data as unknown as { metadata: unknown }).metadata).toEqual(metadata);
     expect(engine.requests.at(-1)?.body.metadata).toBeUndefined();
-    const trace = (await taskgate.traces()).find((candidate) => candidate.requestId === response.headers.get('x-request-id'));
+    const trace = await taskgate.traceOf(response.headers.get('x-request-id'));
     expect(trace?.metadata).toEqual(metadata);
   });
 });
@@ -152,7 +152,7 @@ describe('scope', () => {
     const staging = await taskgate.createKey({ environment: 'staging' });
     expect(staging.text).toMatch(/^tg_test_/);
     const { response } = await taskgate.client(staging.text).chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'x' }] }).withResponse();
-    const trace = (await taskgate.traces()).find((candidate) => candidate.requestId === response.headers.get('x-request-id'));
+    const trace = await taskgate.traceOf(response.headers.get('x-request-id'));
     expect(trace?.environment).toBe('staging');
   });
 });
@@ -192,11 +192,10 @@ describe('streamed calls', () => {
 
   it('sends scope, request id and rate-limit headers with the head, before the first chunk', async () => {
     engine.script({ kind: 'stream', pieces: ['slow', 'ly'], gapMs: 300 });
-    const response = await fetch(`${taskgate.baseUrl}/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${taskgate.adminKey}`, 'content-type': 'application/json', 'x-taskgate-project': 'streams' },
-      body: JSON.stringify({ model: 'model-0', messages: [{ role: 'user', content: 'x' }], stream: true, task: 'headers' }),
-    });
+    const response = await taskgate.postChat(
+      { model: 'model-0', messages: [{ role: 'user', content: 'x' }], stream: true, task: 'headers' },
+      { headers: { 'x-taskgate-project': 'streams' } },
+    );
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     expect(response.headers.get('x-taskgate-project')).toBe('streams');
     expect(response.headers.get('x-taskgate-workload')).toBe('headers');

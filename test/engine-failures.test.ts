@@ -36,10 +36,6 @@ beforeEach(() => {
 const ask = (model: string, extra: Record<string, unknown> = {}) =>
   taskgate.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], ...extra } as never) as unknown as Promise<OpenAI.ChatCompletion>;
 
-async function traceOf(requestId: string | null) {
-  return (await taskgate.traces()).find((trace) => trace.requestId === requestId);
-}
-
 describe('errors before the head', () => {
   it('passes an engine 4xx through as 400 with its message', async () => {
     solo.script({ kind: 'status', status: 400, body: { object: 'error', message: "This model's maximum context length is 4096 tokens.", type: 'BadRequestError', code: 400 } });
@@ -62,14 +58,10 @@ describe('errors before the head', () => {
 
   it('maps a slow engine to 504 and traces it', async () => {
     solo.script({ kind: 'hang' });
-    const response = await fetch(`${taskgate.baseUrl}/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${taskgate.adminKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }] }),
-    });
+    const response = await taskgate.postChat({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }] });
     expect(response.status).toBe(504);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('engine_timeout');
-    expect(await traceOf(response.headers.get('x-request-id'))).toMatchObject({ status: 'error', httpStatus: 504, errorClass: 'engine_timeout', replica: 'engine-c' });
+    expect(await taskgate.traceOf(response.headers.get('x-request-id'))).toMatchObject({ status: 'error', httpStatus: 504, errorClass: 'engine_timeout', replica: 'engine-c' });
   });
 
   it('retries another replica once when one fails before sending anything', async () => {
@@ -96,16 +88,12 @@ describe('errors before the head', () => {
 describe('errors after the head', () => {
   it('ends the stream with an error event, never a clean close, and traces a failure', async () => {
     solo.script({ kind: 'stream', pieces: ['one ', 'two ', 'three'], errorAfter: 2 });
-    const response = await fetch(`${taskgate.baseUrl}/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${taskgate.adminKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }], stream: true }),
-    });
+    const response = await taskgate.postChat({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }], stream: true });
     expect(response.status).toBe(200);
     const text = await response.text();
     expect(text).toContain('event: error');
     expect(text).not.toContain('[DONE]');
-    expect(await traceOf(response.headers.get('x-request-id'))).toMatchObject({ status: 'error', httpStatus: 200, stream: true });
+    expect(await taskgate.traceOf(response.headers.get('x-request-id'))).toMatchObject({ status: 'error', httpStatus: 200, stream: true });
 
     solo.script({ kind: 'stream', pieces: ['one ', 'two ', 'three'], errorAfter: 2 });
     const stream = await ask('model-2', { stream: true });
@@ -117,11 +105,7 @@ describe('errors after the head', () => {
 
   it('ends with an error event when the engine drops the connection mid-stream', async () => {
     solo.script({ kind: 'stream', pieces: ['a', 'b', 'c'], gapMs: 50, dropAfter: 2 });
-    const response = await fetch(`${taskgate.baseUrl}/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${taskgate.adminKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }], stream: true }),
-    });
+    const response = await taskgate.postChat({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }], stream: true });
     const text = await response.text();
     expect(text).toContain('event: error');
     expect(text).not.toContain('[DONE]');
@@ -129,11 +113,7 @@ describe('errors after the head', () => {
 
   it('times out a stream that goes quiet for longer than idle_timeout_ms, pinging meanwhile', async () => {
     solo.script({ kind: 'stream', pieces: ['start', 'never'], gapMs: 1_500 });
-    const response = await fetch(`${taskgate.baseUrl}/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${taskgate.adminKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }], stream: true }),
-    });
+    const response = await taskgate.postChat({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }], stream: true });
     const text = await response.text();
     expect(text).toContain(': ping');
     expect(text).toContain('engine_timeout');
@@ -146,31 +126,21 @@ describe('client aborts', () => {
     solo.script({ kind: 'stream', pieces: Array.from({ length: 50 }, (_, index) => `piece ${index} `), gapMs: 100 });
     const abortsBefore = solo.abortedRequests;
     const controller = new AbortController();
-    const response = await fetch(`${taskgate.baseUrl}/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${taskgate.adminKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }], stream: true }),
-      signal: controller.signal,
-    });
+    const response = await taskgate.postChat({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: controller.signal });
     const reader = response.body!.getReader();
     await reader.read();
     controller.abort();
     for (let attempt = 0; attempt < 40 && solo.abortedRequests === abortsBefore; attempt++) await sleep(50);
     expect(solo.abortedRequests).toBe(abortsBefore + 1);
     await sleep(100);
-    expect(await traceOf(response.headers.get('x-request-id'))).toMatchObject({ status: 'aborted', errorClass: 'client_closed' });
+    expect(await taskgate.traceOf(response.headers.get('x-request-id'))).toMatchObject({ status: 'aborted', errorClass: 'client_closed' });
   });
 
   it('a client that goes away before a non-streamed reply cancels the upstream call', async () => {
     solo.script({ kind: 'reply', content: 'late', delayMs: 600 });
     const abortsBefore = solo.abortedRequests;
     const controller = new AbortController();
-    const pending = fetch(`${taskgate.baseUrl}/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${taskgate.adminKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }] }),
-      signal: controller.signal,
-    }).catch(() => undefined);
+    const pending = taskgate.postChat({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }] }, { signal: controller.signal }).catch(() => undefined);
     await sleep(150);
     controller.abort();
     await pending;

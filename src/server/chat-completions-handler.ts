@@ -36,6 +36,22 @@ export interface ChatCompletionsDependencies {
 
 const noUsage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 
+/** One admitted, validated call on its way to an engine. */
+interface Reply {
+  call: CallTrace;
+  model: CatalogModel;
+  chat: ChatCompletionRequest;
+  parameters: GenerationParameters;
+  pool: ModelPool;
+  response: ServerResponse;
+  headers: OutgoingHttpHeaders;
+  signal: AbortSignal;
+  /** The completion id (`chatcmpl-…`), shared with the request id. */
+  id: string;
+  /** Unix seconds. */
+  created: number;
+}
+
 export function createChatCompletionsHandler(dependencies: ChatCompletionsDependencies) {
   const { gate, catalog, pools, scopes, traces, logger, keepBodies } = dependencies;
 
@@ -80,33 +96,31 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     const created = scopes.ensure(call.key.accountId, scope.project, scope.workload);
     if (created !== undefined) await created;
 
-    const parameters = generationParameters(chat);
-    const id = `chatcmpl-${call.requestId.slice(4)}`;
-    const createdAt = Math.floor(call.startedAt / 1000);
-    if (chat.stream) await streamReply(call, model, chat, parameters, pool, response, headers, signal, id, createdAt);
-    else await jsonReply(call, model, chat, parameters, pool, response, headers, signal, id, createdAt);
+    const reply: Reply = {
+      call, model, chat, pool, response, headers, signal,
+      parameters: generationParameters(chat),
+      id: `chatcmpl-${call.requestId.slice(4)}`,
+      created: Math.floor(call.startedAt / 1000),
+    };
+    await (chat.stream ? streamReply(reply) : jsonReply(reply));
   }
 
-  async function jsonReply(
-    call: CallTrace, model: CatalogModel, chat: ChatCompletionRequest, parameters: GenerationParameters, pool: ModelPool,
-    response: ServerResponse, headers: OutgoingHttpHeaders, signal: AbortSignal, id: string, created: number,
-  ): Promise<void> {
+  async function jsonReply(reply: Reply): Promise<void> {
+    const { call, model, chat, parameters, pool, response, headers, signal, id, created } = reply;
     const { completion, replica } = await pool.complete(parameters, signal, call);
     call.replica = replica;
     const usage = completion.usage ?? noUsage;
     recordUsage(call, model, usage, completion.choices[0]?.finish_reason ?? null);
-    const reply: ChatCompletion = { id, object: 'chat.completion', created, model: model.id, choices: completion.choices, usage };
-    if (completion.system_fingerprint != null) reply.system_fingerprint = completion.system_fingerprint;
-    if (chat.metadata !== undefined) reply.metadata = chat.metadata;
-    const text = JSON.stringify(reply);
+    const body: ChatCompletion = { id, object: 'chat.completion', created, model: model.id, choices: completion.choices, usage };
+    if (completion.system_fingerprint != null) body.system_fingerprint = completion.system_fingerprint;
+    if (chat.metadata !== undefined) body.metadata = chat.metadata;
+    const text = JSON.stringify(body);
     if (keepBodies) call.replyBody = text;
     sendJsonText(response, 200, text, headers);
   }
 
-  async function streamReply(
-    call: CallTrace, model: CatalogModel, chat: ChatCompletionRequest, parameters: GenerationParameters, pool: ModelPool,
-    response: ServerResponse, headers: OutgoingHttpHeaders, signal: AbortSignal, id: string, created: number,
-  ): Promise<void> {
+  async function streamReply(reply: Reply): Promise<void> {
+    const { call, model, chat, parameters, pool, response, headers, signal, id, created } = reply;
     const { replica, chunks } = await pool.openStream(parameters, signal, call);
     call.replica = replica;
     call.markFirstToken();

@@ -27,6 +27,10 @@ export interface TestGateway {
   createKey(options?: { environment?: Environment; role?: KeyRole; requestsPerMinute?: number; account?: string }): Promise<{ id: string; text: string }>;
   /** Waits for the trace writer, then returns the traces of the default account (newest first). */
   traces(accountName?: string): Promise<Trace[]>;
+  /** The trace of one request id (after flushing the writer). */
+  traceOf(requestId: string | null): Promise<Trace | undefined>;
+  /** A raw `POST /v1/chat/completions` (JSON-encoded unless a string), for what the SDK would hide. */
+  postChat(body: unknown, options?: { key?: string; headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response>;
   stop(): Promise<void>;
 }
 
@@ -42,6 +46,11 @@ export async function startTestGateway(configYaml = '', variables: Record<string
   );
   const origin = `http://127.0.0.1:${gateway.port}`;
   let stopped = false;
+  async function traces(accountName = 'default'): Promise<Trace[]> {
+    await gateway.traces.flush();
+    const account = await gateway.store.accounts.ensureAccount(accountName);
+    return (await gateway.store.traces.list(account.id, {}, { limit: 100 })).items;
+  }
 
   return {
     gateway,
@@ -60,10 +69,17 @@ export async function startTestGateway(configYaml = '', variables: Record<string
       });
       return { id: key.id, text };
     },
-    async traces(accountName = 'default') {
-      await gateway.traces.flush();
-      const account = await gateway.store.accounts.ensureAccount(accountName);
-      return (await gateway.store.traces.list(account.id, {}, { limit: 100 })).items;
+    traces,
+    async traceOf(requestId) {
+      return (await traces()).find((trace) => trace.requestId === requestId);
+    },
+    postChat(body, options = {}) {
+      return fetch(`${gateway.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${options.key ?? ADMIN_KEY}`, 'content-type': 'application/json', ...options.headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+        signal: options.signal,
+      });
     },
     async stop() {
       if (stopped) return;
