@@ -2,6 +2,7 @@
  * The inference endpoint end to end: the real server on a port, a scripted
  * OpenAI-compatible engine behind it, the stock `openai` client in front.
  */
+import OpenAI from 'openai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedEngine, type ScriptedEngine } from './helpers/scripted-engine.js';
 import { engineConfig, startTestGateway, type TestGateway } from './helpers/test-gateway.js';
@@ -131,6 +132,20 @@ describe('scope', () => {
     expect(await scopeOf({ 'x-taskgate-workload': 'from-header' }, 'summarise')).toEqual(['default', 'from-header']);
     expect(await scopeOf({ 'x-taskgate-project': 'shop' }, 'classify')).toEqual(['shop', 'classify']);
     expect(await scopeOf({ 'x-taskgate-project': 'shop', 'x-taskgate-workload': 'w_1' })).toEqual(['shop', 'w_1']);
+  });
+
+  it('takes task through a TypeScript cast, as the README shows', async () => {
+    const { response } = await taskgate
+      .client()
+      .chat.completions.create({
+        model: 'model-0',
+        messages: [{ role: 'user', content: 'Summarise: ...' }],
+        task: 'summarise',
+      } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+      .withResponse();
+    expect(response.headers.get('x-taskgate-workload')).toBe('summarise');
+    // taskgate's own field never reaches the engine.
+    expect(engine.requests.at(-1)?.body.task).toBeUndefined();
   });
 
   it('creates projects and workloads on first use, per account', async () => {

@@ -175,7 +175,18 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       if (!controller.signal.aborted) sendError(response, failure, headers);
     }
     const httpStatus = failure?.code === 'client_closed' && !response.headersSent ? 499 : response.headersSent ? response.statusCode : failure?.status ?? 200;
-    traces.enqueue(call.finish(httpStatus, failure));
+    const trace = call.finish(httpStatus, failure);
+    traces.enqueue(trace);
+    logger.debug('call', {
+      request_id: requestId,
+      status: httpStatus,
+      project: trace.project,
+      workload: trace.workload,
+      model: trace.servedModel,
+      replica: trace.replica,
+      error: trace.errorClass,
+      latency_ms: Math.round(trace.latencyMs * 100) / 100,
+    });
   };
 }
 
