@@ -3,17 +3,19 @@
  * taskgate's overhead benchmark: what a call costs going through taskgate
  * compared with going straight to the engine.
  *
- * It starts two mock engines (bench/mock-engine.mjs, each in its own process,
- * so their CPU is never counted as taskgate's): one that answers at once, and
- * one that leaves `--ttfb-gap-ms` between stream events. Then it starts taskgate
- * (dist/, a fresh temporary data directory and config, tracing on) in front of
- * them, checks that both paths answer correctly, warms up, and measures:
+ * It starts, each in its own process (so no CPU is counted for the wrong one):
+ * two mock engines (bench/mock-engine.mjs), one that answers at once and one
+ * that leaves `--ttfb-gap-ms` between stream events; a bare node:http + undici
+ * pass-through (bench/bare-proxy.mjs), the floor any Node gateway starts from;
+ * and taskgate (dist/, a fresh temporary data directory and config, tracing
+ * on). It checks that every path answers correctly, warms up, and measures
+ * each path (direct to the mock, through the bare proxy, through taskgate):
  *
  *   1. saturation, JSON and streamed: `--connections` connections for
- *      `--duration` seconds, direct to the mock and through taskgate: req/s,
- *      p50/p99 latency, server CPU per request (utime+stime from
- *      /proc/<pid>/stat; taskgate's own, and the mock's separately), peak RSS
- *      (VmHWM, reset before each run when the kernel allows it);
+ *      `--duration` seconds: req/s, p50/p99 latency, server CPU per request
+ *      (utime+stime from /proc/<pid>/stat of the process that answers the
+ *      client, and of the mock behind it separately), peak RSS (VmHWM, reset
+ *      before each run when the kernel allows it);
  *   2. a fixed rate (`--rate`, 200 req/s) of JSON calls from an open-loop
  *      client: the latency taskgate adds when it is not saturated;
  *   3. time to first byte of streams at a low fixed rate (`--ttfb-rate`)
@@ -22,8 +24,9 @@
  *
  * The saturation load comes from wrk when it is installed (it costs less CPU
  * than autocannon on a small machine), else from autocannon (a devDependency).
- * The fixed-rate runs use undici directly. Results are printed as Markdown and
- * written to bench/results/ as JSON and Markdown.
+ * The fixed-rate runs use undici directly. A run disturbed by steal time or
+ * other processes is measured again (`--max-noise`, `--retries`). Results are
+ * printed as Markdown and written to bench/results/ as JSON and Markdown.
  *
  *   npm run bench -- [--duration S] [--connections N] [--repeat N] [--quick] ...
  *   node bench/overhead.mjs --help
@@ -49,6 +52,7 @@ import { summariseProfile, formatProfileSummary } from './profile-summary.mjs';
 const repositoryRoot = fileURLToPath(new URL('..', import.meta.url));
 const taskgateEntry = join(repositoryRoot, 'dist', 'cli', 'main.js');
 const mockEngineEntry = join(repositoryRoot, 'bench', 'mock-engine.mjs');
+const bareProxyEntry = join(repositoryRoot, 'bench', 'bare-proxy.mjs');
 
 const usage = `Usage: node bench/overhead.mjs [options]   (or: npm run bench -- [options])
 
@@ -60,7 +64,11 @@ Options:
   --ttfb-rate R         streams per second of the time-to-first-byte run (default 20)
   --ttfb-gap-ms MS      gap between stream events of the mock used for TTFB (default 20)
   --warmup S            seconds of warm-up load per path and kind (default 3; --quick: 1)
+  --max-noise P         measure a run again when steal time plus other processes' CPU
+                        took more than P% of the machine during it (default 5)
+  --retries N           at most N such re-runs per measurement (default 2; 0 to disable)
   --only KIND           json | stream | all (default all)
+  --skip-baseline       do not measure the bare node:http + undici pass-through
   --load-generator G    auto | wrk | autocannon (default auto: wrk when installed)
   --cpu-prof DIR        run taskgate under node --cpu-prof, write the profile to DIR
                         and print its hot spots (figures are then not comparable)
@@ -81,11 +89,14 @@ Options:
  * @property {number} ttfbRate
  * @property {number} ttfbGapMs
  * @property {number} warmupSeconds
+ * @property {number} maxNoisePercent
+ * @property {number} retries
  * @property {'json' | 'stream' | 'all'} only
  * @property {'auto' | 'wrk' | 'autocannon'} loadGenerator
  * @property {string | undefined} cpuProfileDirectory
  * @property {string} outputDirectory
  * @property {boolean} keep
+ * @property {boolean} skipBaseline
  * @property {boolean} quick
  */
 
@@ -100,11 +111,14 @@ function readOptions() {
       'ttfb-rate': { type: 'string', default: '20' },
       'ttfb-gap-ms': { type: 'string', default: '20' },
       warmup: { type: 'string' },
+      'max-noise': { type: 'string', default: '5' },
+      retries: { type: 'string', default: '2' },
       only: { type: 'string', default: 'all' },
       'load-generator': { type: 'string', default: 'auto' },
       'cpu-prof': { type: 'string' },
       output: { type: 'string', default: join(repositoryRoot, 'bench', 'results') },
       keep: { type: 'boolean', default: false },
+      'skip-baseline': { type: 'boolean', default: false },
       quick: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -125,13 +139,23 @@ function readOptions() {
     ttfbRate: positiveNumber(values['ttfb-rate'], '--ttfb-rate', 10_000),
     ttfbGapMs: positiveNumber(values['ttfb-gap-ms'], '--ttfb-gap-ms', 10_000),
     warmupSeconds: positiveNumber(values.warmup ?? (quick ? '1' : '3'), '--warmup', 600),
+    maxNoisePercent: positiveNumber(values['max-noise'], '--max-noise', 100),
+    retries: Math.round(nonNegativeNumber(values.retries, '--retries', 10)),
     only,
     loadGenerator,
     cpuProfileDirectory: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
     outputDirectory: resolve(values.output),
     keep: values.keep === true,
+    skipBaseline: values['skip-baseline'] === true,
     quick,
   };
+}
+
+/** @param {string} text @param {string} name @param {number} maximum */
+function nonNegativeNumber(text, name, maximum) {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0 || value > maximum) throw new Error(`${name} must be a number in [0, ${maximum}], not ${text}`);
+  return value;
 }
 
 /** @param {string} text @param {string} name @param {number} maximum */
@@ -251,24 +275,25 @@ async function freePort() {
 }
 
 /**
- * Starts bench/mock-engine.mjs in its own process and waits for its "listening" line.
- * @param {number} gapMs
+ * Starts a helper script (the mock engine, the bare proxy) in its own process,
+ * so its CPU is never counted as taskgate's, and waits for the JSON line it
+ * prints once it listens: `{"<marker>":"listening","port":N,...}`.
+ * @param {string[]} args  the script and its arguments
+ * @param {string} marker
+ * @param {string} name   for error messages
  */
-async function startMockEngineProcess(gapMs) {
-  const child = startChild(process.execPath, [mockEngineEntry, '--port', '0', '--host', '127.0.0.1', '--gap-ms', String(gapMs)]);
+async function startListeningChild(args, marker, name) {
+  const child = startChild(process.execPath, args);
   const errors = keepTail(child.stderr);
   const output = keepTail(child.stdout);
   // Bounded: 100 polls of 100 ms.
   for (let attempt = 0; attempt < 100 && !hasExited(child); attempt++) {
-    const line = output.text.split('\n').find((candidate) => candidate.includes('"mock_engine":"listening"'));
-    if (line !== undefined) {
-      const { url, port } = JSON.parse(line);
-      return { child, pid: /** @type {number} */ (child.pid), url, port, origin: `http://127.0.0.1:${port}` };
-    }
+    const line = output.text.split('\n').find((candidate) => candidate.includes(`"${marker}":"listening"`));
+    if (line !== undefined) return { child, pid: /** @type {number} */ (child.pid), line: JSON.parse(line) };
     await sleep(100);
   }
   await stopChild(child, 1_000);
-  throw new Error(`the mock engine did not start within 10 s: ${errors.text || output.text}`);
+  throw new Error(`${name} did not start within 10 s: ${errors.text || output.text}`);
 }
 
 /**
@@ -350,16 +375,22 @@ const clockTicksPerSecond = (() => {
 })();
 
 /**
- * CPU time (user + system) the process has used so far, in microseconds.
+ * CPU time the process (all its threads) has used so far, in microseconds: user and system (kernel).
  * @param {number} pid
  */
-function cpuMicroseconds(pid) {
+function cpuTimes(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // After the name, field 3 (state) is index 0, so utime (14) and stime (15) are 11 and 12.
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return (ticks * 1_000_000) / clockTicksPerSecond;
+  const microsPerTick = 1_000_000 / clockTicksPerSecond;
+  return { user: Number(fields[11]) * microsPerTick, system: Number(fields[12]) * microsPerTick };
+}
+
+/** User + system CPU time so far, in microseconds. @param {number} pid */
+function cpuMicroseconds(pid) {
+  const { user, system } = cpuTimes(pid);
+  return user + system;
 }
 
 /**
@@ -386,20 +417,38 @@ function resetPeakRss(pid) {
   }
 }
 
-/** The machine's CPU time so far, from the first line of /proc/stat, in ticks. */
-function machineTicks() {
+/** The processes this script started and measures (servers); set once they run. */
+const ownServerPids = /** @type {number[]} */ ([]);
+
+/**
+ * What the machine as a whole, and this script with everything it started,
+ * have used so far (microseconds). From /proc/stat's first line (all cores) and
+ * /proc/<pid>/stat; this process's own line includes its reaped children (wrk).
+ */
+function noiseSnapshot() {
   const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/);
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields.map(Number);
-  return { total: user + nice + system + idle + iowait + irq + softirq + steal, steal };
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = fields.map((field) => (Number(field) * 1_000_000) / clockTicksPerSecond);
+  const self = readFileSync('/proc/self/stat', 'utf8');
+  const selfFields = self.slice(self.lastIndexOf(')') + 2).split(' ');
+  // utime, stime, cutime, cstime are fields 14-17: indexes 11-14 after the name.
+  const selfTicks = Number(selfFields[11]) + Number(selfFields[12]) + Number(selfFields[13]) + Number(selfFields[14]);
+  let own = (selfTicks * 1_000_000) / clockTicksPerSecond;
+  for (const pid of ownServerPids) own += cpuMicroseconds(pid);
+  return { total: user + nice + system + idle + iowait + irq + softirq + steal, busy: user + nice + system + irq + softirq, steal, own };
 }
 
 /**
- * Share of the machine's time the hypervisor gave to other guests between two readings:
- * a noisy neighbour shows here, and makes every figure of that run worse.
- * @param {{ total: number, steal: number }} before @param {{ total: number, steal: number }} after
+ * How disturbed a run was, in % of the machine's time (both cores): the time the
+ * hypervisor gave to other guests (steal), and the CPU used by processes this
+ * script did not start (other engineers' tests, say). Either makes every figure
+ * of the run worse, CPU per request included (caches go cold).
+ * @param {ReturnType<typeof noiseSnapshot>} before @param {ReturnType<typeof noiseSnapshot>} after
  */
-function stealPercent(before, after) {
-  return (100 * (after.steal - before.steal)) / Math.max(1, after.total - before.total);
+function noiseBetween(before, after) {
+  const total = Math.max(1, after.total - before.total);
+  const stealPercent = (100 * (after.steal - before.steal)) / total;
+  const otherProcessesPercent = Math.max(0, (100 * (after.busy - before.busy - (after.own - before.own))) / total);
+  return { stealPercent, otherProcessesPercent, noisePercent: stealPercent + otherProcessesPercent };
 }
 
 /**
@@ -662,10 +711,12 @@ function percentile(values, rank) {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((rank / 100) * sorted.length) - 1))];
 }
 
-/** @param {number[]} values */
+/** The middle value; the mean of the two middle ones for an even count. @param {number[]} values */
 function median(values) {
-  const finite = values.filter((value) => Number.isFinite(value));
-  return finite.length === 0 ? Number.NaN : percentile(finite, 50);
+  const sorted = values.filter((value) => Number.isFinite(value)).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 // ---------------------------------------------------------------------------
@@ -695,45 +746,72 @@ async function checkReply(target, stream, label) {
 // ---------------------------------------------------------------------------
 // One measurement
 
+/** @typedef {'direct' | 'bare' | 'through'} PathName */
+
+/** How each path is named in the report. */
+const pathLabels = { direct: 'direct (mock)', bare: 'bare pass-through', through: 'through taskgate' };
+/** Which process answers the client on each path. */
+const serverNames = { direct: 'mock', bare: 'bare proxy', through: 'taskgate' };
+/** The rows of what a proxy added over direct calls. */
+const addedLabels = { bare: 'added by the bare proxy', through: 'added by taskgate' };
+
 /**
  * @typedef {object} Servers
- * @property {{ pid: number, origin: string, url: string }} mock
- * @property {{ pid: number, origin: string, url: string }} gapMock
+ * @property {{ pid: number, url: string }} mock
+ * @property {{ pid: number, url: string }} gapMock
+ * @property {{ pid: number, origin: string } | null} bare
  * @property {{ pid: number, origin: string, adminKey: string }} taskgate
  */
 
 /**
+ * The process that answers the client on a path, and the mock behind it (null when the mock answers).
+ * @param {PathName} path @param {Servers} servers @param {boolean} gap
+ */
+function processesOf(path, servers, gap) {
+  const mock = gap ? servers.gapMock : servers.mock;
+  if (path === 'direct') return { serverPid: mock.pid, upstreamPid: null };
+  const server = path === 'bare' ? servers.bare : servers.taskgate;
+  if (server === null) throw new Error(`no server for path ${path}`);
+  return { serverPid: server.pid, upstreamPid: mock.pid };
+}
+
+/**
  * Runs closed-loop load on one path and reads the servers' CPU and peak RSS around it.
- * @param {'direct' | 'through'} path
  * @param {LoadTarget} target
- * @param {Servers} servers
+ * @param {number} serverPid     the process that answers the client
+ * @param {number | null} upstreamPid  the mock behind it, if it is not the mock itself
  * @param {(target: LoadTarget) => Promise<LoadResult>} load
  */
-async function measureSaturation(path, target, servers, load) {
-  const measured = path === 'direct' ? [servers.mock.pid] : [servers.taskgate.pid, servers.mock.pid];
+async function measureSaturation(target, serverPid, upstreamPid, load) {
+  const measured = upstreamPid === null ? [serverPid] : [serverPid, upstreamPid];
   const peakResets = measured.map(resetPeakRss);
-  const cpuBefore = measured.map(cpuMicroseconds);
-  const machineBefore = machineTicks();
+  const cpuBefore = measured.map(cpuTimes);
+  const noiseBefore = noiseSnapshot();
   const result = await load(target);
-  const machineAfter = machineTicks();
+  const noise = noiseBetween(noiseBefore, noiseSnapshot());
   const settleMs = await waitUntilIdle(measured, 10_000);
-  const cpuPerRequest = measured.map((pid, index) => (cpuMicroseconds(pid) - cpuBefore[index]) / Math.max(1, result.completed));
-  const peaks = measured.map(peakRssMegabytes);
+  const cpuAfter = measured.map(cpuTimes);
+  const requests = Math.max(1, result.completed);
+  const userPerRequest = measured.map((_, index) => (cpuAfter[index].user - cpuBefore[index].user) / requests);
+  const systemPerRequest = measured.map((_, index) => (cpuAfter[index].system - cpuBefore[index].system) / requests);
+  const cpuPerRequest = measured.map((_, index) => userPerRequest[index] + systemPerRequest[index]);
   return {
     requestsPerSecond: result.completed / result.durationSeconds,
     completed: result.completed,
     failed: result.failed,
     p50Ms: result.p50Ms,
     p99Ms: result.p99Ms,
-    /** The mock for direct calls, taskgate for calls through it. */
+    /** The process that answers the client: the mock, the bare proxy or taskgate. */
     serverCpuMicrosPerRequest: cpuPerRequest[0],
-    /** The mock's share while serving through taskgate (null for direct: it is the server). */
-    mockCpuMicrosPerRequest: path === 'through' ? cpuPerRequest[1] : null,
-    serverPeakRssMegabytes: peaks[0],
+    /** The kernel's share of it (sockets, epoll, SQLite's file writes). */
+    serverSystemMicrosPerRequest: systemPerRequest[0],
+    /** The mock's CPU behind a proxy (null when the mock is the server). */
+    mockCpuMicrosPerRequest: upstreamPid === null ? null : cpuPerRequest[1],
+    serverPeakRssMegabytes: peakRssMegabytes(serverPid),
     peakRssIsPerRun: peakResets[0],
-    /** How long the servers kept busy after the last response (trace writes). */
+    /** How long the servers kept busy after the last response (taskgate: trace writes). */
     settleMs,
-    stealPercent: stealPercent(machineBefore, machineAfter),
+    ...noise,
   };
 }
 
@@ -745,21 +823,64 @@ async function measureSaturation(path, target, servers, load) {
  */
 async function measureFixedRate(target, serverPid, settings) {
   const cpuBefore = cpuMicroseconds(serverPid);
-  const machineBefore = machineTicks();
+  const noiseBefore = noiseSnapshot();
   const result = await runFixedRate(target, settings);
-  const machineAfter = machineTicks();
+  const noise = noiseBetween(noiseBefore, noiseSnapshot());
   await waitUntilIdle([serverPid], 10_000);
-  return {
-    stealPercent: stealPercent(machineBefore, machineAfter), ...result, serverCpuMicrosPerRequest: (cpuMicroseconds(serverPid) - cpuBefore) / Math.max(1, result.completed + result.failed) };
+  return { ...result, serverCpuMicrosPerRequest: (cpuMicroseconds(serverPid) - cpuBefore) / Math.max(1, result.completed + result.failed), ...noise };
+}
+
+/**
+ * A run disturbed by more than `--max-noise` % (see noiseBetween) is measured
+ * again, up to `--retries` times; the least disturbed attempt is kept.
+ * @template {{ noisePercent: number, stealPercent: number, otherProcessesPercent: number }} T
+ * @param {Options} options @param {() => Promise<T>} measure
+ * @returns {Promise<T & { attempts: number }>}
+ */
+async function measureQuietly(options, measure) {
+  let best = await measure();
+  let attempts = 1;
+  while (best.noisePercent > options.maxNoisePercent && attempts <= options.retries) {
+    log(`  ${describeNoise(best)} (over ${options.maxNoisePercent}%): measuring again`);
+    const next = await measure();
+    attempts++;
+    if (next.noisePercent < best.noisePercent) best = next;
+  }
+  return { ...best, attempts };
+}
+
+/**
+ * What each proxy path added to the direct figures of the same run (paired, so
+ * drift in the machine's load between runs cancels out).
+ * @param {Record<string, any>} entry @param {PathName[]} paths @param {string[]} fields
+ */
+function addedOver(entry, paths, fields) {
+  /** @type {Record<string, Record<string, number>>} */
+  const added = {};
+  for (const path of paths) {
+    if (path === 'direct') continue;
+    added[path] = Object.fromEntries(fields.map((field) => [field, entry[path][field] - entry.direct[field]]));
+  }
+  return added;
 }
 
 // ---------------------------------------------------------------------------
 // Reporting
 
+/** @param {{ stealPercent: number, otherProcessesPercent: number }} noise */
+function describeNoise(noise) {
+  return `disturbed: ${format(noise.stealPercent)}% of the machine stolen by the hypervisor, ${format(noise.otherProcessesPercent)}% used by other processes`;
+}
+
 /** @param {number} value @param {number} [digits] */
 function format(value, digits = 0) {
   if (!Number.isFinite(value)) return 'n/a';
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** With its sign, for differences. @param {number} value @param {number} [digits] */
+function signed(value, digits = 0) {
+  return Number.isFinite(value) && value >= 0 ? `+${format(value, digits)}` : format(value, digits);
 }
 
 /** @param {number} through @param {number} direct */
@@ -783,9 +904,27 @@ function medianOf(runs) {
   return /** @type {T} */ (result);
 }
 
+/**
+ * Medians per path, and of the per-run differences when the entries have them.
+ * @param {Array<Record<string, any>>} entries @param {PathName[]} paths
+ */
+function medianOfPaths(entries, paths) {
+  /** @type {Record<string, any>} */
+  const result = {};
+  for (const path of paths) result[path] = medianOf(entries.map((entry) => entry[path]));
+  if (entries[0]?.added !== undefined) {
+    result.added = {};
+    for (const path of paths) if (path !== 'direct') result.added[path] = medianOf(entries.map((entry) => entry.added[path]));
+  }
+  return result;
+}
+
 /** @param {any} report */
 function markdownReport(report) {
   const { environment, settings, medians } = report;
+  /** @type {PathName[]} */
+  const paths = settings.paths;
+  const proxies = paths.filter((path) => path !== 'direct');
   const lines = [];
   lines.push(`### taskgate overhead (${settings.repeat === 1 ? 'one run' : `medians of ${settings.repeat} runs`})`, '');
   lines.push(
@@ -797,47 +936,76 @@ function markdownReport(report) {
 
   if (medians.saturation.length > 0) {
     lines.push(`**Saturation** (${settings.connections} connections, ${settings.durationSeconds} s, ${environment.loadGenerator.split(' ')[0]}):`, '');
-    lines.push('| Load | Path | req/s | p50 ms | p99 ms | Server CPU µs/req | Mock CPU µs/req | Server peak RSS MB |');
-    lines.push('|---|---|---:|---:|---:|---:|---:|---:|');
-    for (const { kind, direct, through } of medians.saturation) {
-      const label = kind === 'json' ? 'JSON' : 'stream (23 events)';
+    lines.push('| Load | Path | req/s | p50 ms | p99 ms | Server CPU µs/req | of which kernel | Mock CPU µs/req | Server peak RSS MB |');
+    lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+    for (const entry of medians.saturation) {
+      const label = entry.kind === 'json' ? 'JSON' : 'stream (23 events)';
+      /** The spread of a figure over the repeats, to show how noisy the machine was. @param {PathName} path @param {string} field */
+      const spread = (path, field) => {
+        if (report.runs.length < 2) return '';
+        const values = report.runs.map((/** @type {any} */ run) => run.saturation.find((/** @type {any} */ candidate) => candidate.kind === entry.kind)[path][field]);
+        return ` [${format(Math.min(...values))}–${format(Math.max(...values))}]`;
+      };
+      for (const path of paths) {
+        const figures = entry[path];
+        const cpu = `${format(figures.serverCpuMicrosPerRequest)}${spread(path, 'serverCpuMicrosPerRequest')} (${serverNames[path]})`;
+        lines.push(
+          `| ${label} | ${pathLabels[path]} | ${format(figures.requestsPerSecond)}${spread(path, 'requestsPerSecond')} | ${format(figures.p50Ms, 2)} | ${format(figures.p99Ms, 2)} | ` +
+            `${path === 'through' ? `**${cpu}**` : cpu} | ${format(figures.serverSystemMicrosPerRequest)} | ${figures.mockCpuMicrosPerRequest === null ? '—' : format(figures.mockCpuMicrosPerRequest)} | ` +
+            `${format(figures.serverPeakRssMegabytes)} (${serverNames[path]}) |`,
+        );
+      }
+      const { direct, through } = entry;
       lines.push(
-        `| ${label} | direct (mock) | ${format(direct.requestsPerSecond)} | ${format(direct.p50Ms, 2)} | ${format(direct.p99Ms, 2)} | ${format(direct.serverCpuMicrosPerRequest)} (mock) | — | ${format(direct.serverPeakRssMegabytes)} (mock) |`,
-      );
-      lines.push(
-        `| ${label} | through taskgate | ${format(through.requestsPerSecond)} | ${format(through.p50Ms, 2)} | ${format(through.p99Ms, 2)} | **${format(through.serverCpuMicrosPerRequest)}** (taskgate) | ${format(through.mockCpuMicrosPerRequest)} | ${format(through.serverPeakRssMegabytes)} (taskgate) |`,
-      );
-      lines.push(
-        `| ${label} | through / direct | ${ratio(through.requestsPerSecond, direct.requestsPerSecond)} | ${ratio(through.p50Ms, direct.p50Ms)} | ${ratio(through.p99Ms, direct.p99Ms)} | ${ratio(through.serverCpuMicrosPerRequest, direct.serverCpuMicrosPerRequest)} | | ${ratio(through.serverPeakRssMegabytes, direct.serverPeakRssMegabytes)} |`,
+        `| ${label} | through / direct | ${ratio(through.requestsPerSecond, direct.requestsPerSecond)} | ${ratio(through.p50Ms, direct.p50Ms)} | ${ratio(through.p99Ms, direct.p99Ms)} | ` +
+          `${ratio(through.serverCpuMicrosPerRequest, direct.serverCpuMicrosPerRequest)} | ${ratio(through.serverSystemMicrosPerRequest, direct.serverSystemMicrosPerRequest)} | | ` +
+          `${ratio(through.serverPeakRssMegabytes, direct.serverPeakRssMegabytes)} |`,
       );
     }
+    const notes = [];
+    if (report.runs.length > 1) notes.push('[min–max] over the runs.');
+    if (paths.includes('bare')) {
+      const own = medians.saturation
+        .map((/** @type {any} */ entry) => `${entry.kind === 'json' ? 'JSON' : 'streams'} ${signed(entry.through.serverCpuMicrosPerRequest - entry.bare.serverCpuMicrosPerRequest)} µs`)
+        .join(', ');
+      notes.push(`taskgate's own work per call (its CPU minus the bare pass-through's): ${own}.`);
+    }
+    if (notes.length > 0) lines.push('', notes.join(' '));
     lines.push('');
   }
 
   if (medians.fixedRate !== null) {
-    const { direct, through } = medians.fixedRate;
+    const figures = medians.fixedRate;
     lines.push(`**Fixed rate**, JSON, ${format(settings.rate)} req/s open loop (undici), ${settings.durationSeconds} s:`, '');
     lines.push('| Path | p50 ms | p99 ms | Server CPU µs/req at this rate |');
     lines.push('|---|---:|---:|---:|');
-    lines.push(`| direct (mock) | ${format(direct.p50Ms, 3)} | ${format(direct.p99Ms, 3)} | ${format(direct.serverCpuMicrosPerRequest)} (mock) |`);
-    lines.push(`| through taskgate | ${format(through.p50Ms, 3)} | ${format(through.p99Ms, 3)} | ${format(through.serverCpuMicrosPerRequest)} (taskgate) |`);
-    lines.push(`| added by taskgate | **${format(through.p50Ms - direct.p50Ms, 3)}** | ${format(through.p99Ms - direct.p99Ms, 3)} | |`);
+    for (const path of paths) {
+      lines.push(`| ${pathLabels[path]} | ${format(figures[path].p50Ms, 3)} | ${format(figures[path].p99Ms, 3)} | ${format(figures[path].serverCpuMicrosPerRequest)} (${serverNames[path]}) |`);
+    }
+    for (const path of proxies) {
+      const added = figures.added[path];
+      const p50 = signed(added.p50Ms, 3);
+      lines.push(`| ${addedLabels[path]} | ${path === 'through' ? `**${p50}**` : p50} | ${signed(added.p99Ms, 3)} | |`);
+    }
     lines.push('');
   }
 
   if (medians.firstByte !== null) {
-    const { direct, through } = medians.firstByte;
+    const figures = medians.firstByte;
     lines.push(
       `**Time to first byte** of streams, ${format(settings.ttfbRate)} streams/s open loop (undici), mock with ${format(settings.ttfbGapMs)} ms between events:`,
       '',
     );
     lines.push('| Path | TTFB p50 ms | TTFB p99 ms | whole stream p50 ms | whole stream p99 ms |');
     lines.push('|---|---:|---:|---:|---:|');
-    lines.push(`| direct (mock) | ${format(direct.firstByteP50Ms, 3)} | ${format(direct.firstByteP99Ms, 3)} | ${format(direct.p50Ms, 1)} | ${format(direct.p99Ms, 1)} |`);
-    lines.push(`| through taskgate | ${format(through.firstByteP50Ms, 3)} | ${format(through.firstByteP99Ms, 3)} | ${format(through.p50Ms, 1)} | ${format(through.p99Ms, 1)} |`);
-    lines.push(
-      `| added by taskgate | ${format(through.firstByteP50Ms - direct.firstByteP50Ms, 3)} | ${format(through.firstByteP99Ms - direct.firstByteP99Ms, 3)} | ${format(through.p50Ms - direct.p50Ms, 1)} | ${format(through.p99Ms - direct.p99Ms, 1)} |`,
-    );
+    for (const path of paths) {
+      const { firstByteP50Ms, firstByteP99Ms, p50Ms, p99Ms } = figures[path];
+      lines.push(`| ${pathLabels[path]} | ${format(firstByteP50Ms, 3)} | ${format(firstByteP99Ms, 3)} | ${format(p50Ms, 1)} | ${format(p99Ms, 1)} |`);
+    }
+    for (const path of proxies) {
+      const { firstByteP50Ms, firstByteP99Ms, p50Ms, p99Ms } = figures.added[path];
+      lines.push(`| ${addedLabels[path]} | ${signed(firstByteP50Ms, 3)} | ${signed(firstByteP99Ms, 3)} | ${signed(p50Ms, 1)} | ${signed(p99Ms, 1)} |`);
+    }
     lines.push('');
   }
 
@@ -858,24 +1026,24 @@ function evaluateTargets(medians, options) {
   const json = medians.saturation.find((/** @type {any} */ entry) => entry.kind === 'json');
   if (json !== undefined) {
     const cpu = json.through.serverCpuMicrosPerRequest;
-    targets.push({ target: 'taskgate CPU per non-streamed call ≤ 150 µs (saturation)', measured: `${format(cpu)} µs`, met: cpu <= 150 });
+    const baseline = json.bare === undefined ? '' : ` (bare pass-through: ${format(json.bare.serverCpuMicrosPerRequest)} µs)`;
+    targets.push({ target: 'taskgate CPU per non-streamed call ≤ 150 µs (saturation)', measured: `${format(cpu)} µs${baseline}`, met: cpu <= 150 });
   }
   if (medians.fixedRate !== null) {
-    const added = medians.fixedRate.through.p50Ms - medians.fixedRate.direct.p50Ms;
-    targets.push({ target: `added p50 latency < 0.5 ms at ${format(options.rate)} req/s`, measured: `${format(added, 3)} ms`, met: added < 0.5 });
+    const added = medians.fixedRate.added.through.p50Ms;
+    const baseline = medians.fixedRate.added.bare === undefined ? '' : ` (bare pass-through: ${signed(medians.fixedRate.added.bare.p50Ms, 3)} ms)`;
+    targets.push({ target: `added p50 latency < 0.5 ms at ${format(options.rate)} req/s`, measured: `${signed(added, 3)} ms${baseline}`, met: added < 0.5 });
   }
   if (medians.firstByte !== null) {
-    const { direct, through } = medians.firstByte;
-    const added = through.firstByteP50Ms - direct.firstByteP50Ms;
+    const { through, added: { through: addedTimes } } = medians.firstByte;
     // A stall is the first event held back: until a later event arrives (at least one gap,
     // `--ttfb-gap-ms`), until the whole reply is in, or by Nagle and delayed ACKs (40 ms).
-    // Either shows as added TTFB far above taskgate's per-call cost, so: p50 under 2 ms, p99 under half a gap.
-    const addedP99 = through.firstByteP99Ms - direct.firstByteP99Ms;
+    // Each shows as added TTFB far above taskgate's per-call cost, so: p50 under 2 ms, p99 under half a gap.
     const p99Limit = options.ttfbGapMs / 2;
     targets.push({
       target: `no stall in stream TTFB (added p50 < 2 ms, added p99 < ${format(p99Limit, 0)} ms, with ${format(options.ttfbGapMs, 0)} ms between events)`,
-      measured: `+${format(added, 2)} ms p50, +${format(addedP99, 2)} ms p99 (whole stream ${format(through.p50Ms, 0)} ms)`,
-      met: added < 2 && addedP99 < p99Limit,
+      measured: `${signed(addedTimes.firstByteP50Ms, 2)} ms p50, ${signed(addedTimes.firstByteP99Ms, 2)} ms p99 (whole stream ${format(through.p50Ms, 0)} ms)`,
+      met: addedTimes.firstByteP50Ms < 2 && addedTimes.firstByteP99Ms < p99Limit,
     });
   }
   return targets;
@@ -895,6 +1063,8 @@ async function main() {
   if (options.loadGenerator === 'wrk' && !wrkInstalled()) throw new Error('--load-generator wrk, but wrk is not installed');
   const loadGenerator = useWrk ? `${wrkVersion()} (1 thread)` : 'autocannon 8 (in the bench process)';
   const kinds = options.only === 'all' ? ['json', 'stream'] : [options.only];
+  /** @type {PathName[]} */
+  const paths = options.skipBaseline ? ['direct', 'through'] : ['direct', 'bare', 'through'];
 
   const startedAt = new Date().toISOString();
   const environment = describeEnvironment(loadGenerator);
@@ -906,26 +1076,38 @@ async function main() {
   const warnings = [];
   try {
     log(`load generator: ${loadGenerator}; temporary directory ${directory}`);
-    const mock = await startMockEngineProcess(0);
-    started.push(mock);
-    const gapMock = await startMockEngineProcess(options.ttfbGapMs);
-    started.push(gapMock);
+    const mockLine = await startListeningChild([mockEngineEntry, '--port', '0', '--gap-ms', '0'], 'mock_engine', 'the mock engine');
+    started.push(mockLine);
+    const gapMockLine = await startListeningChild([mockEngineEntry, '--port', '0', '--gap-ms', String(options.ttfbGapMs)], 'mock_engine', 'the mock engine with gaps');
+    started.push(gapMockLine);
+    const mock = { pid: mockLine.pid, url: mockLine.line.url, origin: `http://127.0.0.1:${mockLine.line.port}` };
+    const gapMock = { pid: gapMockLine.pid, url: gapMockLine.line.url, origin: `http://127.0.0.1:${gapMockLine.line.port}` };
+    let bare = null;
+    if (paths.includes('bare')) {
+      const bareLine = await startListeningChild([bareProxyEntry, '--upstream', mock.origin, '--gap-upstream', gapMock.origin], 'bare_proxy', 'the bare proxy');
+      started.push(bareLine);
+      bare = { pid: bareLine.pid, origin: `http://127.0.0.1:${bareLine.line.port}` };
+    }
     const taskgate = await startTaskgate({ directory, mockUrl: mock.url, gapMockUrl: gapMock.url, cpuProfileDirectory: options.cpuProfileDirectory });
     started.push(taskgate);
-    log(`mock engine pid ${mock.pid}, gap mock pid ${gapMock.pid}, taskgate pid ${taskgate.pid} at ${taskgate.origin}`);
+    log(`mock engine pid ${mock.pid}, gap mock pid ${gapMock.pid}${bare === null ? '' : `, bare proxy pid ${bare.pid}`}, taskgate pid ${taskgate.pid} at ${taskgate.origin}`);
+    ownServerPids.push(mock.pid, gapMock.pid, taskgate.pid);
+    if (bare !== null) ownServerPids.push(bare.pid);
     /** @type {Servers} */
-    const servers = { mock, gapMock, taskgate };
+    const servers = { mock, gapMock, bare, taskgate };
 
     const headers = chatHeaders(taskgate.adminKey);
-    /** @param {'direct' | 'through'} path @param {string} kind @param {boolean} [gap] @returns {LoadTarget} */
+    /** @param {PathName} path @param {string} kind @param {boolean} [gap] @returns {LoadTarget} */
     const targetFor = (path, kind, gap = false) => {
-      const base = path === 'direct' ? (gap ? gapMock.url : mock.url) : `${taskgate.origin}/v1`;
-      return { url: `${base}/chat/completions`, headers, body: chatBody(gap && path === 'through' ? 'bench-model-gap' : 'bench-model', kind === 'stream') };
+      const base = path === 'direct' ? (gap ? gapMock.url : mock.url) : path === 'bare' ? `${bare?.origin}${gap ? '/gap' : ''}/v1` : `${taskgate.origin}/v1`;
+      // taskgate reaches the mock with gaps through its own model; the others by address.
+      const model = path === 'through' && gap ? 'bench-model-gap' : 'bench-model';
+      return { url: `${base}/chat/completions`, headers, body: chatBody(model, kind === 'stream') };
     };
 
-    // Both paths must answer correctly before anything is measured.
+    // Every path must answer correctly before anything is measured.
     for (const kind of ['json', 'stream']) {
-      for (const path of /** @type {const} */ (['direct', 'through'])) {
+      for (const path of paths) {
         await checkReply(targetFor(path, kind), kind === 'stream', `${kind} ${path}`);
         await checkReply(targetFor(path, kind, true), kind === 'stream', `${kind} ${path} (gap mock)`);
       }
@@ -939,7 +1121,7 @@ async function main() {
 
     log(`warming up (${options.warmupSeconds} s per path and kind)`);
     for (const kind of kinds) {
-      for (const path of /** @type {const} */ (['through', 'direct'])) await saturate(options.warmupSeconds)(targetFor(path, kind));
+      for (const path of [...paths].reverse()) await saturate(options.warmupSeconds)(targetFor(path, kind));
     }
     await runFixedRate(targetFor('through', 'stream', true), { rate: options.ttfbRate, durationSeconds: Math.min(1, options.warmupSeconds), stream: true });
 
@@ -947,16 +1129,17 @@ async function main() {
     const runs = [];
     let throughCompleted = 0;
     for (let repetition = 0; repetition < options.repeat; repetition++) {
-      // Alternate which path goes first, so a drift in machine load does not favour one.
-      /** @type {('direct' | 'through')[]} */
-      const order = repetition % 2 === 0 ? ['direct', 'through'] : ['through', 'direct'];
+      // Alternate the order of the paths, so a drift in the machine's load does not favour one.
+      const order = repetition % 2 === 0 ? paths : [...paths].reverse();
+      const step = `run ${repetition + 1}/${options.repeat}`;
       const run = { saturation: /** @type {any[]} */ ([]), fixedRate: /** @type {any} */ (null), firstByte: /** @type {any} */ (null) };
       for (const kind of kinds) {
         /** @type {Record<string, any>} */
         const entry = { kind };
         for (const path of order) {
-          log(`run ${repetition + 1}/${options.repeat}: ${kind} saturation, ${path}`);
-          entry[path] = await measureSaturation(path, targetFor(path, kind), servers, saturate(options.durationSeconds));
+          log(`${step}: ${kind} saturation, ${pathLabels[path]}`);
+          const { serverPid, upstreamPid } = processesOf(path, servers, false);
+          entry[path] = await measureQuietly(options, () => measureSaturation(targetFor(path, kind), serverPid, upstreamPid, saturate(options.durationSeconds)));
           if (path === 'through') throughCompleted += entry[path].completed;
         }
         run.saturation.push(entry);
@@ -965,49 +1148,55 @@ async function main() {
         /** @type {Record<string, any>} */
         const entry = {};
         for (const path of order) {
-          log(`run ${repetition + 1}/${options.repeat}: JSON at ${options.rate} req/s, ${path}`);
-          const serverPid = path === 'direct' ? mock.pid : taskgate.pid;
-          entry[path] = await measureFixedRate(targetFor(path, 'json'), serverPid, { rate: options.rate, durationSeconds: options.durationSeconds, stream: false });
+          log(`${step}: JSON at ${options.rate} req/s, ${pathLabels[path]}`);
+          const { serverPid } = processesOf(path, servers, false);
+          const settings = { rate: options.rate, durationSeconds: options.durationSeconds, stream: false };
+          entry[path] = await measureQuietly(options, () => measureFixedRate(targetFor(path, 'json'), serverPid, settings));
           if (path === 'through') throughCompleted += entry[path].completed;
         }
+        entry.added = addedOver(entry, paths, ['p50Ms', 'p99Ms']);
         run.fixedRate = entry;
       }
       if (kinds.includes('stream')) {
         /** @type {Record<string, any>} */
         const entry = {};
         for (const path of order) {
-          log(`run ${repetition + 1}/${options.repeat}: stream time to first byte at ${options.ttfbRate}/s, ${path}`);
-          const serverPid = path === 'direct' ? gapMock.pid : taskgate.pid;
-          entry[path] = await measureFixedRate(targetFor(path, 'stream', true), serverPid, { rate: options.ttfbRate, durationSeconds: options.durationSeconds, stream: true });
+          log(`${step}: stream time to first byte at ${options.ttfbRate}/s, ${pathLabels[path]}`);
+          const { serverPid } = processesOf(path, servers, true);
+          const settings = { rate: options.ttfbRate, durationSeconds: options.durationSeconds, stream: true };
+          entry[path] = await measureQuietly(options, () => measureFixedRate(targetFor(path, 'stream', true), serverPid, settings));
           if (path === 'through') throughCompleted += entry[path].completed;
         }
+        entry.added = addedOver(entry, paths, ['firstByteP50Ms', 'firstByteP99Ms', 'p50Ms', 'p99Ms']);
         run.firstByte = entry;
       }
       runs.push(run);
     }
 
     const medians = {
-      saturation: kinds.map((kind) => {
-        const entries = runs.map((run) => run.saturation.find((/** @type {any} */ entry) => entry.kind === kind));
-        return { kind, direct: medianOf(entries.map((entry) => entry.direct)), through: medianOf(entries.map((entry) => entry.through)) };
-      }),
-      fixedRate: runs[0].fixedRate === null ? null : { direct: medianOf(runs.map((run) => run.fixedRate.direct)), through: medianOf(runs.map((run) => run.fixedRate.through)) },
-      firstByte: runs[0].firstByte === null ? null : { direct: medianOf(runs.map((run) => run.firstByte.direct)), through: medianOf(runs.map((run) => run.firstByte.through)) },
+      saturation: kinds.map((kind) => ({
+        kind,
+        ...medianOfPaths(
+          runs.map((run) => run.saturation.find((/** @type {any} */ entry) => entry.kind === kind)),
+          paths,
+        ),
+      })),
+      fixedRate: runs[0].fixedRate === null ? null : medianOfPaths(runs.map((run) => run.fixedRate), paths),
+      firstByte: runs[0].firstByte === null ? null : medianOfPaths(runs.map((run) => run.firstByte), paths),
     };
 
     for (const run of runs) {
-      for (const entry of run.saturation) {
-        for (const path of ['direct', 'through']) {
-          if (entry[path].failed > 0) warnings.push(`${entry.kind} ${path}: ${entry[path].failed} failed requests`);
-          if (entry[path].stealPercent > 5) warnings.push(`${entry.kind} ${path}: ${format(entry[path].stealPercent)}% of the machine's time was stolen by the hypervisor`);
-        }
-        if (!entry.through.peakRssIsPerRun) warnings.push('peak RSS could not be reset between runs: it is the peak since start');
-      }
-      for (const part of [run.fixedRate, run.firstByte]) {
+      const parts = [
+        ...run.saturation.map((/** @type {any} */ entry) => [`${entry.kind} saturation`, entry]),
+        ['fixed-rate JSON', run.fixedRate],
+        ['stream TTFB', run.firstByte],
+      ];
+      for (const [label, part] of parts) {
         if (part === null) continue;
-        for (const path of ['direct', 'through']) {
-          if (part[path].failed > 0) warnings.push(`fixed-rate ${path}: ${part[path].failed} failed requests`);
-          if (part[path].stealPercent > 5) warnings.push(`fixed-rate ${path}: ${format(part[path].stealPercent)}% of the machine's time was stolen by the hypervisor`);
+        for (const path of paths) {
+          if (part[path].failed > 0) warnings.push(`${label}, ${pathLabels[path]}: ${part[path].failed} failed requests`);
+          if (part[path].noisePercent > options.maxNoisePercent) warnings.push(`${label}, ${pathLabels[path]}: ${describeNoise(part[path])}`);
+          if (part[path].peakRssIsPerRun === false) warnings.push('peak RSS could not be reset between runs: it is the peak since start');
         }
       }
     }
@@ -1032,7 +1221,10 @@ async function main() {
         ttfbRate: options.ttfbRate,
         ttfbGapMs: options.ttfbGapMs,
         warmupSeconds: options.warmupSeconds,
+        maxNoisePercent: options.maxNoisePercent,
+        retries: options.retries,
         only: options.only,
+        paths,
         cpuProfile: options.cpuProfileDirectory !== undefined,
         requestBodyBytes: Buffer.byteLength(chatBody('bench-model', false)),
       },
@@ -1055,7 +1247,7 @@ async function main() {
     if (options.cpuProfileDirectory !== undefined) {
       const profiles = readdirSync(options.cpuProfileDirectory).filter((name) => name.endsWith('.cpuprofile'));
       const newest = profiles.sort().at(-1);
-      if (newest === undefined) warnings.push('no CPU profile was written');
+      if (newest === undefined) log('no CPU profile was written');
       else {
         const profilePath = join(options.cpuProfileDirectory, newest);
         process.stdout.write(`\nCPU profile ${profilePath}\n${formatProfileSummary(summariseProfile(profilePath, { repositoryRoot }))}\n`);

@@ -135,7 +135,8 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
         const next = await chunks.next();
         if (next.done === true) break;
         recorder.observe(next.value);
-        await writer.writeChunk(next.value, signal);
+        const drained = writer.writeChunk(next.value, signal);
+        if (drained !== undefined) await drained;
       }
       if (signal.aborted) throw new ClientAbortError();
       writer.done();
@@ -175,18 +176,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       if (!controller.signal.aborted) sendError(response, failure, headers);
     }
     const httpStatus = failure?.code === 'client_closed' && !response.headersSent ? 499 : response.headersSent ? response.statusCode : failure?.status ?? 200;
-    const trace = call.finish(httpStatus, failure);
-    traces.enqueue(trace);
-    logger.debug('call', {
-      request_id: requestId,
-      status: httpStatus,
-      project: trace.project,
-      workload: trace.workload,
-      model: trace.servedModel,
-      replica: trace.replica,
-      error: trace.errorClass,
-      latency_ms: Math.round(trace.latencyMs * 100) / 100,
-    });
+    traces.enqueue(call.finish(httpStatus, failure));
   };
 }
 

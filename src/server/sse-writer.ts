@@ -4,6 +4,11 @@
  * gateway's id, `created` and canonical model spliced in as a precomputed
  * prefix rather than re-serialising a whole object per event.
  *
+ * Events that arrive together (one network read from the engine usually holds
+ * several) leave in one socket write: the response is corked at the first
+ * write of an event-loop turn and uncorked when the turn's I/O is done, which
+ * saves a system call per event without holding any event back.
+ *
  * It also keeps the stream alive (a `: ping` comment after a quiet interval),
  * honours backpressure, and ends a failed stream with an `error` event and no
  * `[DONE]`, so no client mistakes a failure for a complete reply.
@@ -29,6 +34,11 @@ export class SseWriter {
   private firstChunk = true;
   private lastWriteAt = Date.now();
   private readonly ping: NodeJS.Timeout;
+  private corked = false;
+  private readonly uncork = () => {
+    this.corked = false;
+    this.response.uncork();
+  };
 
   constructor(
     private readonly response: ServerResponse,
@@ -47,10 +57,10 @@ export class SseWriter {
     this.ping.unref();
   }
 
-  /** Writes one chunk; resolves once the socket can take more (backpressure). */
-  async writeChunk(chunk: EngineChunk, signal: AbortSignal): Promise<void> {
+  /** Writes one chunk; returns a promise only when the socket is full, resolved once it can take more. */
+  writeChunk(chunk: EngineChunk, signal: AbortSignal): Promise<void> | undefined {
     const usageOnly = chunk.choices.length === 0;
-    if (usageOnly && (!this.options.includeUsage || chunk.usage == null)) return;
+    if (usageOnly && (!this.options.includeUsage || chunk.usage == null)) return undefined;
     if (this.firstChunk && !usageOnly) {
       const first = chunk.choices[0];
       if (first !== undefined && first.delta.role === undefined) first.delta = { role: 'assistant', ...first.delta };
@@ -60,7 +70,11 @@ export class SseWriter {
     if (chunk.system_fingerprint != null) event += `,"system_fingerprint":${JSON.stringify(chunk.system_fingerprint)}`;
     if (this.firstChunk && this.options.metadata !== undefined) event += `,"metadata":${JSON.stringify(this.options.metadata)}`;
     this.firstChunk = false;
-    if (!this.write(`${event}}\n\n`) && !signal.aborted) await once(this.response, 'drain', { signal }).catch(() => undefined);
+    if (this.write(`${event}}\n\n`) || signal.aborted) return undefined;
+    return once(this.response, 'drain', { signal }).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   /** Ends a failed stream: an `error` event with the OpenAI error body, then close. */
@@ -82,6 +96,11 @@ export class SseWriter {
   private write(text: string): boolean {
     if (this.response.writableEnded || this.response.destroyed) return true;
     this.lastWriteAt = Date.now();
+    if (!this.corked) {
+      this.corked = true;
+      this.response.cork();
+      setImmediate(this.uncork);
+    }
     return this.response.write(text);
   }
 }
