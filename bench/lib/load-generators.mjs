@@ -1,0 +1,118 @@
+/**
+ * Closed-loop saturation load: wrk when it is installed (it costs less CPU
+ * than autocannon on a small machine), else autocannon (a devDependency).
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { keepTail, startChild, stopChild, withDeadline } from './child-processes.mjs';
+
+/** @typedef {import('./chat-request.mjs').LoadTarget} LoadTarget */
+
+/**
+ * @typedef {object} LoadResult
+ * @property {number} completed       responses received (any status)
+ * @property {number} failed          non-2xx responses, errors and timeouts
+ * @property {number} durationSeconds
+ * @property {number} p50Ms
+ * @property {number} p99Ms
+ */
+
+export function wrkInstalled() {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore', timeout: 5_000 });
+    return true;
+  } catch (error) {
+    // wrk --version exits 1 after printing its version; only a missing binary is "not installed".
+    return /** @type {NodeJS.ErrnoException} */ (error).code !== 'ENOENT';
+  }
+}
+
+export function wrkVersion() {
+  try {
+    return execFileSync('wrk', ['--version'], { encoding: 'utf8', timeout: 5_000 }).split('\n')[0]?.trim() ?? 'wrk';
+  } catch (error) {
+    const output = /** @type {{ stdout?: string }} */ (error).stdout ?? '';
+    return output.split('\n')[0]?.trim() || 'wrk';
+  }
+}
+
+/** Lua string literal with everything escaped (bodies and keys never contain a quote that survives this). */
+function luaString(text) {
+  return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+}
+
+/**
+ * Closed-loop saturation with wrk (one thread: the servers need the cores more).
+ * @param {LoadTarget} target
+ * @param {{ connections: number, durationSeconds: number, directory: string }} settings
+ * @returns {Promise<LoadResult>}
+ */
+export async function runWrk(target, { connections, durationSeconds, directory }) {
+  const scriptPath = join(directory, `wrk-${randomBytes(4).toString('hex')}.lua`);
+  const headerLines = Object.entries(target.headers)
+    .map(([name, value]) => `wrk.headers[${luaString(name)}] = ${luaString(value)}`)
+    .join('\n');
+  writeFileSync(
+    scriptPath,
+    `wrk.method = "POST"
+wrk.body = ${luaString(target.body)}
+${headerLines}
+-- Machine-readable summary; latency is in microseconds.
+function done(summary, latency, requests)
+  local errors = summary.errors
+  io.write(string.format("BENCH_WRK_RESULT %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f\\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    errors.connect, errors.read, errors.write, errors.status, errors.timeout))
+end
+`,
+  );
+  const seconds = Math.max(1, Math.round(durationSeconds));
+  const child = startChild('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', scriptPath, target.url]);
+  const output = keepTail(child.stdout);
+  const errors = keepTail(child.stderr);
+  await withDeadline(once(child, 'exit'), (seconds + 30) * 1_000, 'wrk did not finish in time', () => void stopChild(child, 1_000));
+  const line = output.text.split('\n').find((candidate) => candidate.startsWith('BENCH_WRK_RESULT '));
+  if (line === undefined) throw new Error(`wrk gave no result (exit ${child.exitCode}): ${errors.text}${output.text}`);
+  const [requests, durationMicros, p50Micros, p99Micros, connectErrors, readErrors, writeErrors, statusErrors, timeouts] = line
+    .split(' ')
+    .slice(1)
+    .map(Number);
+  return {
+    completed: requests,
+    failed: connectErrors + readErrors + writeErrors + statusErrors + timeouts,
+    durationSeconds: durationMicros / 1e6,
+    p50Ms: p50Micros / 1_000,
+    p99Ms: p99Micros / 1_000,
+  };
+}
+
+/**
+ * Closed-loop saturation with autocannon, in this process (which is neither server).
+ * @param {LoadTarget} target
+ * @param {{ connections: number, durationSeconds: number }} settings
+ * @returns {Promise<LoadResult>}
+ */
+export async function runAutocannon(target, { connections, durationSeconds }) {
+  const { default: autocannon } = await import('autocannon');
+  const run = autocannon({
+    url: target.url,
+    method: 'POST',
+    headers: target.headers,
+    body: target.body,
+    connections,
+    duration: durationSeconds,
+    timeout: 10,
+  });
+  const result = await withDeadline(run, (durationSeconds + 30) * 1_000, 'autocannon did not finish in time', () => run.stop?.());
+  const completed = result['2xx'] + result.non2xx;
+  return {
+    completed,
+    failed: result.non2xx + result.errors + result.timeouts,
+    durationSeconds: result.duration,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * The command line of bench/overhead.mjs: its usage text and the strict
+ * parsing of every option into an `Options` object.
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { defaultResultsDirectory } from './repository-paths.mjs';
+
+export const usage = `Usage: node bench/overhead.mjs [options]   (or: npm run bench -- [options])
+
+Options:
+  --duration S          seconds per measured run (default 10; --quick: 2)
+  --connections N       connections of the saturation runs (default 32)
+  --repeat N            measure everything N times and report medians (default 1)
+  --rate R              requests per second of the fixed-rate JSON run (default 200)
+  --ttfb-rate R         streams per second of the time-to-first-byte run (default 20)
+  --ttfb-gap-ms MS      gap between stream events of the mock used for TTFB (default 20)
+  --warmup S            seconds of warm-up load per path and kind (default 3; --quick: 1)
+  --max-noise P         measure a run again when steal time plus other processes' CPU
+                        took more than P% of the machine during it (default 5)
+  --retries N           at most N such re-runs per measurement (default 2; 0 to disable)
+  --only KIND           json | stream | all (default all)
+  --skip-baseline       do not measure the bare node:http + undici pass-through
+  --load-generator G    auto | wrk | autocannon (default auto: wrk when installed)
+  --cpu-prof DIR        run taskgate under node --cpu-prof, write the profile to DIR
+                        and print its hot spots (figures are then not comparable)
+  --output DIR          where results go (default bench/results)
+  --keep                keep the temporary data directory
+  --quick               short runs, for a smoke check
+  -h, --help            this help`;
+
+/**
+ * @typedef {object} Options
+ * @property {number} durationSeconds
+ * @property {number} connections
+ * @property {number} repeat
+ * @property {number} rate
+ * @property {number} ttfbRate
+ * @property {number} ttfbGapMs
+ * @property {number} warmupSeconds
+ * @property {number} maxNoisePercent
+ * @property {number} retries
+ * @property {'json' | 'stream' | 'all'} only
+ * @property {'auto' | 'wrk' | 'autocannon'} loadGenerator
+ * @property {string | undefined} cpuProfileDirectory
+ * @property {string} outputDirectory
+ * @property {boolean} keep
+ * @property {boolean} skipBaseline
+ * @property {boolean} quick
+ */
+
+/** @returns {Options | null} null when only help was asked for. */
+export function readOptions() {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string' },
+      connections: { type: 'string', default: '32' },
+      repeat: { type: 'string', default: '1' },
+      rate: { type: 'string', default: '200' },
+      'ttfb-rate': { type: 'string', default: '20' },
+      'ttfb-gap-ms': { type: 'string', default: '20' },
+      warmup: { type: 'string' },
+      'max-noise': { type: 'string', default: '5' },
+      retries: { type: 'string', default: '2' },
+      only: { type: 'string', default: 'all' },
+      'load-generator': { type: 'string', default: 'auto' },
+      'cpu-prof': { type: 'string' },
+      output: { type: 'string', default: defaultResultsDirectory },
+      keep: { type: 'boolean', default: false },
+      'skip-baseline': { type: 'boolean', default: false },
+      quick: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return null;
+  const quick = values.quick === true;
+  const only = values.only;
+  if (only !== 'json' && only !== 'stream' && only !== 'all') throw new Error(`--only must be json, stream or all, not ${only}`);
+  const loadGenerator = values['load-generator'];
+  if (loadGenerator !== 'auto' && loadGenerator !== 'wrk' && loadGenerator !== 'autocannon') {
+    throw new Error(`--load-generator must be auto, wrk or autocannon, not ${loadGenerator}`);
+  }
+  return {
+    durationSeconds: positiveNumber(values.duration ?? (quick ? '2' : '10'), '--duration', 3_600),
+    connections: Math.round(positiveNumber(values.connections, '--connections', 10_000)),
+    repeat: Math.round(positiveNumber(values.repeat, '--repeat', 100)),
+    rate: positiveNumber(values.rate, '--rate', 100_000),
+    ttfbRate: positiveNumber(values['ttfb-rate'], '--ttfb-rate', 10_000),
+    ttfbGapMs: positiveNumber(values['ttfb-gap-ms'], '--ttfb-gap-ms', 10_000),
+    warmupSeconds: positiveNumber(values.warmup ?? (quick ? '1' : '3'), '--warmup', 600),
+    maxNoisePercent: positiveNumber(values['max-noise'], '--max-noise', 100),
+    retries: Math.round(nonNegativeNumber(values.retries, '--retries', 10)),
+    only,
+    loadGenerator,
+    cpuProfileDirectory: values['cpu-prof'] === undefined ? undefined : resolve(values['cpu-prof']),
+    outputDirectory: resolve(values.output),
+    keep: values.keep === true,
+    skipBaseline: values['skip-baseline'] === true,
+    quick,
+  };
+}
+
+/** @param {string} text @param {string} name @param {number} maximum */
+function nonNegativeNumber(text, name, maximum) {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0 || value > maximum) throw new Error(`${name} must be a number in [0, ${maximum}], not ${text}`);
+  return value;
+}
+
+/** @param {string} text @param {string} name @param {number} maximum */
+function positiveNumber(text, name, maximum) {
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0 || value > maximum) throw new Error(`${name} must be a number in (0, ${maximum}], not ${text}`);
+  return value;
+}

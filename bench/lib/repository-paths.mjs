@@ -1,0 +1,12 @@
+/**
+ * Where the benchmark finds what it starts: resolved from this file, so the
+ * benchmark works from any working directory.
+ */
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
+export const taskgateEntry = join(repositoryRoot, 'dist', 'cli', 'main.js');
+export const mockEngineEntry = join(repositoryRoot, 'bench', 'mock-engine.mjs');
+export const bareProxyEntry = join(repositoryRoot, 'bench', 'bare-proxy.mjs');
+export const defaultResultsDirectory = join(repositoryRoot, 'bench', 'results');
