@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI, { APIError } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startScriptedEngine, type ScriptedEngine } from './helpers/scripted-engine.js';
-import { engineConfig, startTestGateway, type TestGateway } from './helpers/test-gateway.js';
+import { startTestGateway, type TestGateway } from './helpers/test-gateway.js';
 
 let primary: ScriptedEngine;
 let secondary: ScriptedEngine;
