@@ -135,8 +135,8 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
 
 /**
  * `req_`, the time in milliseconds (base 36, so ids sort by time), then 62
- * random bits from a UUID's last two groups. Time-ordered ids append to the traces' primary-key index
- * instead of landing at random pages of it.
+ * random bits from a UUID's last two groups. Time-ordered ids append to the
+ * traces' primary-key index instead of landing at random pages of it.
  */
 function newRequestId(): string {
   const random = randomUUID();
