@@ -3,21 +3,20 @@
  * created here and passed down; `stop` takes it down in reverse order, after
  * the last trace is written.
  */
-import { mkdirSync } from 'node:fs';
 import { createAuthenticator } from './auth/authenticator.js';
 import { ensureBootstrapAdminKey } from './auth/key-issuer.js';
 import { createCatalog } from './catalog/catalog.js';
 import type { Settings } from './config/load-config.js';
 import type { Engine } from './engines/engine.js';
 import { createModelPool, type ModelPool } from './engines/engine-pool.js';
-import { createOpenAIEngine } from './engines/openai-engine.js';
+import { createEngines } from './engines/engines-from-config.js';
 import { createMemoryRateLimiter } from './limits/memory-rate-limiter.js';
 import type { Logger } from './log/logger.js';
 import { createApp } from './server/app.js';
 import { createCallGate } from './server/call-gate.js';
 import { listen } from './server/http-server.js';
 import { createScopeRegistry } from './server/scope-registry.js';
-import { createSqliteStore } from './store/sqlite-store.js';
+import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
 import { createTraceWriter, type TraceWriter } from './store/trace-writer.js';
 
@@ -32,36 +31,13 @@ export interface Taskgate {
   stop(): Promise<void>;
 }
 
-export function openStore(settings: Settings): Store {
-  if (settings.sqlitePath !== ':memory:') mkdirSync(settings.dataDirectory, { recursive: true });
-  return createSqliteStore({ path: settings.sqlitePath });
-}
-
-export function createEngines(settings: Settings, logger: Logger): Engine[] {
-  return settings.config.engines.map((engine) =>
-    createOpenAIEngine(
-      {
-        id: engine.id,
-        baseUrl: engine.base_url,
-        apiKey: engine.api_key,
-        maxConcurrency: engine.max_concurrency,
-        connectTimeoutMs: engine.connect_timeout_ms,
-        firstByteTimeoutMs: engine.timeout_ms,
-        idleTimeoutMs: engine.idle_timeout_ms,
-        headers: engine.headers,
-      },
-      logger.child({ engine: engine.id }),
-    ),
-  );
-}
-
 export async function startTaskgate(settings: Settings, logger: Logger): Promise<Taskgate> {
   const { config } = settings;
   const store = openStore(settings);
   await store.migrate();
   const createdAdminKey = await ensureBootstrapAdminKey(store.accounts, settings.adminKey);
 
-  const engines = createEngines(settings, logger);
+  const { engines, close: closeEngines } = await createEngines(settings, logger);
   const enginesById = new Map(engines.map((engine) => [engine.id, engine]));
   const breakers = new Map(
     config.engines.map((engine) => [
@@ -111,7 +87,7 @@ export async function startTaskgate(settings: Settings, logger: Logger): Promise
       await traces.close();
       await authenticator.close();
       await limiter.close();
-      await Promise.all(engines.map((engine) => engine.close()));
+      await closeEngines();
       await store.close();
     },
   };

@@ -1,10 +1,12 @@
 /** The `taskgate` command as a user runs it. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_MODELS } from '../src/models/default-models.js';
 import { runTaskgate, serveTaskgate } from './helpers/taskgate-process.js';
+import { TINY_ANSWERS, writeAnsweringModel } from './helpers/tiny-models.js';
 
 const freshDirectory = () => mkdtempSync(join(tmpdir(), 'taskgate-cli-'));
 
@@ -83,23 +85,33 @@ models:
     expect(result.stderr).toContain('engines[0].api_key: environment variable GPU_KEY is not set');
   });
 
-  it('serves with no config: an empty catalog that says so, and calls get a clear 503', async () => {
+  it('serves the default catalog with no config: absent models say how to fetch them, present ones answer', async () => {
     const directory = freshDirectory();
     const server = await serveTaskgate(['--data-dir', directory]);
     try {
       for (let attempt = 0; attempt < 100 && !server.stdout().includes('tg_live_'); attempt++) await sleep(20);
       const adminKey = /\n(tg_live_\S+)\n/.exec(server.stdout())?.[1];
       expect(adminKey).toBeDefined();
-      const models = (await (await fetch(`${server.baseUrl}/models`, { headers: { authorization: `Bearer ${adminKey}` } })).json()) as { data: unknown[]; notice: string };
-      expect(models.data).toEqual([]);
-      expect(models.notice).toContain('--config');
-      const call = await fetch(`${server.baseUrl}/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'anything', messages: [{ role: 'user', content: 'x' }] }),
-      });
-      expect(call.status).toBe(503);
-      expect(((await call.json()) as { error: { message: string } }).error.message).toContain('--config');
+      const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
+      const models = (await (await fetch(`${server.baseUrl}/models`, { headers })).json()) as { data: Array<{ id: string }> };
+      expect(models.data.map((model) => model.id)).toEqual(DEFAULT_MODELS.map((model) => model.id));
+
+      const call = (model: string) => fetch(`${server.baseUrl}/chat/completions`, { method: 'POST', headers, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }) });
+      const absent = await call('qwen2.5-0.5b-instruct');
+      expect(absent.status).toBe(503);
+      const error = ((await absent.json()) as { error: { code: string; message: string } }).error;
+      expect(error.code).toBe('model_not_downloaded');
+      expect(error.message).toContain(`taskgate models pull qwen2.5-0.5b-instruct --data-dir ${directory}`);
+
+      // A file put where the catalog expects it is served on the next call, without a restart.
+      const smallest = DEFAULT_MODELS.find((model) => model.id === 'smollm2-135m-instruct')!;
+      mkdirSync(join(directory, 'models'));
+      writeAnsweringModel(join(directory, 'models', smallest.file), TINY_ANSWERS.plain);
+      const present = await call('HuggingFaceTB/SmolLM2-135M-Instruct');
+      expect(present.status).toBe(200);
+      const reply = (await present.json()) as { model: string; choices: Array<{ message: { content: string } }> };
+      expect(reply.model).toBe('smollm2-135m-instruct');
+      expect(reply.choices[0]?.message.content).toBe(TINY_ANSWERS.plain);
       expect((await fetch(`${server.baseUrl.replace('/v1', '')}/healthz`)).status).toBe(200);
       expect((await fetch(`${server.baseUrl.replace('/v1', '')}/readyz`)).status).toBe(200);
     } finally {

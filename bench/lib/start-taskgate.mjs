@@ -14,12 +14,8 @@ import { taskgateEntry } from './repository-paths.mjs';
  * @param {{ directory: string, mockUrl: string, gapMockUrl: string, cpuProfileDirectory?: string }} setup
  */
 export async function startTaskgate({ directory, mockUrl, gapMockUrl, cpuProfileDirectory }) {
-  if (!existsSync(taskgateEntry)) throw new Error(`${taskgateEntry} is missing: run npm run build first (npm run bench does it)`);
-  const configPath = join(directory, 'taskgate.yaml');
   // Limits so high the rate limiter never refuses; tracing on, with bodies, as in production.
-  writeFileSync(
-    configPath,
-    `server:
+  const config = `server:
   host: 127.0.0.1
   shutdown_timeout_ms: 2000
 engines:
@@ -46,12 +42,24 @@ traces:
   bodies: true
 logging:
   level: warn
-`,
-  );
-  const port = await freePort();
-  const adminKey = `tg_bench_${randomBytes(24).toString('hex')}`;
+`;
   // 250 µs sampling instead of the default 1 ms: a call costs a few hundred µs, so 1 ms samples blur it.
   const nodeFlags = cpuProfileDirectory === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', cpuProfileDirectory];
+  return startTaskgateProcess({ directory, config, nodeFlags });
+}
+
+/**
+ * `dist/cli/main.js serve` in its own process with this config text, a fresh
+ * data directory and admin key, once `/healthz` answers.
+ *
+ * @param {{ directory: string, config: string, nodeFlags?: string[] }} setup
+ */
+export async function startTaskgateProcess({ directory, config, nodeFlags = [] }) {
+  if (!existsSync(taskgateEntry)) throw new Error(`${taskgateEntry} is missing: run npm run build first (npm run bench does it)`);
+  const configPath = join(directory, 'taskgate.yaml');
+  writeFileSync(configPath, config);
+  const port = await freePort();
+  const adminKey = `tg_bench_${randomBytes(24).toString('hex')}`;
   const child = startChild(
     process.execPath,
     [...nodeFlags, taskgateEntry, 'serve', '--config', configPath, '--port', String(port), '--host', '127.0.0.1', '--data-dir', join(directory, 'data')],

@@ -155,6 +155,28 @@ export class EngineUnavailableError extends GatewayError {
   }
 }
 
+/**
+ * 503: every slot of the engine is taken and its queue is full. Another
+ * replica may have room (retryable), but a busy replica is not a broken one:
+ * the pool does not count it against the replica's circuit.
+ */
+export class EngineOverloadedError extends EngineUnavailableError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, undefined, 'engine_overloaded', retryAfterSeconds);
+  }
+}
+
+/**
+ * 503: the model is configured but its weights are not on disk yet. Not a
+ * failure of the replica and not worth retrying elsewhere: the message says
+ * which command fetches the file.
+ */
+export class ModelNotDownloadedError extends GatewayError {
+  constructor(message: string) {
+    super(message, { status: 503, code: 'model_not_downloaded', type: 'engine_error' });
+  }
+}
+
 /** 504: the engine did not connect, start or continue replying in time. */
 export class EngineTimeoutError extends GatewayError {
   constructor(message: string, cause?: unknown) {

@@ -1,6 +1,6 @@
 import { DEFAULT_ACCOUNT, issueKey } from '../auth/key-issuer.js';
 import { loadSettings } from '../config/load-config.js';
-import { openStore } from '../main.js';
+import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { CliError, UsageError } from './cli-error.js';
 import { parseCommand, parseInteger } from './parse-command.js';

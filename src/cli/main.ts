@@ -2,8 +2,6 @@
 /** The `taskgate` command. Problems go to stderr with a non-zero exit; stdout carries only what was asked for. */
 import { ConfigError } from '../config/load-config.js';
 import { CliError, UsageError } from './cli-error.js';
-import { keysCommand } from './keys-command.js';
-import { serveCommand } from './serve-command.js';
 
 const usage = `Usage: taskgate <command> [options]
 
@@ -12,6 +10,7 @@ taskgate is a self-hosted, OpenAI-compatible LLM gateway.
 Commands:
   serve    serve the API (POST /v1/chat/completions)
   keys     create, list and revoke API keys
+  models   fetch and list model files for the built-in CPU engine
 
 Run "taskgate <command> --help" for a command's options.`;
 
@@ -21,8 +20,10 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(`${usage}\n`);
     return;
   }
-  if (command === 'serve') return serveCommand(rest, process.env);
-  if (command === 'keys') return keysCommand(rest, process.env);
+  // Each command loads only what it needs: `keys` and `models` start without the server and llama.cpp.
+  if (command === 'serve') return (await import('./serve-command.js')).serveCommand(rest, process.env);
+  if (command === 'keys') return (await import('./keys-command.js')).keysCommand(rest, process.env);
+  if (command === 'models') return (await import('./models-command.js')).modelsCommand(rest, process.env);
   throw new UsageError(`Unknown command "${command}"`, usage);
 }
 

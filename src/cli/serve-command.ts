@@ -8,10 +8,11 @@ export const serveUsage = `Usage: taskgate serve [--config FILE] [--port N] [--h
 Serves the OpenAI-compatible API (POST /v1/chat/completions and friends).
 
 Options:
-  --config FILE    YAML config naming engines and models (env TASKGATE_CONFIG)
+  --config FILE    YAML config naming engines and models (env TASKGATE_CONFIG);
+                   without one, the default catalog on the built-in CPU engine
   --port N         port to listen on (env PORT; default 8080)
   --host H         address to bind (default 0.0.0.0)
-  --data-dir DIR   where the SQLite store lives (env TASKGATE_DATA_DIR; default ./.taskgate)
+  --data-dir DIR   the SQLite store and models/ (env TASKGATE_DATA_DIR; default ./.taskgate)
   -h, --help       show this help
 
 Environment:

@@ -4,10 +4,21 @@
  * path, so a typo never silently falls back to a default.
  */
 import { z } from 'zod';
+import { DEFAULT_MODELS, type DefaultModel } from '../models/default-models.js';
 
 const identifier = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 letters, digits, ".", "_" or "-"');
+
+/** A replica on an engine that fails `failures` times in a row is taken out for `cooldown_ms`, doubling up to `max_cooldown_ms`. */
+const circuitBreaker = z
+  .object({
+    failures: z.number().int().min(1).default(3),
+    cooldown_ms: z.number().int().min(0).default(5_000),
+    max_cooldown_ms: z.number().int().min(0).default(60_000),
+  })
+  .strict()
+  .default({ failures: 3, cooldown_ms: 5_000, max_cooldown_ms: 60_000 });
 
 const openAIEngine = z
   .object({
@@ -28,21 +39,30 @@ const openAIEngine = z
     idle_timeout_ms: z.number().int().min(1).default(60_000),
     /** Extra headers sent to the engine. */
     headers: z.record(z.string(), z.string()).optional(),
-    /** A replica on this engine that fails `failures` times in a row is taken out for `cooldown_ms`, doubling up to `max_cooldown_ms`. */
-    circuit_breaker: z
-      .object({
-        failures: z.number().int().min(1).default(3),
-        cooldown_ms: z.number().int().min(0).default(5_000),
-        max_cooldown_ms: z.number().int().min(0).default(60_000),
-      })
-      .strict()
-      .default({ failures: 3, cooldown_ms: 5_000, max_cooldown_ms: 60_000 }),
+    circuit_breaker: circuitBreaker,
   })
   .strict();
 
-const engine = z.discriminatedUnion('type', [openAIEngine], {
+const llamaCppEngine = z
+  .object({
+    id: identifier,
+    /** GGUF models run in this process on the CPU (llama.cpp through node-llama-cpp): the embedded default. */
+    type: z.literal('llama-cpp'),
+    /**
+     * Threads generating tokens, shared by all models of the process. Default:
+     * `os.availableParallelism() - 1` (at least 1), leaving a CPU to Node.
+     * More threads than free CPUs makes generation far slower, not faster.
+     */
+    threads: z.number().int().min(1).max(1024).optional(),
+    /** Per model: calls that may wait for a free sequence. Beyond it a call gets 503 with `retry-after`. */
+    max_queue: z.number().int().min(0).max(100_000).default(64),
+    circuit_breaker: circuitBreaker,
+  })
+  .strict();
+
+const engine = z.discriminatedUnion('type', [openAIEngine, llamaCppEngine], {
   error: (issue) =>
-    issue.code === 'invalid_union' ? 'unknown engine type; supported: openai' : undefined,
+    issue.code === 'invalid_union' ? 'unknown engine type; supported: openai, llama-cpp' : undefined,
 });
 
 const replica = z
@@ -51,6 +71,16 @@ const replica = z
     engine: identifier,
     /** The model's name on that engine (e.g. the HF repo vLLM serves); defaults to the catalog id. */
     name: z.string().min(1).optional(),
+    /**
+     * llama-cpp only: the GGUF file, relative to the config file's folder.
+     * Default, for a model of the default catalog: its file under
+     * `<data dir>/models/` (`taskgate models pull <id>` puts it there).
+     */
+    file: z.string().min(1).optional(),
+    /** llama-cpp only: calls generated at once, one context sequence each (memory grows with it). */
+    sequences: z.number().int().min(1).max(256).optional(),
+    /** llama-cpp only: tokens per sequence, prompt and reply; default min(context_window, 4096). */
+    context_size: z.number().int().min(64).optional(),
   })
   .strict();
 
@@ -61,18 +91,22 @@ const model = z
     /** Makes the provider-pinned form `<provider>/<id>` resolve here. */
     provider: z.string().min(1).max(64).regex(/^[^\s/]+$/, 'must not contain spaces or "/"').optional(),
     /** Other names callers may use (e.g. `Qwen/Qwen2.5-7B-Instruct`). */
-    aliases: z.array(z.string().min(1).max(256)).default([]),
+    aliases: z.array(z.string().min(1).max(256)).optional(),
     /** Replicas serving this model; the pool balances across them and fails over. */
     served_by: z.array(replica).min(1),
-    /** USD per million tokens: the cost of our own capacity. */
-    price: z.object({ input: z.number().min(0), output: z.number().min(0) }).strict(),
-    context_window: z.number().int().min(1),
+    /**
+     * USD per million tokens: the cost of our own capacity. For a model of the
+     * default catalog, this, `provider`, `aliases`, `context_window` and
+     * `supports` default to the catalog's values.
+     */
+    price: z.object({ input: z.number().min(0), output: z.number().min(0) }).strict().optional(),
+    context_window: z.number().int().min(1).optional(),
     /** What the model can do; the router only offers a call to models that support what it needs. */
-    supports: z.array(z.enum(['tools', 'json', 'vision'])).default([]),
+    supports: z.array(z.enum(['tools', 'json', 'vision'])).optional(),
   })
   .strict();
 
-export const configSchema = z
+const configObject = z
   .object({
     server: z
       .object({
@@ -111,37 +145,72 @@ export const configSchema = z
       .strict()
       .default({ level: 'info' }),
   })
-  .strict()
-  .superRefine((config, context) => {
-    const engineIds = new Set<string>();
-    config.engines.forEach((engineConfig, index) => {
-      if (engineIds.has(engineConfig.id)) {
-        context.addIssue({ code: 'custom', path: ['engines', index, 'id'], message: `duplicate engine id "${engineConfig.id}"` });
-      }
-      engineIds.add(engineConfig.id);
-    });
-    const names = new Map<string, string>();
-    config.models.forEach((modelConfig, modelIndex) => {
-      modelConfig.served_by.forEach((replicaConfig, replicaIndex) => {
-        if (!engineIds.has(replicaConfig.engine)) {
-          context.addIssue({
-            code: 'custom',
-            path: ['models', modelIndex, 'served_by', replicaIndex, 'engine'],
-            message: `no engine with id "${replicaConfig.engine}" in engines`,
-          });
-        }
-      });
-      const claimed: Array<[string, (string | number)[]]> = [[modelConfig.id, ['models', modelIndex, 'id']]];
-      modelConfig.aliases.forEach((alias, aliasIndex) => claimed.push([alias, ['models', modelIndex, 'aliases', aliasIndex]]));
-      for (const [name, path] of claimed) {
-        const owner = names.get(name);
-        if (owner !== undefined && owner !== modelConfig.id) {
-          context.addIssue({ code: 'custom', path, message: `"${name}" already names model "${owner}"` });
-        }
-        names.set(name, modelConfig.id);
-      }
-    });
+  .strict();
+
+export const configSchema = configObject
+  .superRefine(checkReferences)
+  .transform((config) => ({ ...config, models: config.models.map(withCatalogDefaults) }));
+
+type ParsedConfig = z.output<typeof configObject>;
+
+/** Cross-field rules zod cannot state field by field; every issue names its path. */
+function checkReferences(config: ParsedConfig, context: z.RefinementCtx): void {
+  const engineTypes = new Map<string, string>();
+  config.engines.forEach((engineConfig, index) => {
+    if (engineTypes.has(engineConfig.id)) {
+      context.addIssue({ code: 'custom', path: ['engines', index, 'id'], message: `duplicate engine id "${engineConfig.id}"` });
+    }
+    engineTypes.set(engineConfig.id, engineConfig.type);
   });
+  const names = new Map<string, string>();
+  config.models.forEach((modelConfig, modelIndex) => {
+    const fromCatalog = catalogEntry(modelConfig.id);
+    const at = (...path: Array<string | number>) => ['models', modelIndex, ...path];
+    modelConfig.served_by.forEach((replicaConfig, replicaIndex) => {
+      const type = engineTypes.get(replicaConfig.engine);
+      const path = at('served_by', replicaIndex);
+      if (type === undefined) {
+        context.addIssue({ code: 'custom', path: [...path, 'engine'], message: `no engine with id "${replicaConfig.engine}" in engines` });
+      } else if (type !== 'llama-cpp') {
+        for (const key of ['file', 'sequences', 'context_size'] as const) {
+          if (replicaConfig[key] !== undefined) context.addIssue({ code: 'custom', path: [...path, key], message: `only for llama-cpp engines; "${replicaConfig.engine}" is ${type}` });
+        }
+      } else if (replicaConfig.file === undefined && fromCatalog === undefined) {
+        context.addIssue({ code: 'custom', path: [...path, 'file'], message: `required: "${modelConfig.id}" is not in the default catalog, so name its GGUF file` });
+      }
+    });
+    if (fromCatalog === undefined) {
+      if (modelConfig.price === undefined) context.addIssue({ code: 'custom', path: at('price'), message: `required: "${modelConfig.id}" is not in the default catalog` });
+      if (modelConfig.context_window === undefined) context.addIssue({ code: 'custom', path: at('context_window'), message: `required: "${modelConfig.id}" is not in the default catalog` });
+    }
+    const claimed: Array<[string, (string | number)[]]> = [[modelConfig.id, at('id')]];
+    (modelConfig.aliases ?? fromCatalog?.aliases ?? []).forEach((alias, aliasIndex) => claimed.push([alias, at('aliases', aliasIndex)]));
+    for (const [name, path] of claimed) {
+      const owner = names.get(name);
+      if (owner !== undefined && owner !== modelConfig.id) {
+        context.addIssue({ code: 'custom', path, message: `"${name}" already names model "${owner}"` });
+      }
+      names.set(name, modelConfig.id);
+    }
+  });
+}
+
+/** A model of the default catalog takes what the config leaves out from there (checked above for the others). */
+function withCatalogDefaults(modelConfig: ParsedConfig['models'][number]) {
+  const fromCatalog = catalogEntry(modelConfig.id);
+  return {
+    ...modelConfig,
+    provider: modelConfig.provider ?? fromCatalog?.provider,
+    aliases: modelConfig.aliases ?? fromCatalog?.aliases ?? [],
+    price: modelConfig.price ?? fromCatalog?.price ?? { input: 0, output: 0 },
+    context_window: modelConfig.context_window ?? fromCatalog?.contextWindow ?? 1,
+    supports: modelConfig.supports ?? fromCatalog?.supports ?? [],
+  };
+}
+
+export function catalogEntry(modelId: string): DefaultModel | undefined {
+  return DEFAULT_MODELS.find((model) => model.id === modelId);
+}
 
 export type Config = z.infer<typeof configSchema>;
 export type EngineConfig = Config['engines'][number];

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_MODELS, findDefaultModel } from '../models/default-models.js';
 import { ConfigError, loadSettings, parseConfig } from './load-config.js';
 
 const engine = '  - { id: gpu-a, type: openai, base_url: "http://127.0.0.1:8000/v1" }';
@@ -47,6 +48,41 @@ describe('parseConfig', () => {
     expect(problems('bogus: 1')).toEqual(['(top level): unknown key "bogus"']);
   });
 
+  it('takes llama-cpp engines, and fills a default-catalog model from the catalog', () => {
+    const config = parseConfig(
+      `engines:\n  - { id: cpu, type: llama-cpp, threads: 3 }\nmodels:\n  - { id: qwen2.5-0.5b-instruct, served_by: [{ engine: cpu, sequences: 2, context_size: 2048 }] }\n`,
+      {},
+    );
+    expect(config.engines[0]).toMatchObject({ id: 'cpu', type: 'llama-cpp', threads: 3, max_queue: 64 });
+    const catalog = findDefaultModel('qwen2.5-0.5b-instruct')!;
+    expect(config.models[0]).toMatchObject({
+      provider: 'qwen',
+      aliases: catalog.aliases,
+      price: catalog.price,
+      context_window: 32_768,
+      supports: ['tools', 'json'],
+      served_by: [{ engine: 'cpu', sequences: 2, context_size: 2048 }],
+    });
+    // What the config says wins over the catalog.
+    const priced = parseConfig(`engines:\n  - { id: cpu, type: llama-cpp }\nmodels:\n  - { id: qwen2.5-0.5b-instruct, served_by: [{ engine: cpu }], price: { input: 5, output: 6 } }\n`, {});
+    expect(priced.models[0]?.price).toEqual({ input: 5, output: 6 });
+  });
+
+  it('names what a llama-cpp replica or a model outside the catalog is missing', () => {
+    const cpu = '  - { id: cpu, type: llama-cpp }';
+    expect(problems(`engines:\n${cpu}\nmodels:\n  - { id: mine, served_by: [{ engine: cpu }] }\n`)).toEqual([
+      'models[0].served_by[0].file: required: "mine" is not in the default catalog, so name its GGUF file',
+      'models[0].price: required: "mine" is not in the default catalog',
+      'models[0].context_window: required: "mine" is not in the default catalog',
+    ]);
+    expect(problems(`engines:\n${engine}\nmodels:\n${model()}\n  - { id: m2, served_by: [{ engine: gpu-a, file: x.gguf, sequences: 2 }], price: { input: 0, output: 0 }, context_window: 1 }`)).toEqual([
+      'models[1].served_by[0].file: only for llama-cpp engines; "gpu-a" is openai',
+      'models[1].served_by[0].sequences: only for llama-cpp engines; "gpu-a" is openai',
+    ]);
+    expect(problems('engines:\n  - { id: cpu, type: llama-cpp, base_url: "http://a/v1" }')).toEqual(['engines[0]: unknown key "base_url"']);
+    expect(problems('engines:\n  - { id: x, type: tgi }')[0]).toBe('engines[0].type: unknown engine type; supported: openai, llama-cpp');
+  });
+
   it('reports YAML syntax errors and duplicate keys', () => {
     expect(() => parseConfig('engines: [', {})).toThrow(/not valid YAML/);
     expect(() => parseConfig('limits: {}\nlimits: {}', {})).toThrow(/not valid YAML/);
@@ -64,6 +100,14 @@ describe('loadSettings', () => {
     expect(() => loadSettings({}, { TASKGATE_ADMIN_KEY: 'short' })).toThrow(/20 to 512/);
     expect(loadSettings({}, { TASKGATE_ADMIN_KEY: 'x'.repeat(20) }).adminKey).toBe('x'.repeat(20));
     expect(() => loadSettings({}, { PORT: 'eighty' })).toThrow(/PORT/);
+  });
+
+  it('serves the default catalog on the CPU engine when there is no config file', () => {
+    const { config, configPath } = loadSettings({}, {});
+    expect(configPath).toBeNull();
+    expect(config.engines).toMatchObject([{ id: 'cpu', type: 'llama-cpp' }]);
+    expect(config.models.map((entry) => entry.id)).toEqual(DEFAULT_MODELS.map((entry) => entry.id));
+    expect(config.models.every((entry) => entry.served_by.length === 1 && entry.served_by[0]?.engine === 'cpu' && entry.served_by[0].file === undefined)).toBe(true);
   });
 
   it('says which config file it cannot read', () => {

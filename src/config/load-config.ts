@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
 import { configSchema, type Config } from './config-schema.js';
+import { defaultConfigDocument } from './default-config.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -85,8 +86,12 @@ export function parseConfig(text: string, environment: Environment, source = 'co
     const detail = error instanceof YAMLParseError ? error.message : String(error);
     throw new ConfigError(`Invalid config ${source}: not valid YAML`, [detail]);
   }
-  const interpolated = interpolateEnvironment(document, environment);
-  const result = configSchema.safeParse(interpolated);
+  return validateConfig(interpolateEnvironment(document, environment), source);
+}
+
+/** Validates a config document (parsed YAML, or the built-in default). */
+export function validateConfig(document: unknown, source: string): Config {
+  const result = configSchema.safeParse(document);
   if (!result.success) throw new ConfigError(`Invalid config ${source}`, result.error.issues.map(describeIssue));
   return result.data;
 }
@@ -95,7 +100,7 @@ export function loadSettings(overrides: SettingsOverrides, environment: Environm
   const configPath = overrides.configPath ?? nonEmpty(environment.TASKGATE_CONFIG) ?? null;
   let config: Config;
   if (configPath === null) {
-    config = parseConfig('', environment, '(built-in default)');
+    config = validateConfig(defaultConfigDocument(), '(built-in default)');
   } else {
     let text: string;
     try {

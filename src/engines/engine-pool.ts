@@ -11,9 +11,10 @@
  * (5xx, unreachable, overloaded, timeouts, bad replies) and anything that is
  * not a GatewayError (a bug, but a failure of that replica all the same). A
  * rejected request (InvalidRequestError) shows the replica is healthy; a
- * client that went away says nothing about it either way.
+ * client that went away, or a replica too busy to take the call
+ * (EngineOverloadedError), says nothing about it either way.
  */
-import { ClientAbortError, EngineUnavailableError, GatewayError } from '../api/errors.js';
+import { ClientAbortError, EngineOverloadedError, EngineUnavailableError, GatewayError } from '../api/errors.js';
 import type { GenerationParameters } from '../api/chat-types.js';
 import type { Logger } from '../log/logger.js';
 import { errorFields } from '../log/logger.js';
@@ -102,7 +103,7 @@ export function createModelPool(options: ModelPoolOptions): ModelPool {
 type Outcome = 'success' | 'failure' | 'release';
 
 function outcomeOf(error: unknown, signal: AbortSignal): Outcome {
-  if (signal.aborted || error instanceof ClientAbortError) return 'release';
+  if (signal.aborted || error instanceof ClientAbortError || error instanceof EngineOverloadedError) return 'release';
   if (error instanceof GatewayError && !error.retryable) return 'success';
   return 'failure';
 }

@@ -1,0 +1,16 @@
+/**
+ * What taskgate serves with no config file: the default catalog on the
+ * embedded CPU engine. Models whose files are on disk answer; the others get
+ * a 503 naming `taskgate models pull <id>`. Nothing is downloaded unasked.
+ */
+import { DEFAULT_MODELS } from '../models/default-models.js';
+
+export const DEFAULT_CPU_ENGINE_ID = 'cpu';
+
+/** A config document, validated like a file's (so it gets the same defaults). */
+export function defaultConfigDocument(): Record<string, unknown> {
+  return {
+    engines: [{ id: DEFAULT_CPU_ENGINE_ID, type: 'llama-cpp' }],
+    models: DEFAULT_MODELS.map((model) => ({ id: model.id, served_by: [{ engine: DEFAULT_CPU_ENGINE_ID }] })),
+  };
+}
