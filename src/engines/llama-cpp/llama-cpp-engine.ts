@@ -69,11 +69,12 @@ class LlamaCppEngine implements Engine {
     this.options = options;
     this.models = new Map(options.models.map((model) => [model.name, model]));
     const missing = options.models.filter((model) => !existsSync(model.file)).map((model) => model.name);
-    options.logger.info('cpu engine ready', {
+    options.logger.info('cpu engine configured', {
       threads: options.runtime.threads,
       models: options.models.length,
-      missing_files: missing.join(', '),
-      ...(missing.length > 0 ? { hint: 'calls to a model without its file get a 503 naming the command that fetches it (taskgate models pull <id>)' } : {}),
+      ...(missing.length > 0
+        ? { without_files: missing.join(', '), hint: 'calls to these get a 503 naming the command that fetches the file (taskgate models pull <id>)' }
+        : {}),
     });
   }
 
