@@ -12,6 +12,8 @@ import { createModelPool, type ModelPool } from './engines/engine-pool.js';
 import { createEngines } from './engines/engines-from-config.js';
 import { createMemoryRateLimiter } from './limits/memory-rate-limiter.js';
 import type { Logger } from './log/logger.js';
+import { createRouteTable } from './routing/route-table.js';
+import { createRouterWorker, type RouterWorker } from './routing/router-worker.js';
 import { createApp } from './server/app.js';
 import { createCallGate } from './server/call-gate.js';
 import { listen } from './server/http-server.js';
@@ -26,6 +28,8 @@ export interface Taskgate {
   readonly port: number;
   readonly store: Store;
   readonly traces: TraceWriter;
+  /** The router worker (tests wait on `router.idle()`). */
+  readonly router: RouterWorker;
   /** The admin key text made on this first start (print it once), else null. */
   readonly createdAdminKey: string | null;
   stop(): Promise<void>;
@@ -59,12 +63,17 @@ export async function startTaskgate(settings: Settings, logger: Logger): Promise
   const authenticator = createAuthenticator({ accounts: store.accounts, logger });
   const gate = createCallGate({ authenticator, limiter, defaultRequestsPerMinute: config.limits.requests_per_minute });
   const traces = createTraceWriter({ traces: store.traces, logger });
+  const routes = createRouteTable({ routing: store.routing, logger });
+  await routes.load();
+  const router = createRouterWorker({ routing: store.routing, routes, catalog, pools, logger: logger.child({ part: 'router' }) });
   const handle = createApp({
     gate,
     authenticator,
     store,
     engines,
     catalog,
+    routes,
+    router,
     pools,
     scopes: createScopeRegistry(store.projects),
     traces,
@@ -81,9 +90,12 @@ export async function startTaskgate(settings: Settings, logger: Logger): Promise
     port: server.port,
     store,
     traces,
+    router,
     createdAdminKey,
     async stop() {
       await server.stop(config.server.shutdown_timeout_ms);
+      await router.close();
+      await routes.close();
       await traces.close();
       await authenticator.close();
       await limiter.close();

@@ -11,6 +11,8 @@ Commands:
   serve    serve the API (POST /v1/chat/completions)
   keys     create, list and revoke API keys
   models   fetch and list model files for the built-in CPU engine
+  routes   which model serves each workload, and the evidence
+  evals    get and set a workload's eval contract
 
 Run "taskgate <command> --help" for a command's options.`;
 
@@ -24,6 +26,8 @@ async function run(argv: string[]): Promise<void> {
   if (command === 'serve') return (await import('./serve-command.js')).serveCommand(rest, process.env);
   if (command === 'keys') return (await import('./keys-command.js')).keysCommand(rest, process.env);
   if (command === 'models') return (await import('./models-command.js')).modelsCommand(rest, process.env);
+  if (command === 'routes') return (await import('./routes-command.js')).routesCommand(rest, process.env);
+  if (command === 'evals') return (await import('./evals-command.js')).evalsCommand(rest, process.env);
   throw new UsageError(`Unknown command "${command}"`, usage);
 }
 

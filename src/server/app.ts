@@ -18,6 +18,7 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { modelList } from './models-handler.js';
 import { checkReadiness } from './readiness.js';
 import { readBody } from './read-body.js';
+import { createRoutingHandlers } from './routing-handlers.js';
 
 export interface AppDependencies extends Omit<ChatCompletionsDependencies, 'gate'> {
   gate: CallGate;
@@ -49,6 +50,7 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
   const { gate, store, engines, catalog, logger } = dependencies;
   const chat = createChatCompletionsHandler(dependencies);
   const management = createManagementHandlers({ store, authenticator: dependencies.authenticator });
+  const routing = createRoutingHandlers({ store, catalog, routes: dependencies.routes });
   const startedAt = Math.floor(Date.now() / 1000);
 
   /** An authenticated JSON endpoint: admit, run, reply. */
@@ -87,6 +89,22 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
       methods: { GET: json(undefined, (context, key) => management.listTraces(key, context.parameters[0] as string, context.parameters[1] as string, context.query)) },
     },
     { pattern: ['v1', 'traces', '*'], methods: { GET: json(undefined, (context, key) => management.getTrace(key, context.parameters[0] as string)) } },
+    {
+      pattern: ['v1', 'projects', '*', 'workloads', '*', 'eval'],
+      methods: {
+        GET: json(undefined, (context, key) => routing.getEval(key, ...workloadOf(context))),
+        PUT: json('admin', async (context, key) => routing.putEval(key, ...workloadOf(context), await readBody(context.request, 1_048_576))),
+      },
+    },
+    { pattern: ['v1', 'projects', '*', 'workloads', '*', 'routes'], methods: { GET: json(undefined, (context, key) => routing.getRoutes(key, ...workloadOf(context))) } },
+    {
+      pattern: ['v1', 'projects', '*', 'workloads', '*', 'routes', '*', 'pin'],
+      methods: {
+        PUT: json('admin', async (context, key) => routing.pin(key, ...workloadOf(context), context.parameters[2] as string, await readBody(context.request, 65_536))),
+        DELETE: json('admin', (context, key) => routing.unpin(key, ...workloadOf(context), context.parameters[2] as string)),
+      },
+    },
+    { pattern: ['v1', 'feedback'], methods: { POST: json(undefined, async (context, key) => routing.feedback(key, await readBody(context.request, 65_536))) } },
   ];
 
   function match(path: string): { route: Route; parameters: string[] } | undefined {
@@ -141,6 +159,10 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
 function newRequestId(): string {
   const random = randomUUID();
   return `req_${Date.now().toString(36).padStart(9, '0')}${random.slice(19, 23)}${random.slice(24)}`;
+}
+
+function workloadOf(context: RouteContext): [project: string, workload: string] {
+  return [context.parameters[0] as string, context.parameters[1] as string];
 }
 
 function safeDecode(segment: string): string {

@@ -5,13 +5,18 @@
  * awaited.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { ChatCompletion, ChatCompletionRequest, GenerationParameters, Usage } from '../api/chat-types.js';
+import type { AssistantMessage, ChatCompletion, ChatCompletionRequest, GenerationParameters, Usage } from '../api/chat-types.js';
 import { asGatewayError, ClientAbortError, EngineUnavailableError, NotFoundError, type GatewayError } from '../api/errors.js';
 import { parseJsonObject } from '../api/parse-json-body.js';
 import { isValidWorkloadName, resolveScope, SCOPE_PROJECT_HEADER, SCOPE_WORKLOAD_HEADER } from '../api/scope.js';
 import { validateChatRequest } from '../api/validate-chat-request.js';
 import { costOf, type Catalog, type CatalogModel } from '../catalog/catalog.js';
 import type { ModelPool } from '../engines/engine-pool.js';
+import type { EngineCompletion } from '../engines/engine.js';
+import { guardChecks } from '../evals/evaluate-contract.js';
+import type { RouteTable } from '../routing/route-table.js';
+import type { RouterWorker } from '../routing/router-worker.js';
+import type { Scope } from '../store/routing-store.js';
 import { errorFields, type Logger } from '../log/logger.js';
 import type { TraceWriter } from '../store/trace-writer.js';
 import { CallTrace } from './call-trace.js';
@@ -25,6 +30,10 @@ import { StreamRecorder } from './stream-recorder.js';
 export interface ChatCompletionsDependencies {
   gate: CallGate;
   catalog: Catalog;
+  /** Which model serves each workload's requested model (the router's choice or a pin). */
+  routes: RouteTable;
+  /** Takes a sample of successful production calls for shadow replay. */
+  router: RouterWorker;
   pools: ReadonlyMap<string, ModelPool>;
   scopes: ScopeRegistry;
   traces: TraceWriter;
@@ -39,6 +48,10 @@ const noUsage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0
 /** One admitted, validated call on its way to an engine. */
 interface Reply {
   call: CallTrace;
+  scope: Scope;
+  /** The model the caller asked for (canonical). */
+  requested: CatalogModel;
+  /** The model that serves: the requested one, or the cheaper one the route names. */
   model: CatalogModel;
   chat: ChatCompletionRequest;
   parameters: GenerationParameters;
@@ -53,7 +66,7 @@ interface Reply {
 }
 
 export function createChatCompletionsHandler(dependencies: ChatCompletionsDependencies) {
-  const { gate, catalog, pools, scopes, traces, logger, keepBodies } = dependencies;
+  const { gate, catalog, routes, router, pools, scopes, traces, logger, keepBodies } = dependencies;
 
   function resolveModel(name: string): CatalogModel {
     const model = catalog.resolve(name);
@@ -66,6 +79,28 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       );
     }
     throw new NotFoundError(`The model '${name.slice(0, 256)}' does not exist. GET /v1/models lists the models this gateway serves.`, 'model_not_found', 'model');
+  }
+
+  /** The route's model, unless it has left the catalog or has no engine (then the requested one serves). */
+  function servedModelFor(scope: Scope, requested: CatalogModel): CatalogModel {
+    const servedId = routes.servedModel(scope, requested.id);
+    if (servedId === requested.id) return requested;
+    const served = catalog.resolve(servedId);
+    return served !== undefined && pools.has(served.id) ? served : requested;
+  }
+
+  /** Offers a finished production call to the router's sampler (it decides; nothing waits). */
+  function offerSample(reply: Reply, message: AssistantMessage | null | undefined, usage: Usage | null): void {
+    if (message == null || usage === null) return;
+    router.offer({
+      scope: reply.scope,
+      environment: reply.call.key.environment,
+      requestedModel: reply.requested.id,
+      servedModel: reply.model.id,
+      parameters: reply.parameters,
+      reply: message,
+      usage,
+    });
   }
 
   async function serve(call: CallTrace, request: IncomingMessage, response: ServerResponse, headers: OutgoingHttpHeaders, signal: AbortSignal): Promise<void> {
@@ -89,7 +124,9 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     call.user = chat.user ?? null;
     call.metadata = chat.metadata ?? null;
 
-    const model = resolveModel(chat.model);
+    const requested = resolveModel(chat.model);
+    const routeScope: Scope = { accountId: call.key.accountId, project: scope.project, workload: scope.workload };
+    const model = servedModelFor(routeScope, requested);
     const pool = pools.get(model.id);
     if (pool === undefined) throw new EngineUnavailableError(`No engine serves '${model.id}'.`);
     call.servedModel = model.id;
@@ -97,7 +134,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     if (created !== undefined) await created;
 
     const reply: Reply = {
-      call, model, chat, pool, response, headers, signal,
+      call, scope: routeScope, requested, model, chat, pool, response, headers, signal,
       parameters: generationParameters(chat),
       id: `chatcmpl-${call.requestId.slice(4)}`,
       created: Math.floor(call.startedAt / 1000),
@@ -106,17 +143,41 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
   }
 
   async function jsonReply(reply: Reply): Promise<void> {
-    const { call, model, chat, parameters, pool, response, headers, signal, id, created } = reply;
-    const { completion, replica } = await pool.complete(parameters, signal, call);
+    const { call, chat, parameters, pool, response, headers, signal, id, created } = reply;
+    const first = await pool.complete(parameters, signal, call);
+    const { completion, replica, model, extraCostUsd } = await guarded(reply, first);
     call.replica = replica;
     const usage = completion.usage ?? noUsage;
     recordUsage(call, model, usage, completion.choices[0]?.finish_reason ?? null);
+    call.costUsd += extraCostUsd;
     const body: ChatCompletion = { id, object: 'chat.completion', created, model: model.id, choices: completion.choices, usage };
     if (completion.system_fingerprint != null) body.system_fingerprint = completion.system_fingerprint;
     if (chat.metadata !== undefined) body.metadata = chat.metadata;
     const text = JSON.stringify(body);
     if (keepBodies) call.replyBody = text;
     sendJsonText(response, 200, text, headers);
+    if (model === reply.model) offerSample(reply, completion.choices[0]?.message, completion.usage);
+  }
+
+  /**
+   * The per-call guard: a routed (cheaper) model's reply must pass the
+   * contract's reference-free checks (json_schema, regex, tool_call_valid).
+   * One that fails is re-asked of the requested model before the caller sees
+   * anything; the failure counts against the cheaper model and its cost is
+   * billed to the workload with the call. Streams are never buffered for it.
+   */
+  async function guarded(reply: Reply, first: { completion: EngineCompletion; replica: string }) {
+    const unchanged = { ...first, model: reply.model, extraCostUsd: 0 };
+    const message = first.completion.choices[0]?.message;
+    if (reply.model === reply.requested || message === undefined) return unchanged;
+    const { contract } = routes.contract(reply.scope);
+    if (guardChecks(contract, { request: reply.parameters, candidate: message }).passed !== false) return unchanged;
+    const fallback = pools.get(reply.requested.id);
+    if (fallback === undefined) return unchanged;
+    router.countGuardFailure(reply.scope, reply.requested.id, reply.model.id);
+    reply.call.servedModel = reply.requested.id;
+    const second = await fallback.complete(reply.parameters, reply.signal, reply.call);
+    return { ...second, model: reply.requested, extraCostUsd: costOf(reply.model, first.completion.usage ?? noUsage) };
   }
 
   async function streamReply(reply: Reply): Promise<void> {
@@ -140,6 +201,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       }
       if (signal.aborted) throw new ClientAbortError();
       writer.done();
+      offerSample(reply, recorder.message(), recorder.usage);
     } catch (thrown) {
       const error = signal.aborted ? new ClientAbortError() : asGatewayError(thrown);
       if (signal.aborted) writer.close();

@@ -2,7 +2,7 @@
  * Watches a stream go by and keeps what the trace needs: the finish reason, the
  * usage, and (when bodies are kept) the reply assembled as one message.
  */
-import type { ChatCompletion, ToolCall, Usage } from '../api/chat-types.js';
+import type { AssistantMessage, ChatCompletion, ToolCall, Usage } from '../api/chat-types.js';
 import type { EngineChunk } from '../engines/engine.js';
 
 export class StreamRecorder {
@@ -33,10 +33,17 @@ export class StreamRecorder {
     }
   }
 
-  /** The reply as a `chat.completion`, or null when bodies are not kept. */
-  replyBody(id: string, created: number, model: string): string | null {
+  /** The reply assembled as one message, or null when bodies are not kept. */
+  message(): AssistantMessage | null {
     if (this.content === null) return null;
     const toolCalls = this.toolCalls.filter((call) => call !== undefined);
+    return { role: 'assistant', content: this.content.length > 0 ? this.content.join('') : null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+  }
+
+  /** The reply as a `chat.completion`, or null when bodies are not kept. */
+  replyBody(id: string, created: number, model: string): string | null {
+    const message = this.message();
+    if (message === null) return null;
     const completion: ChatCompletion = {
       id,
       object: 'chat.completion',
@@ -45,7 +52,7 @@ export class StreamRecorder {
       choices: [
         {
           index: 0,
-          message: { role: 'assistant', content: this.content.length > 0 ? this.content.join('') : null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+          message,
           finish_reason: (this.finishReason as ChatCompletion['choices'][number]['finish_reason']) ?? null,
         },
       ],

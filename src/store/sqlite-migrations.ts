@@ -94,6 +94,85 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX traces_account_scope_started ON traces (account_id, project, workload, started_at, request_id);
     `,
   },
+  {
+    id: '0002_routing',
+    sql: `
+      -- Routing rows name their workload by scope (account, project, workload), as traces do.
+      CREATE TABLE eval_contracts (
+        account_id TEXT NOT NULL,
+        project TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        contract TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (account_id, project, workload, version)
+      );
+      CREATE TABLE route_evidence (
+        account_id TEXT NOT NULL,
+        project TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        requested_model TEXT NOT NULL,
+        candidate_model TEXT NOT NULL,
+        contract_version INTEGER NOT NULL,
+        evaluated INTEGER NOT NULL,
+        passed INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        cost_usd REAL NOT NULL,
+        latency_ms_total REAL NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (account_id, project, workload, requested_model, contract_version, candidate_model)
+      );
+      CREATE TABLE routes (
+        account_id TEXT NOT NULL,
+        project TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        requested_model TEXT NOT NULL,
+        served_model TEXT NOT NULL,
+        pinned_model TEXT,
+        certificate TEXT,
+        cooldowns TEXT NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (account_id, project, workload, requested_model)
+      );
+      CREATE INDEX routes_updated ON routes (updated_at);
+      CREATE TABLE route_changes (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        account_id TEXT NOT NULL,
+        project TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        requested_model TEXT NOT NULL,
+        from_model TEXT NOT NULL,
+        to_model TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        certificate TEXT,
+        detail TEXT,
+        at INTEGER NOT NULL
+      );
+      CREATE INDEX route_changes_scope ON route_changes (account_id, project, workload, at);
+      CREATE TABLE eval_spend (
+        account_id TEXT NOT NULL,
+        project TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        day TEXT NOT NULL,
+        cost_usd REAL NOT NULL,
+        PRIMARY KEY (account_id, project, workload, day)
+      );
+      CREATE TABLE feedback (
+        account_id TEXT NOT NULL,
+        request_id TEXT NOT NULL,
+        model TEXT,
+        project TEXT,
+        workload TEXT,
+        pass INTEGER,
+        score REAL,
+        comment TEXT,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (account_id, request_id)
+      );
+    `,
+  },
 ];
 
 /**

@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { InvalidRequestError } from '../api/errors.js';
 import { applyMigrations } from './sqlite-migrations.js';
+import { createSqliteRoutingStore } from './sqlite-routing-store.js';
 import type {
   Account,
   AccountStore,
@@ -44,6 +45,7 @@ export function createSqliteStore(options: { path: string }): Store {
     accounts: createAccountStore(prepared),
     projects: createProjectStore(prepared),
     traces: createTraceStore(database, prepared),
+    routing: createSqliteRoutingStore(database),
     async migrate() {
       applyMigrations(database);
     },

@@ -344,6 +344,67 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
       });
     });
 
+    describe('routing', () => {
+      const scope = { accountId: 'acct-1', project: 'shop', workload: 'summarise' };
+      const other = { ...scope, accountId: 'acct-2' };
+      const delta = { evaluated: 1, passed: 1, errors: 0, promptTokens: 100, completionTokens: 20, costUsd: 0.001, latencyMsTotal: 250 };
+
+      it('versions contracts per workload', async () => {
+        expect(await store.routing.getContract(scope)).toBeNull();
+        const first = await store.routing.putContract(scope, { pass_rate: 0.9 }, 1_000);
+        const second = await store.routing.putContract(scope, { pass_rate: 0.95, checks: [{ type: 'regex', pattern: '^a\\u0000' }] }, 2_000);
+        expect([first.version, second.version]).toEqual([1, 2]);
+        expect(await store.routing.getContract(scope)).toEqual(second);
+        expect(await store.routing.getContract(other)).toBeNull();
+        const concurrent = await Promise.all(Array.from({ length: 5 }, (_, index) => store.routing.putContract(other, { index }, 3_000)));
+        expect(concurrent.map((stored) => stored.version).sort()).toEqual([1, 2, 3, 4, 5]);
+      });
+
+      it('adds evidence per candidate and contract version', async () => {
+        await store.routing.addEvidence(scope, 'big', 'small', 1, delta, 10);
+        await store.routing.addEvidence(scope, 'big', 'small', 1, { ...delta, passed: 0, errors: 1 }, 20);
+        await store.routing.addEvidence(scope, 'big', 'tiny', 1, delta, 30);
+        await store.routing.addEvidence(scope, 'big', 'small', 2, delta, 40);
+        const counts = await store.routing.listEvidence(scope, 'big', 1);
+        expect(counts.map((count) => [count.candidateModel, count.evaluated, count.passed, count.errors])).toEqual([
+          ['small', 2, 1, 1],
+          ['tiny', 1, 1, 0],
+        ]);
+        expect(counts[0]).toMatchObject({ promptTokens: 200, completionTokens: 40, latencyMsTotal: 500, updatedAt: 20 });
+        expect(counts[0]?.costUsd).toBeCloseTo(0.002, 12);
+        expect(await store.routing.listEvidence(other, 'big', 1)).toEqual([]);
+        await store.routing.resetEvidence(scope, 'big', 'small', 1);
+        expect((await store.routing.listEvidence(scope, 'big', 1)).map((count) => count.candidateModel)).toEqual(['tiny']);
+        expect(await store.routing.listEvidence(scope, 'big', 2)).toHaveLength(1);
+      });
+
+      it('saves routes with their history, and lists what changed since a time', async () => {
+        const certificate = { model: 'small', evaluated: 120, passed: 119, lower: 0.951, passRate: 0.95, confidence: 0.95, contractVersion: 1, at: 500 };
+        const route = { scope, requestedModel: 'big', servedModel: 'small', pinnedModel: null, certificate, cooldowns: { tiny: 9_000 }, updatedAt: 500 };
+        await store.routing.saveRoute(route, { requestedModel: 'big', fromModel: 'big', toModel: 'small', reason: 'certified', certificate, detail: null, at: 500 });
+        await store.routing.saveRoute({ ...route, pinnedModel: 'big', updatedAt: 600 }, { requestedModel: 'big', fromModel: 'small', toModel: 'big', reason: 'pinned', certificate: null, detail: 'by a person', at: 600 });
+        expect(await store.routing.listRoutes(scope)).toEqual([{ ...route, pinnedModel: 'big', updatedAt: 600 }]);
+        expect(await store.routing.listRoutes(other)).toEqual([]);
+        expect((await store.routing.listRoutesChangedSince(550)).map((changed) => changed.requestedModel)).toEqual(['big']);
+        expect(await store.routing.listRoutesChangedSince(601)).toEqual([]);
+        const history = await store.routing.listRouteChanges(scope, 10);
+        expect(history.map((change) => change.reason)).toEqual(['pinned', 'certified']);
+        expect(history[1]?.certificate).toEqual(certificate);
+      });
+
+      it('sums eval spend per day, and keeps one feedback per request', async () => {
+        await store.routing.addEvalSpend(scope, '2026-11-21', 0.25);
+        await store.routing.addEvalSpend(scope, '2026-11-21', 0.5);
+        expect(await store.routing.getEvalSpend(scope, '2026-11-21')).toBeCloseTo(0.75, 12);
+        expect(await store.routing.getEvalSpend(scope, '2026-11-22')).toBe(0);
+        const feedback = { requestId: 'req-9', accountId: 'acct-1', model: 'small', project: 'shop', workload: 'summarise', pass: false, score: null, comment: 'wrong total', createdAt: 1 };
+        await store.routing.recordFeedback(feedback);
+        await store.routing.recordFeedback({ ...feedback, pass: true, score: 0.8, comment: null, createdAt: 2 });
+        expect(await store.routing.getFeedback('acct-1', 'req-9')).toEqual({ ...feedback, pass: true, score: 0.8, comment: null, createdAt: 2 });
+        expect(await store.routing.getFeedback('acct-2', 'req-9')).toBeNull();
+      });
+    });
+
     it('ping answers while the store is open', async () => {
       await expect(store.ping()).resolves.toBeUndefined();
     });

@@ -13,6 +13,7 @@
  *   - Lists are cursor-paginated: `cursor` is opaque, `nextCursor` is null on
  *     the last page.
  */
+import type { RoutingStore } from './routing-store.js';
 
 export type Environment = 'production' | 'staging';
 export type KeyRole = 'inference' | 'admin';
@@ -154,6 +155,8 @@ export interface Store {
   readonly accounts: AccountStore;
   readonly projects: ProjectStore;
   readonly traces: TraceStore;
+  /** Eval contracts, router evidence, routes, feedback: `routing-store.ts`. */
+  readonly routing: RoutingStore;
   /** Brings the schema up to date; safe to run on every start and concurrently. */
   migrate(): Promise<void>;
   /** Resolves when the store answers (used by `/readyz`). */

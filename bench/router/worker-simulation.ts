@@ -1,0 +1,201 @@
+/**
+ * One workload's calls, served and evaluated as taskgate's router worker does
+ * it, with the real decision code (src/routing):
+ *
+ * - every call is served by the current route and costs the served model's
+ *   price (production spend);
+ * - with probability `sampleRate`, while `toTest` is not empty, the call is
+ *   replayed on every candidate in `toTest`, cheapest first, each replay
+ *   costing that candidate's price (eval spend) and scored by agreement with
+ *   the reference's answer; the route is decided again after each sample;
+ * - with probability `shadowRate`, while a cheaper model serves, the call is
+ *   also sent to the reference (eval spend) and the served reply scored; a
+ *   sampled call needs the reference's answer too, so it is scored the same
+ *   way. Each score feeds the CUSUM; an alarm demotes the served model at
+ *   once: it cools down for `cooldownCalls` calls, its counts start again
+ *   from zero, and the route falls back to the next certified candidate or
+ *   the reference;
+ * - when the reference serves, its production reply is the reference answer,
+ *   so a sampled call costs only the replays.
+ *
+ * Spend and quality are added per bucket of calls into shared totals, so the
+ * report can show them over time; the daily eval budget is not modelled.
+ */
+import { decideRoute, routeFromVerdicts, type CandidateEvidence, type RouteDecision } from '../../src/routing/route-decision.js';
+import { initialCusum, updateCusum, type CusumState } from '../../src/routing/cusum.js';
+import { judgeNaively } from './comparison-rules.js';
+import { createRandom, seedFor } from './random.js';
+import { cusumFor, policyFor, type RouterSettings } from './settings.js';
+import { agrees, drawProblem, modelAnswer, referenceAnswer } from './task.js';
+import { trueRateAt, type SimulatedModel, type Workload } from './workloads.js';
+
+/** Per-bucket sums over every simulated workload. */
+export interface Totals {
+  bucketCalls: number;
+  calls: Float64Array;
+  production: Float64Array;
+  reference: Float64Array;
+  oracle: Float64Array;
+  evaluation: Float64Array;
+  /** Calls served by a model whose true rate is below pass_rate - BAD_MARGIN. */
+  bad: Float64Array;
+  /** The part of `bad` served by a drifted model after its drift (the rest: certified while already bad). */
+  badAfterDrift: Float64Array;
+  /** Calls served by a model whose true rate is below pass_rate (no margin). */
+  belowThreshold: Float64Array;
+}
+
+export interface WorkloadOutcome {
+  workload: number;
+  certifications: Array<{ model: string; trueRate: number; passRate: number; evaluated: number }>;
+  demotions: Array<{ model: string; trueRate: number; passRate: number; atCall: number }>;
+  /**
+   * Served calls on the drifted model from the drift until the detector
+   * demoted it (`demoted`), a cheaper certified model replaced it
+   * (`replaced`) or the run ended (`still serving`); null when it was not
+   * serving at the drift.
+   */
+  driftCaught: { servedCalls: number; end: 'demoted' | 'replaced' | 'still serving' } | null;
+  finalModel: string;
+}
+
+export const BAD_MARGIN = 0.02;
+
+export function createTotals(calls: number, buckets: number): Totals {
+  const bucketCalls = Math.ceil(calls / buckets);
+  const array = (): Float64Array => new Float64Array(buckets);
+  return { bucketCalls, calls: array(), production: array(), reference: array(), oracle: array(), evaluation: array(), bad: array(), badAfterDrift: array(), belowThreshold: array() };
+}
+
+interface Evidence extends CandidateEvidence {
+  source: SimulatedModel;
+  coolingUntil: number;
+  /** Reported as certified since its counts last started. */
+  certified: boolean;
+}
+
+export function simulateWorkload(workload: Workload, settings: RouterSettings, totals: Totals, seed: number): WorkloadOutcome {
+  const random = createRandom(seedFor(seed, settings.rule, 'calls', workload.id));
+  const policy = policyFor(settings, workload.passRate);
+  const cusumOptions = cusumFor(settings, workload.passRate);
+  const reference = workload.reference;
+  const evidence: Evidence[] = workload.candidates.map((source) => ({ model: source.name, costPerCall: source.costPerCall, evaluated: 0, passed: 0, errors: 0, source, coolingUntil: -1, certified: false }));
+  const byName = new Map(workload.candidates.map((model) => [model.name, model]));
+  const outcome: WorkloadOutcome = { workload: workload.id, certifications: [], demotions: [], driftCaught: null, finalModel: reference.name };
+  const driftAt = workload.drift?.atCall ?? Number.POSITIVE_INFINITY;
+
+  let call = 0;
+  let decision: RouteDecision = decide();
+  let served = reference;
+  let cusum: CusumState = initialCusum();
+  let servedRate = 1;
+  let oracleCost = oracleCostAt(0);
+  let driftWatch: { servedCalls: number } | null = null;
+  let nextCooldownEnd = Number.POSITIVE_INFINITY;
+  applyDecision();
+
+  function decide(): RouteDecision {
+    for (const candidate of evidence) candidate.coolingDown = call < candidate.coolingUntil;
+    const input = { requestedModel: reference.name, requestedCostPerCall: reference.costPerCall, candidates: evidence, policy };
+    if (settings.rule === 'taskgate') return decideRoute(input);
+    return routeFromVerdicts({ ...input, verdicts: evidence.map((candidate) => judgeNaively(candidate, policy)) });
+  }
+
+  function applyDecision(): void {
+    for (const verdict of decision.verdicts) {
+      const candidate = evidence.find((item) => item.model === verdict.model);
+      if (candidate === undefined || verdict.state !== 'certified' || candidate.certified) continue;
+      candidate.certified = true;
+      outcome.certifications.push({ model: verdict.model, trueRate: trueRateAt(workload, candidate.source, call), passRate: workload.passRate, evaluated: verdict.evaluated });
+    }
+    const next = byName.get(decision.servedModel) ?? reference;
+    if (next !== served) {
+      if (driftWatch !== null && served.name === workload.drift?.model) {
+        outcome.driftCaught = { servedCalls: driftWatch.servedCalls, end: 'replaced' };
+        driftWatch = null;
+      }
+      served = next;
+      cusum = initialCusum();
+    }
+    servedRate = trueRateAt(workload, served, call);
+  }
+
+  function oracleCostAt(at: number): number {
+    const passing = workload.candidates.find((candidate) => trueRateAt(workload, candidate, at) >= workload.passRate);
+    return (passing ?? reference).costPerCall;
+  }
+
+  function demote(): void {
+    const demoted = evidence.find((candidate) => candidate.model === served.name);
+    if (demoted === undefined) return;
+    outcome.demotions.push({ model: served.name, trueRate: servedRate, passRate: workload.passRate, atCall: call });
+    if (driftWatch !== null && served.name === workload.drift?.model) {
+      outcome.driftCaught = { servedCalls: driftWatch.servedCalls, end: 'demoted' };
+      driftWatch = null;
+    }
+    demoted.coolingUntil = call + settings.cooldownCalls;
+    demoted.evaluated = 0;
+    demoted.passed = 0;
+    demoted.certified = false;
+    nextCooldownEnd = Math.min(nextCooldownEnd, demoted.coolingUntil);
+    decision = decide();
+    applyDecision();
+  }
+
+  const bucketCalls = totals.bucketCalls;
+  for (; call < workload.calls; call += 1) {
+    if (call === driftAt) {
+      oracleCost = oracleCostAt(call);
+      servedRate = trueRateAt(workload, served, call);
+      if (served.name === workload.drift?.model) driftWatch = { servedCalls: 0 };
+    }
+    if (call >= nextCooldownEnd) {
+      nextCooldownEnd = Math.min(...evidence.map((candidate) => (candidate.coolingUntil > call ? candidate.coolingUntil : Number.POSITIVE_INFINITY)));
+      decision = decide();
+      applyDecision();
+    }
+
+    const bucket = Math.floor(call / bucketCalls);
+    add(totals.calls, bucket, 1);
+    add(totals.production, bucket, served.costPerCall);
+    add(totals.reference, bucket, reference.costPerCall);
+    add(totals.oracle, bucket, oracleCost);
+    if (servedRate < workload.passRate) {
+      add(totals.belowThreshold, bucket, 1);
+      if (servedRate < workload.passRate - BAD_MARGIN) {
+        add(totals.bad, bucket, 1);
+        if (call >= driftAt && served.name === workload.drift?.model) add(totals.badAfterDrift, bucket, 1);
+      }
+    }
+    if (driftWatch !== null && served.name === workload.drift?.model) driftWatch.servedCalls += 1;
+
+    const sampled = decision.toTest.length > 0 && random() < settings.sampleRate;
+    const shadowed = served !== reference && random() < settings.shadowRate;
+    if (!sampled && !shadowed) continue;
+    const problem = drawProblem(random);
+    const answer = referenceAnswer(problem);
+    if (served !== reference) {
+      add(totals.evaluation, bucket, reference.costPerCall);
+      const result = updateCusum(cusum, agrees(modelAnswer(problem, servedRate, random), answer), cusumOptions);
+      cusum = result.state;
+      if (result.alarm) demote();
+    }
+    if (!sampled) continue;
+    for (const name of decision.toTest) {
+      const candidate = evidence.find((item) => item.model === name);
+      if (candidate === undefined) continue;
+      add(totals.evaluation, bucket, candidate.costPerCall);
+      candidate.evaluated += 1;
+      if (agrees(modelAnswer(problem, trueRateAt(workload, candidate.source, call), random), answer)) candidate.passed += 1;
+    }
+    decision = decide();
+    applyDecision();
+  }
+  if (driftWatch !== null) outcome.driftCaught = { servedCalls: driftWatch.servedCalls, end: 'still serving' };
+  outcome.finalModel = served.name;
+  return outcome;
+}
+
+function add(values: Float64Array, index: number, amount: number): void {
+  values[index] = (values[index] ?? 0) + amount;
+}

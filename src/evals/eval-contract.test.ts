@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidRequestError } from '../api/errors.js';
+import { DEFAULT_CONTRACT, parseEvalContract, validateEvalContract } from './eval-contract.js';
+
+function errorOf(input: unknown): InvalidRequestError {
+  try {
+    parseEvalContract(input);
+  } catch (error) {
+    if (error instanceof InvalidRequestError) return error;
+    throw error;
+  }
+  throw new Error('expected an InvalidRequestError, nothing was thrown');
+}
+
+describe('parseEvalContract: defaults', () => {
+  it('fills every default, with the agreement check when no checks are given', () => {
+    expect(parseEvalContract({})).toEqual({
+      checks: [{ type: 'agreement', method: 'auto' }],
+      pass_rate: 0.95,
+      confidence: 0.95,
+      min_samples: 50,
+      sample_rate: 0.05,
+      daily_budget_usd: 5,
+      allow_upgrade: false,
+    });
+  });
+
+  it('equals DEFAULT_CONTRACT, which is frozen, and gives each parse its own arrays', () => {
+    const first = parseEvalContract({});
+    expect(first).toEqual(DEFAULT_CONTRACT);
+    expect(Object.isFrozen(DEFAULT_CONTRACT) && Object.isFrozen(DEFAULT_CONTRACT.checks) && Object.isFrozen(DEFAULT_CONTRACT.checks[0])).toBe(true);
+    first.checks.push({ type: 'tool_call_valid' });
+    expect(parseEvalContract({}).checks).toHaveLength(1);
+  });
+
+  it('defaults agreement method to auto and keeps what is given', () => {
+    const contract = parseEvalContract({
+      checks: [
+        { type: 'agreement' },
+        { type: 'regex', pattern: '^(yes|no)$', flags: 'i' },
+        { type: 'json_schema', schema: { type: 'object', required: ['a'], properties: { a: { type: 'string', format: 'date-time' } } } },
+        { type: 'tool_call_valid' },
+        { type: 'agreement', method: 'judge', judge_model: 'qwen2.5-7b' },
+        { type: 'judge', rubric: 'Answers in French.', model: 'llama-3.1-8b' },
+      ],
+      pass_rate: 0.9,
+      confidence: 0.99,
+      min_samples: 10,
+      sample_rate: 0,
+      daily_budget_usd: 0.5,
+      candidates: ['a', 'b'],
+      allow_upgrade: true,
+    });
+    expect(contract.checks[0]).toEqual({ type: 'agreement', method: 'auto' });
+    expect(contract.checks[4]).toEqual({ type: 'agreement', method: 'judge', judge_model: 'qwen2.5-7b' });
+    expect(contract).toMatchObject({ pass_rate: 0.9, confidence: 0.99, min_samples: 10, sample_rate: 0, daily_budget_usd: 0.5, candidates: ['a', 'b'], allow_upgrade: true });
+  });
+
+  it('keeps a schema as the caller wrote it, __proto__ key included', () => {
+    const input = JSON.parse('{"checks":[{"type":"json_schema","schema":{"type":"object","properties":{"__proto__":{"type":"string"}}}}]}') as unknown;
+    const contract = parseEvalContract(input);
+    const check = contract.checks[0];
+    expect(check?.type === 'json_schema' && Object.hasOwn(check.schema.properties as object, '__proto__')).toBe(true);
+  });
+});
+
+describe('parseEvalContract: errors name every bad path', () => {
+  it('names each path in one error, in document order, param = the first', () => {
+    const error = errorOf({
+      checks: [
+        { type: 'regex', pattern: '^ok$' },
+        { type: 'regex', pattern: '(unclosed' },
+        { type: 'json_schema', schema: { type: 'strin' } },
+        { type: 'nope' },
+        { type: 'judge' },
+      ],
+      pass_rate: 1,
+      min_samples: 2.5,
+      bogus: true,
+    });
+    expect(error.param).toBe('checks[1].pattern');
+    expect(error.code).toBe('invalid_eval_contract');
+    expect(error.status).toBe(400);
+    const parts = error.message.replace(/^Invalid eval contract: /, '').split('; ').map((part) => part.split(':')[0]);
+    expect(parts).toEqual(['checks[1].pattern', 'checks[2].schema', 'checks[3].type', 'checks[4].rubric', 'pass_rate', 'min_samples', 'bogus']);
+    expect(error.message).toContain('checks[1].pattern: not a valid regular expression (Invalid regular expression: /(unclosed/: Unterminated group)');
+    expect(error.message).toContain('checks[2].schema: not a valid JSON Schema (');
+    expect(error.message).toContain('checks[3].type: unknown check type "nope" (expected one of json_schema, regex, tool_call_valid, agreement, judge)');
+    expect(error.message).toContain('checks[4].rubric: required');
+    expect(error.message).toContain('pass_rate: must be at most 0.9999');
+    expect(error.message).toContain('min_samples: must be an integer');
+    expect(error.message).toContain('bogus: unknown key');
+  });
+
+  it('reports a bad pattern even when its check also has an unknown key', () => {
+    const error = errorOf({ checks: [{ type: 'regex', pattern: '[', extra: 1 }] });
+    expect(error.message).toContain('checks[0].pattern: not a valid regular expression');
+    expect(error.message).toContain('checks[0].extra: unknown key');
+  });
+
+  it.each<[string, unknown, string, string]>([
+    ['not an object', 'x', '(contract): must be an object, got string "x"', ''],
+    ['null', null, '(contract): must be an object, got null', ''],
+    ['no checks', { checks: [] }, 'checks: must have at least 1 item', 'checks'],
+    ['check not an object', { checks: [3] }, 'checks[0]', 'checks[0]'],
+    ['check without type', { checks: [{}] }, 'checks[0].type: required: one of json_schema', 'checks[0].type'],
+    ['unknown key in a check', { checks: [{ type: 'tool_call_valid', strict: true }] }, 'checks[0].strict: unknown key', 'checks[0].strict'],
+    ['unknown agreement method', { checks: [{ type: 'agreement', method: 'exact' }] }, 'checks[0].method: must be one of "auto", "normalized", "json_equal", "tool_calls_equal", "judge", got "exact"', 'checks[0].method'],
+    ['judge_model without method judge', { checks: [{ type: 'agreement', method: 'normalized', judge_model: 'm' }] }, 'checks[0].judge_model: only used with method "judge"', 'checks[0].judge_model'],
+    ['judge_model with the default method', { checks: [{ type: 'agreement', judge_model: 'm' }] }, 'checks[0].judge_model: only used with method "judge", not "auto"', 'checks[0].judge_model'],
+    ['blank rubric', { checks: [{ type: 'judge', rubric: '   ' }] }, 'checks[0].rubric: must not be empty', 'checks[0].rubric'],
+    ['empty pattern', { checks: [{ type: 'regex', pattern: '' }] }, 'checks[0].pattern: must not be empty', 'checks[0].pattern'],
+    ['stateful g flag', { checks: [{ type: 'regex', pattern: 'a', flags: 'g' }] }, 'checks[0].flags: must be distinct letters of "imsuv"', 'checks[0].flags'],
+    ['u and v together', { checks: [{ type: 'regex', pattern: 'a', flags: 'uv' }] }, 'checks[0].flags: must be distinct letters', 'checks[0].flags'],
+    ['repeated flag', { checks: [{ type: 'regex', pattern: 'a', flags: 'ii' }] }, 'checks[0].flags: must be distinct letters', 'checks[0].flags'],
+    ['pattern invalid only with its flags', { checks: [{ type: 'regex', pattern: '\\-', flags: 'u' }] }, 'checks[0].pattern: not a valid regular expression', 'checks[0].pattern'],
+    ['schema not an object', { checks: [{ type: 'json_schema', schema: [] }] }, 'checks[0].schema: must be a JSON Schema object', 'checks[0].schema'],
+    ['schema keyword typo', { checks: [{ type: 'json_schema', schema: { type: 'object', requred: ['a'] } }] }, 'checks[0].schema: not a valid JSON Schema (strict mode: unknown keyword: "requred")', 'checks[0].schema'],
+    ['schema with a remote $ref', { checks: [{ type: 'json_schema', schema: { $ref: 'https://example.com/s.json' } }] }, "checks[0].schema: not a valid JSON Schema (can't resolve reference", 'checks[0].schema'],
+    ['pass_rate too low', { pass_rate: 0.4 }, 'pass_rate: must be at least 0.5', 'pass_rate'],
+    ['confidence as a string', { confidence: '0.9' }, 'confidence: must be a number, got string "0.9"', 'confidence'],
+    ['min_samples zero', { min_samples: 0 }, 'min_samples: must be at least 1', 'min_samples'],
+    ['sample_rate above 1', { sample_rate: 1.5 }, 'sample_rate: must be at most 1', 'sample_rate'],
+    ['negative budget', { daily_budget_usd: -1 }, 'daily_budget_usd: must be at least 0', 'daily_budget_usd'],
+    ['empty candidate id', { candidates: [''] }, 'candidates[0]: must not be empty', 'candidates[0]'],
+    ['duplicate candidate', { candidates: ['a', 'b', 'a'] }, 'candidates[2]: duplicate of candidates[0]', 'candidates[2]'],
+    ['allow_upgrade not boolean', { allow_upgrade: 'yes' }, 'allow_upgrade: must be a boolean', 'allow_upgrade'],
+  ])('%s', (_case, input, message, param) => {
+    const error = errorOf(input);
+    expect(error.message).toContain(message);
+    expect(error.param).toBe(param === '' ? null : param);
+  });
+
+  it('validateEvalContract returns the issues as data for callers with their own error format', () => {
+    const validation = validateEvalContract({ pass_rate: 2, checks: [{ type: 'regex', pattern: '(' }] });
+    expect(validation.ok).toBe(false);
+    if (validation.ok) return;
+    expect(validation.issues.map((issue) => issue.path)).toEqual([['pass_rate'], ['checks', 0, 'pattern']]);
+  });
+});

@@ -1,0 +1,55 @@
+/**
+ * Which catalog models may stand in for a requested model on one call, and
+ * what a call costs on each: pure functions of the catalog, the call and the
+ * contract.
+ *
+ * A candidate must be cheaper than the requested model for this call's tokens
+ * (unless the contract allows upgrades), support what the call needs (tools,
+ * JSON output, the prompt's length), and be on the contract's candidate list
+ * when it has one.
+ */
+import type { GenerationParameters, Usage } from '../api/chat-types.js';
+import { costOf, type CatalogModel } from '../catalog/catalog.js';
+
+export interface CallShape {
+  needsTools: boolean;
+  needsJson: boolean;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export function callShapeOf(parameters: GenerationParameters, usage: Pick<Usage, 'prompt_tokens' | 'completion_tokens'>): CallShape {
+  const format = parameters.response_format?.type;
+  return {
+    needsTools: (parameters.tools?.length ?? 0) > 0 && parameters.tool_choice !== 'none',
+    needsJson: format === 'json_object' || format === 'json_schema',
+    promptTokens: usage.prompt_tokens,
+    completionTokens: usage.completion_tokens,
+  };
+}
+
+export function costPerCall(model: CatalogModel, shape: CallShape): number {
+  return costOf(model, { prompt_tokens: shape.promptTokens, completion_tokens: shape.completionTokens });
+}
+
+/** Candidates for `requested` on a call of this shape, cheapest first. */
+export function eligibleCandidates(
+  models: readonly CatalogModel[],
+  requested: CatalogModel,
+  shape: CallShape,
+  contract: { candidates?: readonly string[]; allow_upgrade: boolean },
+): CatalogModel[] {
+  const ceiling = costPerCall(requested, shape);
+  const allowed = contract.candidates === undefined ? null : new Set(contract.candidates);
+  return models
+    .filter(
+      (model) =>
+        model.id !== requested.id &&
+        (allowed === null || allowed.has(model.id)) &&
+        (contract.allow_upgrade || costPerCall(model, shape) < ceiling) &&
+        (!shape.needsTools || model.supports.has('tools')) &&
+        (!shape.needsJson || model.supports.has('json')) &&
+        model.contextWindow >= shape.promptTokens + shape.completionTokens,
+    )
+    .sort((left, right) => costPerCall(left, shape) - costPerCall(right, shape) || left.id.localeCompare(right.id));
+}

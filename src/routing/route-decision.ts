@@ -1,0 +1,156 @@
+/**
+ * Which model serves a (workload, requested model): a pure function of the
+ * candidates' evidence and the workload's eval contract.
+ *
+ * A candidate is `certified` once the anytime-valid lower bound on its pass
+ * rate (confidence-sequence.ts) reaches the contract's pass rate after at
+ * least `minSamples` evals; `eliminated` once the upper bound falls below the
+ * pass rate, or after `maxSamples` evals without certification; `testing`
+ * otherwise. The cheapest certified candidate that is cheaper than the
+ * requested model and not cooling down serves; with none, the requested model
+ * serves itself.
+ *
+ * Because the bounds hold at every n at once, the worker may call this after
+ * every sample: a model whose true rate is exactly the pass rate is certified
+ * with probability at most 1 - confidence, however long it is tested.
+ *
+ * The verdicts are recomputed from the counts every time, so the counts must
+ * mean "evidence under the contract in force, gathered since the model last
+ * re-entered testing": a model demoted by the rollback detector must start
+ * again from zero after its cooldown, or its old counts would certify it at
+ * once. A changed contract starts every count again for the same reason.
+ */
+import { passRateBounds, thresholdPrior, type BetaPrior } from './confidence-sequence.js';
+
+export interface DecisionPolicy {
+  /** The contract's pass rate: the lowest acceptable true pass rate. */
+  passRate: number;
+  /** Level of the confidence sequence (0.95: a model at exactly `passRate` is certified in at most 5% of workloads). */
+  confidence: number;
+  /** No certification before this many evals, whatever the bound says. */
+  minSamples: number;
+  /** A candidate still uncertified after this many evals is eliminated: near-threshold models would otherwise be tested forever. */
+  maxSamples: number;
+  /** Mixing prior of the confidence sequence; `thresholdPrior(passRate)` when omitted. */
+  prior?: BetaPrior;
+}
+
+/**
+ * The router's defaults (contract fields `pass_rate`, `confidence`,
+ * `min_samples`, `sample_rate`; the rest are router settings), tuned with the
+ * simulation in bench/router (see docs/routing.md for the figures):
+ * - `sampleRate`: share of production calls replayed on the candidates in `toTest`.
+ * - `shadowRate`: share of the calls served by a cheaper model that are also
+ *   sent to the reference and scored, feeding the rollback detector (cusum.ts).
+ *   Calls sampled for replay are scored too, so the detector sees at least
+ *   this share.
+ * - `cooldownMs`: how long a model demoted by the rollback detector stays out
+ *   before it is tested again from zero.
+ */
+export const DEFAULT_ROUTING = {
+  passRate: 0.95,
+  confidence: 0.95,
+  minSamples: 50,
+  maxSamples: 3_000,
+  sampleRate: 0.05,
+  shadowRate: 0.05,
+  cooldownMs: 24 * 60 * 60 * 1000,
+} as const;
+
+export const DEFAULT_POLICY: DecisionPolicy = {
+  passRate: DEFAULT_ROUTING.passRate,
+  confidence: DEFAULT_ROUTING.confidence,
+  minSamples: DEFAULT_ROUTING.minSamples,
+  maxSamples: DEFAULT_ROUTING.maxSamples,
+};
+
+export interface CandidateEvidence {
+  model: string;
+  /** Expected USD per call on this workload (from the candidate's price and the workload's observed tokens); orders candidates. */
+  costPerCall: number;
+  /** Replays scored under the contract in force since the model (re-)entered testing. */
+  evaluated: number;
+  passed: number;
+  /**
+   * Replays that ended in an engine error or timeout. They are failures and
+   * already counted in `evaluated - passed`; the field is informational (shown
+   * next to the verdict) and does not change it.
+   */
+  errors: number;
+  /** Demoted by the rollback detector and still cooling down: cannot serve. */
+  coolingDown?: boolean;
+  /**
+   * Certified earlier under this contract and still serving. Certification is
+   * a one-time decision (the running lower bound of a confidence sequence may
+   * be kept at its maximum): later evidence does not take it back, so the
+   * route does not flap as the bound wanders near the threshold. Only the
+   * rollback detector or an upper bound below the pass rate removes it.
+   */
+  certified?: boolean;
+}
+
+export type CandidateState = 'testing' | 'certified' | 'eliminated';
+
+export interface CandidateVerdict {
+  model: string;
+  state: CandidateState;
+  lower: number;
+  upper: number;
+  evaluated: number;
+  passed: number;
+  costPerCall: number;
+  /** Copied from the evidence: a cooling-down candidate neither serves nor is tested. */
+  coolingDown?: boolean;
+}
+
+export interface RouteDecision {
+  /** The model that should serve: the cheapest certified candidate, else the requested model. */
+  servedModel: string;
+  /** The evidence for servedModel (null when it is the requested model). */
+  certificate: { model: string; evaluated: number; passed: number; lower: number; passRate: number; confidence: number } | null;
+  /** Cheapest first. */
+  verdicts: CandidateVerdict[];
+  /** Candidates still worth sampling (testing, cheaper than the served model), cheapest first: what the worker should replay on next. */
+  toTest: string[];
+}
+
+export function judgeCandidate(evidence: CandidateEvidence, policy: DecisionPolicy): CandidateVerdict {
+  const { lower, upper } = passRateBounds(evidence.evaluated, evidence.passed, policy.confidence, { prior: policy.prior ?? thresholdPrior(policy.passRate) });
+  let state: CandidateState = 'testing';
+  if (upper < policy.passRate) state = 'eliminated';
+  else if (evidence.certified === true || (lower >= policy.passRate && evidence.evaluated >= policy.minSamples)) state = 'certified';
+  else if (evidence.evaluated >= policy.maxSamples) state = 'eliminated';
+  const verdict: CandidateVerdict = { model: evidence.model, state, lower, upper, evaluated: evidence.evaluated, passed: evidence.passed, costPerCall: evidence.costPerCall };
+  if (evidence.coolingDown === true) verdict.coolingDown = true;
+  return verdict;
+}
+
+export function decideRoute(input: { requestedModel: string; requestedCostPerCall: number; candidates: CandidateEvidence[]; policy: DecisionPolicy }): RouteDecision {
+  const verdicts = input.candidates.filter((candidate) => candidate.model !== input.requestedModel).map((candidate) => judgeCandidate(candidate, input.policy));
+  return routeFromVerdicts({ requestedModel: input.requestedModel, requestedCostPerCall: input.requestedCostPerCall, verdicts, policy: input.policy });
+}
+
+/**
+ * The choice `decideRoute` makes, from verdicts already judged: lets a
+ * comparison (bench/router's naive rule) judge candidates its own way and
+ * still choose exactly as the router does.
+ *
+ * Only candidates strictly cheaper than the requested model serve or are
+ * tested: one costing the same saves nothing and one costing more is never
+ * chosen. They stay in `verdicts` so a dashboard can show them.
+ */
+export function routeFromVerdicts(input: { requestedModel: string; requestedCostPerCall: number; verdicts: CandidateVerdict[]; policy: Pick<DecisionPolicy, 'passRate' | 'confidence'> }): RouteDecision {
+  const verdicts = [...input.verdicts].sort((left, right) => left.costPerCall - right.costPerCall || left.model.localeCompare(right.model));
+  const usable = verdicts.filter((verdict) => verdict.costPerCall < input.requestedCostPerCall && verdict.coolingDown !== true);
+  const served = usable.find((verdict) => verdict.state === 'certified');
+  const servedCost = served?.costPerCall ?? input.requestedCostPerCall;
+  return {
+    servedModel: served?.model ?? input.requestedModel,
+    certificate:
+      served === undefined
+        ? null
+        : { model: served.model, evaluated: served.evaluated, passed: served.passed, lower: served.lower, passRate: input.policy.passRate, confidence: input.policy.confidence },
+    verdicts,
+    toTest: usable.filter((verdict) => verdict.state === 'testing' && verdict.costPerCall < servedCost).map((verdict) => verdict.model),
+  };
+}

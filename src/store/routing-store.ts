@@ -1,0 +1,138 @@
+/**
+ * The routing domain of the Store contract: eval contracts, the evidence the
+ * router collects, routes with their certificates and history, pins, eval
+ * spend and user feedback. Same rules as `store.ts` (epoch ms, account-scoped
+ * lookups, idempotent writes).
+ *
+ * A workload is named by its scope (account, project slug, workload name), as
+ * traces name it, so the hot path and the router never look up workload ids.
+ */
+
+export interface Scope {
+  accountId: string;
+  project: string;
+  workload: string;
+}
+
+/** One version of a workload's eval contract (the JSON as validated by `parseEvalContract`). */
+export interface StoredContract {
+  version: number;
+  contract: unknown;
+  createdAt: number;
+}
+
+/** What made a model serve a workload: the evidence at the moment it was certified. */
+export interface RouteCertificate {
+  model: string;
+  evaluated: number;
+  passed: number;
+  /** The anytime-valid lower bound on the pass rate, which reached `passRate`. */
+  lower: number;
+  passRate: number;
+  confidence: number;
+  contractVersion: number;
+  at: number;
+}
+
+/** The evidence for one candidate under one contract version. */
+export interface CandidateCounts {
+  requestedModel: string;
+  candidateModel: string;
+  contractVersion: number;
+  evaluated: number;
+  passed: number;
+  errors: number;
+  promptTokens: number;
+  completionTokens: number;
+  /** Eval spend on this candidate (replays), USD. */
+  costUsd: number;
+  latencyMsTotal: number;
+  updatedAt: number;
+}
+
+export type EvidenceDelta = Pick<CandidateCounts, 'evaluated' | 'passed' | 'errors' | 'promptTokens' | 'completionTokens' | 'costUsd' | 'latencyMsTotal'>;
+
+export interface RouteRecord {
+  scope: Scope;
+  requestedModel: string;
+  /** The model serving calls for `requestedModel` (itself until the router has evidence). */
+  servedModel: string;
+  /** Set by a person: serves whatever the router says. */
+  pinnedModel: string | null;
+  certificate: RouteCertificate | null;
+  /** Models demoted by the rollback detector, and until when they may not be tested again. */
+  cooldowns: Record<string, number>;
+  updatedAt: number;
+}
+
+export type RouteChangeReason = 'certified' | 'demoted' | 'pinned' | 'unpinned' | 'contract_changed';
+
+export interface RouteChange {
+  requestedModel: string;
+  fromModel: string;
+  toModel: string;
+  reason: RouteChangeReason;
+  certificate: RouteCertificate | null;
+  detail: string | null;
+  at: number;
+}
+
+export interface Feedback {
+  requestId: string;
+  accountId: string;
+  /** The model that served the call (from its trace). */
+  model: string | null;
+  project: string | null;
+  workload: string | null;
+  pass: boolean | null;
+  score: number | null;
+  comment: string | null;
+  createdAt: number;
+}
+
+export interface ModelUsage {
+  requestedModel: string;
+  servedModel: string;
+  calls: number;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+}
+
+export interface RoutingStore {
+  /** The newest contract version, or null when the workload uses the default. */
+  getContract(scope: Scope): Promise<StoredContract | null>;
+  /** Stores the next version (1, 2, …) and returns it. */
+  putContract(scope: Scope, contract: unknown, at: number): Promise<StoredContract>;
+
+  /** Adds to a candidate's counts (created at zero the first time). */
+  addEvidence(scope: Scope, requestedModel: string, candidateModel: string, contractVersion: number, delta: EvidenceDelta, at: number): Promise<void>;
+  /** Forgets a candidate's counts (a demoted model starts testing afresh after its cooldown). */
+  resetEvidence(scope: Scope, requestedModel: string, candidateModel: string, contractVersion: number): Promise<void>;
+  /** Every candidate's counts for a requested model under one contract version. */
+  listEvidence(scope: Scope, requestedModel: string, contractVersion: number): Promise<CandidateCounts[]>;
+
+  /** Routes of one workload, by requested model. */
+  listRoutes(scope: Scope): Promise<RouteRecord[]>;
+  /** Routes of every workload changed at or after `since` (each process polls this to refresh its route table). */
+  listRoutesChangedSince(since: number): Promise<RouteRecord[]>;
+  /** Writes the route and, when `change` is given, one history row, atomically. */
+  saveRoute(route: RouteRecord, change: RouteChange | null): Promise<void>;
+  /** Newest first. */
+  listRouteChanges(scope: Scope, limit: number): Promise<RouteChange[]>;
+
+  /**
+   * Successful production calls of a workload grouped by requested name (as
+   * sent) and served model, with their tokens and cost: what savings are
+   * computed from.
+   */
+  usageByModel(scope: Scope): Promise<ModelUsage[]>;
+
+  /** Eval spend of a workload on one UTC day (`YYYY-MM-DD`), USD. */
+  addEvalSpend(scope: Scope, day: string, costUsd: number): Promise<void>;
+  getEvalSpend(scope: Scope, day: string): Promise<number>;
+
+  /** One feedback per request id: a second replaces the first. */
+  recordFeedback(feedback: Feedback): Promise<void>;
+  getFeedback(accountId: string, requestId: string): Promise<Feedback | null>;
+}

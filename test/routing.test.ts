@@ -1,0 +1,185 @@
+/**
+ * Routing end to end: the real server, an engine whose models answer sums
+ * with known accuracies, and workloads that ask for the most expensive model.
+ * The router must move each workload to the cheapest model that truly passes
+ * its contract and no further, demote a model that gets worse, ignore staging
+ * traffic, and follow each workload's own contract.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startArithmeticEngine, type ArithmeticEngine } from './helpers/arithmetic-engine.js';
+import { ADMIN_KEY, startTestGateway, type TestGateway } from './helpers/test-gateway.js';
+
+// True accuracies: big and mid always right, small right 90 % of the time, tiny 30 %.
+const accuracies = { big: 1, mid: 1, small: 0.9, tiny: 0.3 };
+const prices = { big: 10, mid: 3, small: 1, tiny: 0.1 };
+
+let engine: ArithmeticEngine;
+let taskgate: TestGateway;
+let question = 0;
+
+beforeAll(async () => {
+  engine = await startArithmeticEngine(accuracies, 7);
+  const models = Object.entries(prices)
+    .map(([id, price]) => `  - { id: ${id}, served_by: [{ engine: arithmetic, name: ${id} }], price: { input: ${price}, output: ${price} }, context_window: 8192 }`)
+    .join('\n');
+  taskgate = await startTestGateway(`engines:\n  - { id: arithmetic, type: openai, base_url: "${engine.baseUrl}" }\nmodels:\n${models}\n`);
+});
+afterAll(async () => {
+  await taskgate?.stop();
+  await engine?.close();
+});
+
+/** One production call asking `big` for a sum; returns the model that served it. */
+async function ask(workload: string, key = ADMIN_KEY): Promise<{ model: string; requestId: string }> {
+  question++;
+  const response = await taskgate.postChat(
+    { model: 'big', messages: [{ role: 'user', content: `What is ${question % 97} + ${(question * 7) % 89}? Answer with the number only.` }] },
+    { key, headers: { 'x-taskgate-workload': workload } },
+  );
+  expect(response.status).toBe(200);
+  const body = (await response.json()) as { model: string };
+  return { model: body.model, requestId: response.headers.get('x-request-id') ?? '' };
+}
+
+/** Calls until `done` says so (the router works between batches), at most `limit` calls; returns every served model seen. */
+async function askUntil(workload: string, done: (model: string) => boolean, limit: number, key = ADMIN_KEY): Promise<string[]> {
+  const served: string[] = [];
+  for (let call = 0; call < limit; call++) {
+    const { model } = await ask(workload, key);
+    served.push(model);
+    if (done(model)) break;
+    if (call % 10 === 9) await taskgate.gateway.router.idle();
+  }
+  return served;
+}
+
+async function management(method: string, path: string, body?: unknown, key = ADMIN_KEY): Promise<{ status: number; json: Record<string, unknown> }> {
+  const response = await fetch(`${taskgate.baseUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+interface RoutesView {
+  routes: Array<{
+    requested_model: string;
+    served_model: string;
+    certificate: { model: string; evaluated: number; passed: number; lower: number; passRate: number } | null;
+    candidates: Array<{ model: string; state: string; evaluated: number; passed: number; lower_bound: number }>;
+    routed_calls: number;
+    savings_usd: number;
+  }>;
+  history: Array<{ reason: string; from_model: string; to_model: string; detail: string | null }>;
+}
+
+const routesOf = async (workload: string) => (await management('GET', `/projects/default/workloads/${workload}/routes`)).json as unknown as RoutesView;
+
+describe('routing', () => {
+  it('rejects a bad eval contract with the path of each problem', async () => {
+    await ask('lenient');
+    const bad = await management('PUT', '/projects/default/workloads/lenient/eval', { pass_rate: 2, checks: [{ type: 'regex', pattern: '(' }] });
+    expect(bad.status).toBe(400);
+    const message = (bad.json.error as { message: string }).message;
+    expect(message).toContain('pass_rate');
+    expect(message).toContain('checks[0].pattern');
+  });
+
+  it('moves a workload to the cheapest model that truly passes, and no further', async () => {
+    const put = await management('PUT', '/projects/default/workloads/lenient/eval', { pass_rate: 0.8, sample_rate: 1, min_samples: 10 });
+    expect(put.status).toBe(200);
+    const served = await askUntil('lenient', (model) => model === 'small', 1_500);
+    expect(served.at(-1)).toBe('small');
+    expect(served).not.toContain('tiny');
+
+    const view = await routesOf('lenient');
+    const route = view.routes.find((entry) => entry.requested_model === 'big')!;
+    expect(route.served_model).toBe('small');
+    expect(route.certificate).toMatchObject({ model: 'small', passRate: 0.8 });
+    expect(route.certificate!.lower).toBeGreaterThanOrEqual(0.8);
+    expect(route.candidates.find((candidate) => candidate.model === 'tiny')?.state).toBe('eliminated');
+    expect(view.history.some((change) => change.reason === 'certified' && change.to_model === 'small')).toBe(true);
+
+    // Calls now carry the cheaper model, and their savings show.
+    for (let call = 0; call < 5; call++) expect((await ask('lenient')).model).toBe('small');
+    await taskgate.traces();
+    const after = (await routesOf('lenient')).routes.find((entry) => entry.requested_model === 'big')!;
+    expect(after.routed_calls).toBeGreaterThanOrEqual(5);
+    expect(after.savings_usd).toBeGreaterThan(0);
+  });
+
+  it('demotes a served model whose accuracy drops', async () => {
+    engine.accuracy.set('small', 0.2);
+    const served = await askUntil('lenient', (model) => model !== 'small', 1_500);
+    expect(served.at(-1)).not.toBe('small');
+    const view = await routesOf('lenient');
+    const demotion = view.history.find((change) => change.reason === 'demoted');
+    expect(demotion).toMatchObject({ from_model: 'small' });
+    expect(demotion?.detail).toContain('rollback');
+    expect(view.routes[0]?.candidates.find((candidate) => candidate.model === 'small')?.state).toBe('cooling_down');
+    engine.accuracy.set('small', accuracies.small);
+  });
+
+  it('follows each workload its own contract', async () => {
+    await ask('strict');
+    expect((await management('PUT', '/projects/default/workloads/strict/eval', { pass_rate: 0.97, sample_rate: 1, min_samples: 10 })).status).toBe(200);
+    const served = await askUntil('strict', (model) => model === 'mid', 1_500);
+    expect(served.at(-1)).toBe('mid');
+    // small (90 %) stays on trial below mid until its upper bound rules it out; it never serves.
+    const smallState = async () => (await routesOf('strict')).routes[0]?.candidates.find((candidate) => candidate.model === 'small')?.state;
+    for (let round = 0; round < 60 && (await smallState()) !== 'eliminated'; round++) served.push(...(await askUntil('strict', () => false, 20)));
+    expect(await smallState()).toBe('eliminated');
+    expect(served).not.toContain('small');
+    expect(served.at(-1)).toBe('mid');
+  });
+
+  it('never moves a route on staging traffic', async () => {
+    const staging = await taskgate.createKey({ environment: 'staging' });
+    await ask('staging-only', staging.text);
+    expect((await management('PUT', '/projects/default/workloads/staging-only/eval', { pass_rate: 0.8, sample_rate: 1, min_samples: 10 })).status).toBe(200);
+    const served = await askUntil('staging-only', () => false, 300, staging.text);
+    await taskgate.gateway.router.idle();
+    expect(new Set(served)).toEqual(new Set(['big']));
+    expect((await routesOf('staging-only')).routes).toEqual([]);
+  });
+
+  it('serves a pinned model whatever the router says, until unpinned', async () => {
+    await ask('pinned');
+    expect((await management('PUT', '/projects/default/workloads/pinned/routes/big/pin', { model: 'tiny' })).status).toBe(200);
+    expect((await ask('pinned')).model).toBe('tiny');
+    expect((await management('PUT', '/projects/default/workloads/pinned/routes/big/pin', { model: 'nope' })).status).toBe(404);
+    expect((await management('DELETE', '/projects/default/workloads/pinned/routes/big/pin')).status).toBe(200);
+    expect((await ask('pinned')).model).toBe('big');
+    expect((await routesOf('pinned')).history.map((change) => change.reason)).toEqual(['unpinned', 'pinned']);
+  });
+
+  it('re-asks the requested model when a routed reply fails the inline guard, and bills both', async () => {
+    await ask('guarded');
+    expect((await management('PUT', '/projects/default/workloads/guarded/eval', { checks: [{ type: 'regex', pattern: '^42$' }], sample_rate: 0 })).status).toBe(200);
+    expect((await management('PUT', '/projects/default/workloads/guarded/routes/big/pin', { model: 'tiny' })).status).toBe(200);
+    engine.accuracy.set('tiny', 0);
+    try {
+      const response = await taskgate.postChat({ model: 'big', messages: [{ role: 'user', content: 'What is 20 + 22?' }] }, { headers: { 'x-taskgate-workload': 'guarded' } });
+      const body = (await response.json()) as { model: string; choices: Array<{ message: { content: string } }>; usage: { prompt_tokens: number; completion_tokens: number } };
+      expect(body.model).toBe('big');
+      expect(body.choices[0]?.message.content).toBe('42');
+      const trace = await taskgate.traceOf(response.headers.get('x-request-id'));
+      // big's price for the reply, plus tiny's for the reply that failed.
+      expect(trace?.servedModel).toBe('big');
+      expect(trace?.costUsd).toBeCloseTo((22 * prices.big + 22 * prices.tiny) / 1e6, 12);
+    } finally {
+      engine.accuracy.set('tiny', accuracies.tiny);
+    }
+  });
+
+  it('takes feedback on a call and counts it for a routed model', async () => {
+    const { requestId, model } = await ask('lenient');
+    await taskgate.traces();
+    const feedback = await management('POST', '/feedback', { request_id: requestId, pass: false, comment: 'wrong sum' });
+    expect(feedback.status).toBe(200);
+    expect(feedback.json).toMatchObject({ request_id: requestId, model, pass: false, counted_as_evidence: model !== 'big' });
+    expect((await management('POST', '/feedback', { request_id: 'req_missing', pass: true })).status).toBe(404);
+    expect((await management('POST', '/feedback', { request_id: requestId })).status).toBe(400);
+  });
+});
