@@ -3,7 +3,6 @@
  * file server (never the network beyond 127.0.0.1), and `downloadModelFile`
  * directly for the HTTP cases that are clearer without a child process.
  */
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,37 +13,13 @@ import { findDefaultModel } from '../src/models/default-models.js';
 import { downloadModelFile } from '../src/models/model-download.js';
 import { ModelFileError } from '../src/models/model-file-error.js';
 import { closedPort, startFileServer, type FileServer } from './helpers/file-server.js';
-import { CLI } from './helpers/taskgate-process.js';
+import { runTaskgateAsync as runTaskgate, startTaskgateCommand as startTaskgate } from './helpers/taskgate-process.js';
 
 const MEGABYTE = 1 << 20;
 const freshDirectory = () => mkdtempSync(join(tmpdir(), 'taskgate-models-'));
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 /** A GGUF header (magic, version 3) and random bytes: passes the magic check, hashes like nothing real. */
 const fakeGguf = (size: number) => Buffer.concat([Buffer.from('GGUF'), Buffer.from([3, 0, 0, 0]), randomBytes(size - 8)]);
-
-interface Running {
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-  interrupt: () => void;
-}
-
-/** The built CLI as a child process; asynchronous, so the file server in this process keeps answering. */
-function startTaskgate(args: string[], environment: Record<string, string> = {}): Running {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...environment }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
-  child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  return { stdout: () => stdout, stderr: () => stderr, exited, interrupt: () => child.kill('SIGINT') };
-}
-
-async function runTaskgate(args: string[], environment: Record<string, string> = {}) {
-  const running = startTaskgate(args, environment);
-  const status = await running.exited;
-  return { status, stdout: running.stdout(), stderr: running.stderr() };
-}
 
 let server: FileServer;
 beforeAll(async () => {

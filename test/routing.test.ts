@@ -5,8 +5,12 @@
  * its contract and no further, demote a model that gets worse, ignore staging
  * traffic, and follow each workload's own contract.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startArithmeticEngine, type ArithmeticEngine } from './helpers/arithmetic-engine.js';
+import { runTaskgateAsync } from './helpers/taskgate-process.js';
 import { ADMIN_KEY, startTestGateway, type TestGateway } from './helpers/test-gateway.js';
 
 // True accuracies: big and mid always right, small right 90 % of the time, tiny 30 %.
@@ -171,6 +175,36 @@ describe('routing', () => {
     } finally {
       engine.accuracy.set('tiny', accuracies.tiny);
     }
+  });
+
+  it('shows routes and contracts from the command line', async () => {
+    const connection = ['--url', taskgate.origin, '--key', ADMIN_KEY];
+    const table = await runTaskgateAsync(['routes', '--workload', 'strict', ...connection]);
+    expect(table.status).toBe(0);
+    const lines = table.stdout.split('\n');
+    expect(lines[0]).toMatch(/^WORKLOAD\s+REQUESTED\s+SERVED\s+CANDIDATE\s+STATE\s+N\s+K\s+LOWER/);
+    expect(lines[1]).toMatch(/^strict\s+big\s+mid\s+\d+\s+\d+\.\d{4}$/);
+    expect(lines.some((line) => /^\s+small\s+eliminated\s+\d+\s+\d+\s+0\.\d{3}/.test(line))).toBe(true);
+
+    const all = await runTaskgateAsync(['routes', '--json', ...connection]);
+    const workloads = (JSON.parse(all.stdout) as Array<{ workload: string }>).map((view) => view.workload);
+    expect(workloads).toEqual(expect.arrayContaining(['lenient', 'strict', 'staging-only']));
+
+    const directory = mkdtempSync(join(tmpdir(), 'taskgate-evals-'));
+    writeFileSync(join(directory, 'contract.json'), JSON.stringify({ pass_rate: 0.9, checks: [{ type: 'regex', pattern: '^\\d+$' }] }));
+    // A contract may be set before the workload's first call.
+    const set = await runTaskgateAsync(['evals', 'set', '--workload', 'cli', '--file', join(directory, 'contract.json'), ...connection]);
+    expect(set.status).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({ version: 1 });
+    writeFileSync(join(directory, 'bad.json'), JSON.stringify({ pass_rate: 3 }));
+    const bad = await runTaskgateAsync(['evals', 'set', '--workload', 'cli', '--file', join(directory, 'bad.json'), ...connection]);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('400: Invalid eval contract: pass_rate');
+    const got = await runTaskgateAsync(['evals', 'get', '--workload', 'cli', ...connection]);
+    expect(JSON.parse(got.stdout)).toMatchObject({ version: 1, default: false, contract: { pass_rate: 0.9, checks: [{ type: 'regex', pattern: '^\\d+$' }] } });
+    const offline = await runTaskgateAsync(['routes', '--url', 'http://127.0.0.1:1', '--key', ADMIN_KEY]);
+    expect(offline.status).toBe(1);
+    expect(offline.stderr).toContain('cannot reach taskgate at http://127.0.0.1:1');
   });
 
   it('takes feedback on a call and counts it for a routed model', async () => {

@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { logGamma, passRateBounds, thresholdPrior, UNIFORM_PRIOR, type BetaPrior } from './confidence-sequence.js';
+import { seededRandom } from '../../test/helpers/seeded-random.js';
 
-/** mulberry32: seeded, so every run of these tests sees the same streams. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(state ^ (state >>> 15), state | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Bounds = (evaluated: number, passed: number) => { lower: number; upper: number };
 

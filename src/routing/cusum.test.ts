@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CUSUM_THRESHOLD, cusumOptionsFor, initialCusum, updateCusum, type CusumOptions } from './cusum.js';
+import { seededRandom } from '../../test/helpers/seeded-random.js';
 
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(state ^ (state >>> 15), state | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const options = cusumOptionsFor(0.95);
 

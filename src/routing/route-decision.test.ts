@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { passRateBounds, thresholdPrior } from './confidence-sequence.js';
 import { DEFAULT_POLICY, DEFAULT_ROUTING, decideRoute, judgeCandidate, type CandidateEvidence, type CandidateState, type DecisionPolicy } from './route-decision.js';
+import { seededRandom } from '../../test/helpers/seeded-random.js';
 
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(state ^ (state >>> 15), state | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const policy: DecisionPolicy = { passRate: 0.95, confidence: 0.95, minSamples: 50, maxSamples: 3_000 };
 

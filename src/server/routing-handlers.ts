@@ -22,7 +22,7 @@ export interface RoutingHandlersDependencies {
 }
 
 export function createRoutingHandlers({ store, catalog, routes, now = Date.now }: RoutingHandlersDependencies) {
-  /** The scope of a workload of the caller's account; 404 for anything else. */
+  /** The scope of a workload in a project of the caller's account (404 for another's); the workload may have had no call yet. */
   async function scopeOf(key: ApiKey, project: string, workload: string): Promise<Scope> {
     const found = isValidProjectSlug(project) && isValidWorkloadName(workload) ? await store.projects.getProject(key.accountId, project) : null;
     if (found === null) throw new NotFoundError(`No workload '${workload.slice(0, 64)}' in project '${project.slice(0, 64)}'.`, 'workload_not_found');

@@ -7,6 +7,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { seededRandom } from './seeded-random.js';
 
 export interface ArithmeticEngine {
   baseUrl: string;
@@ -17,14 +18,7 @@ export interface ArithmeticEngine {
 }
 
 export async function startArithmeticEngine(accuracy: Record<string, number>, seed = 1): Promise<ArithmeticEngine> {
-  let state = seed >>> 0 || 1;
-  const random = () => {
-    // xorshift32: small, fast, and the same sequence for the same seed.
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 0x1_0000_0000;
-  };
+  const random = seededRandom(seed);
   const accuracies = new Map(Object.entries(accuracy));
   const calls = new Map<string, number>();
   const server: Server = createServer((request, response) => {

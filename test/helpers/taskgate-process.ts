@@ -18,6 +18,30 @@ export function runTaskgate(args: string[], environment: Record<string, string> 
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+export interface RunningCommand {
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+  interrupt: () => void;
+}
+
+/** The built CLI as a child process; asynchronous, so servers in the test's own process keep answering. */
+export function startTaskgateCommand(args: string[], environment: Record<string, string> = {}): RunningCommand {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...environment }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
+  child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return { stdout: () => stdout, stderr: () => stderr, exited, interrupt: () => child.kill('SIGINT') };
+}
+
+export async function runTaskgateAsync(args: string[], environment: Record<string, string> = {}): Promise<CommandResult> {
+  const running = startTaskgateCommand(args, environment);
+  const status = await running.exited;
+  return { status, stdout: running.stdout(), stderr: running.stderr() };
+}
+
 export interface ServingProcess {
   child: ChildProcess;
   baseUrl: string;

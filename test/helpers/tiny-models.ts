@@ -31,6 +31,7 @@
  * text, pieces must differ from each other and from "\n".
  */
 import { ggufBool, ggufFloat32, ggufInt32Array, ggufString, ggufStringArray, ggufUint32, writeGguf, type GgufTensor, type GgufValue } from './gguf-writer.js';
+import { seededRandom } from './seeded-random.js';
 
 /**
  * The size of a model: hidden width, layers, attention heads (they must divide
@@ -326,13 +327,3 @@ function writeTinyModel(path: string, name: string, vocabulary: Vocabulary, weig
   return writeGguf(path, { metadata, tensors });
 }
 
-/** mulberry32: a tiny seeded PRNG with values in [0, 1). */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let mixed = Math.imul(state ^ (state >>> 15), state | 1);
-    mixed ^= mixed + Math.imul(mixed ^ (mixed >>> 7), mixed | 61);
-    return ((mixed ^ (mixed >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
