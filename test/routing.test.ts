@@ -213,6 +213,7 @@ describe('routing', () => {
     const feedback = await management('POST', '/feedback', { request_id: requestId, pass: false, comment: 'wrong sum' });
     expect(feedback.status).toBe(200);
     expect(feedback.json).toMatchObject({ request_id: requestId, model, pass: false, counted_as_evidence: model !== 'big' });
+    expect((await management('GET', `/traces/${requestId}`)).json.feedback).toMatchObject({ pass: false, score: null, comment: 'wrong sum' });
     expect((await management('POST', '/feedback', { request_id: 'req_missing', pass: true })).status).toBe(404);
     expect((await management('POST', '/feedback', { request_id: requestId })).status).toBe(400);
   });

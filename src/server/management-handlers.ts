@@ -137,7 +137,11 @@ export function createManagementHandlers({ store, authenticator }: ManagementDep
     async getTrace(key: ApiKey, requestId: string) {
       const trace = await store.traces.get(key.accountId, requestId);
       if (trace === null) throw new NotFoundError(`No trace for request '${requestId.slice(0, 64)}'. Traces are written within a second of the call.`, 'trace_not_found');
-      return traceView(trace);
+      const feedback = await store.routing.getFeedback(key.accountId, requestId);
+      return {
+        ...traceView(trace),
+        feedback: feedback === null ? null : { pass: feedback.pass, score: feedback.score, comment: feedback.comment, created_at: seconds(feedback.createdAt) },
+      };
     },
   };
 }
