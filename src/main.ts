@@ -14,8 +14,13 @@ import { createMemoryRateLimiter } from './limits/memory-rate-limiter.js';
 import type { Logger } from './log/logger.js';
 import { createRouteTable } from './routing/route-table.js';
 import { createRouterWorker, type RouterWorker } from './routing/router-worker.js';
+import { createDashboard } from './dashboard/dashboard-handler.js';
 import { createApp } from './server/app.js';
+import { createRollupStatsService } from './tracking/rollup-stats-service.js';
+import { createMetrics } from './tracking/metrics.js';
+import { createRetention, type Retention } from './tracking/retention.js';
 import { createCallGate } from './server/call-gate.js';
+import { createRoutingHandlers } from './server/routing-handlers.js';
 import { listen } from './server/http-server.js';
 import { createScopeRegistry } from './server/scope-registry.js';
 import { openStore } from './store/open-store.js';
@@ -30,6 +35,8 @@ export interface Taskgate {
   readonly traces: TraceWriter;
   /** The router worker (tests wait on `router.idle()`). */
   readonly router: RouterWorker;
+  /** Body retention and the pruner (tests run `retention.pruneNow()`). */
+  readonly retention: Retention;
   /** The admin key text made on this first start (print it once), else null. */
   readonly createdAdminKey: string | null;
   stop(): Promise<void>;
@@ -66,12 +73,32 @@ export async function startTaskgate(settings: Settings, logger: Logger): Promise
   const routes = createRouteTable({ routing: store.routing, logger });
   await routes.load();
   const router = createRouterWorker({ routing: store.routing, routes, catalog, pools, logger: logger.child({ part: 'router' }) });
+  const stats = createRollupStatsService(store.rollups);
+  const dashboard = createDashboard({ authenticator, store, stats, routing: createRoutingHandlers({ store, catalog, routes }), logger: logger.child({ part: 'dashboard' }) });
+  const retention = createRetention({
+    store: store.retention,
+    defaults: { bodies: config.traces.bodies ? 'all' : 'none', sampleRate: 1, bodiesTtlDays: config.traces.bodies_ttl_days, tracesTtlDays: config.traces.ttl_days },
+    intervalMs: config.traces.prune_interval_ms,
+    logger: logger.child({ part: 'retention' }),
+  });
+  const metrics = createMetrics({
+    logger,
+    sources: {
+      engines: () => engineLoad(engines, pools),
+      traceWriter: () => traces.stats(),
+      router: () => router.stats(),
+    },
+  });
   const handle = createApp({
     gate,
     authenticator,
     store,
     engines,
     catalog,
+    stats,
+    dashboard,
+    metrics,
+    retention,
     routes,
     router,
     pools,
@@ -91,11 +118,13 @@ export async function startTaskgate(settings: Settings, logger: Logger): Promise
     store,
     traces,
     router,
+    retention,
     createdAdminKey,
     async stop() {
       await server.stop(config.server.shutdown_timeout_ms);
       await router.close();
       await routes.close();
+      await retention.close();
       await traces.close();
       await authenticator.close();
       await limiter.close();
@@ -103,4 +132,20 @@ export async function startTaskgate(settings: Settings, logger: Logger): Promise
       await store.close();
     },
   };
+}
+
+/** Calls in flight and queued per engine and model: the engine's own count when it queues, else the pool's. */
+function engineLoad(engines: readonly Engine[], pools: ReadonlyMap<string, ModelPool>): Array<{ engine: string; model: string; inFlight: number; queued: number }> {
+  const rows: Array<{ engine: string; model: string; inFlight: number; queued: number }> = [];
+  const queuing = new Set<string>();
+  for (const engine of engines) {
+    const load = engine.occupancy?.();
+    if (load === undefined) continue;
+    queuing.add(engine.id);
+    for (const entry of load) rows.push({ engine: engine.id, ...entry });
+  }
+  for (const [model, pool] of pools) {
+    for (const state of pool.replicaStates()) if (!queuing.has(state.replica)) rows.push({ engine: state.replica, model, inFlight: state.inFlight, queued: 0 });
+  }
+  return rows;
 }

@@ -21,7 +21,8 @@ const weatherSchema = { type: 'object', properties: { city: { type: 'string' }, 
 let directory: string;
 let taskgate: TestGateway;
 
-function model(id: string, file: string, replica = '', price = '{ input: 1, output: 2 }'): string {
+// One price for all: the router then has no cheaper candidate, and never replays these calls on other models.
+function model(id: string, file: string, replica = '', price = '{ input: 1000, output: 2000 }'): string {
   return `  - { id: ${id}, served_by: [{ engine: cpu, file: "${join(directory, file)}"${replica} }], price: ${price}, context_window: 4096, supports: [tools, json] }`;
 }
 
@@ -36,7 +37,7 @@ beforeAll(async () => {
 engines:
   - { id: cpu, type: llama-cpp, threads: 1, max_queue: 1 }   # one thread: tests share the cores with other test files
 models:
-${model('tiny-plain', 'plain.gguf', '', '{ input: 1000, output: 2000 }')}
+${model('tiny-plain', 'plain.gguf')}
 ${model('tiny-json', 'json.gguf')}
 ${model('tiny-tools', 'tools.gguf')}
 ${model('tiny-random', 'random.gguf', ', sequences: 2')}

@@ -13,6 +13,8 @@ Commands:
   models   fetch and list model files for the built-in CPU engine
   routes   which model serves each workload, and the evidence
   evals    get and set a workload's eval contract
+  stats    calls, errors, cost and latency of workloads
+  traces   the latest calls of a workload (--follow to tail)
 
 Run "taskgate <command> --help" for a command's options.`;
 
@@ -28,6 +30,8 @@ async function run(argv: string[]): Promise<void> {
   if (command === 'models') return (await import('./models-command.js')).modelsCommand(rest, process.env);
   if (command === 'routes') return (await import('./routes-command.js')).routesCommand(rest, process.env);
   if (command === 'evals') return (await import('./evals-command.js')).evalsCommand(rest, process.env);
+  if (command === 'stats') return (await import('./stats-command.js')).statsCommand(rest, process.env);
+  if (command === 'traces') return (await import('./traces-command.js')).tracesCommand(rest, process.env);
   throw new UsageError(`Unknown command "${command}"`, usage);
 }
 

@@ -1,5 +1,6 @@
 import { apiOptions, apiOptionsHelp, createApiClient, type ApiClient } from './api-client.js';
 import { parseCommand } from './parse-command.js';
+import { table } from './stats-command.js';
 
 export const routesUsage = `Usage: taskgate routes [--project P] [--workload W] [--json] [options]
 
@@ -66,6 +67,5 @@ export function formatRoutes(views: readonly RoutesView[]): string {
       }
     }
   }
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+  return table(rows);
 }

@@ -135,11 +135,17 @@ const configObject = z
     redis: z.null().optional(),
     traces: z
       .object({
-        /** Keep request and reply bodies with each trace (routing replays them). */
+        /** Keep request and reply bodies with each trace; a project's retention policy may keep fewer. */
         bodies: z.boolean().default(true),
+        /** Days after which bodies are removed, for projects without a policy of their own; null keeps them. */
+        bodies_ttl_days: z.number().positive().nullable().default(null),
+        /** Days after which traces are removed (rollups stay), for projects without a policy; null keeps them. */
+        ttl_days: z.number().positive().nullable().default(null),
+        /** How often the pruner runs. */
+        prune_interval_ms: z.number().int().min(1_000).default(600_000),
       })
       .strict()
-      .default({ bodies: true }),
+      .default({ bodies: true, bodies_ttl_days: null, ttl_days: null, prune_interval_ms: 600_000 }),
     logging: z
       .object({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info') })
       .strict()

@@ -66,4 +66,11 @@ export interface Engine {
 
   /** Closes connections and frees resources. */
   close(): Promise<void>;
+
+  /**
+   * Calls generating and calls waiting, per model, for `/metrics`; engines
+   * without a queue of their own (HTTP engines: the pool counts their calls in
+   * flight) leave it out.
+   */
+  occupancy?(): Array<{ model: string; inFlight: number; queued: number }>;
 }

@@ -143,12 +143,14 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
     const overBudget = () => spent >= contract.daily_budget_usd;
 
     let reference = sample.reply;
+    let referenceTokens = sample.usage.completion_tokens;
     if (sample.servedModel !== requested.id) {
       if (overBudget()) return;
-      const replayed = await replay(requested, parameters);
+      const replayed = await replay(requested, boundedReplay(parameters, sample.usage.completion_tokens));
       await spend(replayed.costUsd);
       if (replayed.message === null) return;
       reference = replayed.message;
+      referenceTokens = replayed.usage?.completion_tokens ?? referenceTokens;
       const served = catalog.resolve(sample.servedModel);
       const passed = served === undefined ? null : await score(contract, parameters, reference, sample.reply, served, spend);
       if (served !== undefined && passed !== null) {
@@ -162,7 +164,7 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
       if (overBudget()) break;
       const candidate = catalog.resolve(modelId);
       if (candidate === undefined) continue;
-      const replayed = await replay(candidate, parameters);
+      const replayed = await replay(candidate, boundedReplay(parameters, referenceTokens));
       await spend(replayed.costUsd);
       const passed = replayed.message === null ? false : await score(contract, parameters, reference, replayed.message, candidate, spend);
       if (passed === null) continue;
@@ -348,6 +350,17 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
       await running;
     },
   };
+}
+
+/**
+ * A replay may not run far past the reply it is compared with: a candidate
+ * still writing at several times the reference's length has failed anyway,
+ * and an unbounded replay would hold an engine slot (on the CPU engine, one
+ * of a model's few sequences) for as long as the context allows.
+ */
+export function boundedReplay(parameters: GenerationParameters, referenceTokens: number): GenerationParameters {
+  const limit = Math.max(64, 4 * referenceTokens);
+  return { ...parameters, max_tokens: Math.min(parameters.max_tokens ?? limit, limit) };
 }
 
 function detectorKey(scope: Scope, requestedModel: string, servedModel: string): string {

@@ -19,6 +19,10 @@ import { modelList } from './models-handler.js';
 import { checkReadiness } from './readiness.js';
 import { readBody } from './read-body.js';
 import { createRoutingHandlers } from './routing-handlers.js';
+import { createTrackingHandlers } from './tracking-handlers.js';
+import type { StatsService } from '../tracking/stats-service.js';
+import type { Metrics } from '../tracking/metrics.js';
+import type { DashboardHandler } from '../dashboard/dashboard-handler.js';
 
 export interface AppDependencies extends Omit<ChatCompletionsDependencies, 'gate'> {
   gate: CallGate;
@@ -26,7 +30,12 @@ export interface AppDependencies extends Omit<ChatCompletionsDependencies, 'gate
   store: Store;
   engines: readonly Engine[];
   catalog: Catalog;
+  /** Workload stats from the rollups. */
+  stats: StatsService;
+  metrics: Metrics;
   logger: Logger;
+  /** The web dashboard: every `/dashboard…` path goes to it (`src/dashboard/`). */
+  dashboard?: DashboardHandler;
 }
 
 type Handler = (context: RouteContext) => Promise<void>;
@@ -51,6 +60,7 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
   const chat = createChatCompletionsHandler(dependencies);
   const management = createManagementHandlers({ store, authenticator: dependencies.authenticator });
   const routing = createRoutingHandlers({ store, catalog, routes: dependencies.routes });
+  const tracking = createTrackingHandlers({ store, stats: dependencies.stats, retention: dependencies.retention, routing });
   const startedAt = Math.floor(Date.now() / 1000);
 
   /** An authenticated JSON endpoint: admit, run, reply. */
@@ -64,6 +74,17 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
   const routes: Route[] = [
     { pattern: ['v1', 'chat', 'completions'], methods: { POST: (context) => chat(context.request, context.response, context.requestId, context.headers) } },
     { pattern: ['v1', 'models'], methods: { GET: json(undefined, () => modelList(catalog, startedAt)) } },
+    {
+      // Unauthenticated, as Prometheus scrapes: expose the port only to your monitoring network.
+      pattern: ['metrics'],
+      methods: {
+        GET: async (context) => {
+          const { contentType, body } = await dependencies.metrics.render();
+          context.response.writeHead(200, { ...context.headers, 'content-type': contentType });
+          context.response.end(body);
+        },
+      },
+    },
     { pattern: ['healthz'], methods: { GET: async (context) => sendJson(context.response, 200, { status: 'ok' }, context.headers) } },
     {
       pattern: ['readyz'],
@@ -83,7 +104,33 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
     },
     { pattern: ['v1', 'keys', '*'], methods: { DELETE: json('admin', (context, key) => management.revokeKey(key, context.parameters[0] as string)) } },
     { pattern: ['v1', 'projects'], methods: { GET: json(undefined, (context, key) => management.listProjects(key, context.query)) } },
-    { pattern: ['v1', 'projects', '*', 'workloads'], methods: { GET: json(undefined, (context, key) => management.listWorkloads(key, context.parameters[0] as string, context.query)) } },
+    {
+      pattern: ['v1', 'projects', '*', 'workloads'],
+      methods: {
+        GET: json(undefined, async (context, key) => {
+          const project = context.parameters[0] as string;
+          const list = await management.listWorkloads(key, project, context.query);
+          const summaries = await tracking.workloadSummaries(key, project, context.query);
+          const none = { calls: 0, errors: 0, errorRate: 0, costUsd: 0 };
+          return {
+            ...list,
+            data: list.data.map((workload) => {
+              const summary = summaries.get(workload.name) ?? none;
+              return { ...workload, calls: summary.calls, errors: summary.errors, error_rate: summary.errorRate, cost_usd: summary.costUsd };
+            }),
+          };
+        }),
+      },
+    },
+    {
+      pattern: ['v1', 'projects', '*', 'retention'],
+      methods: {
+        GET: json(undefined, (context, key) => tracking.getRetention(key, context.parameters[0] as string)),
+        PUT: json('admin', async (context, key) => tracking.putRetention(key, context.parameters[0] as string, await readBody(context.request, 65_536))),
+      },
+    },
+    { pattern: ['v1', 'projects', '*', 'workloads', '*'], methods: { GET: json(undefined, (context, key) => tracking.workload(key, ...workloadOf(context), context.query)) } },
+    { pattern: ['v1', 'projects', '*', 'workloads', '*', 'failures'], methods: { GET: json(undefined, (context, key) => tracking.failures(key, ...workloadOf(context), context.query)) } },
     {
       pattern: ['v1', 'projects', '*', 'workloads', '*', 'traces'],
       methods: { GET: json(undefined, (context, key) => management.listTraces(key, context.parameters[0] as string, context.parameters[1] as string, context.query)) },
@@ -135,7 +182,9 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
     const handler = found?.route.methods[method === 'HEAD' && found.route.methods.GET !== undefined ? 'GET' : method];
 
     let work: Promise<void>;
-    if (found === undefined) {
+    if (dependencies.dashboard !== undefined && (path === '/dashboard' || path.startsWith('/dashboard/'))) {
+      work = dependencies.dashboard(request, response, path, new URLSearchParams(queryStart === -1 ? '' : url.slice(queryStart + 1)), headers);
+    } else if (found === undefined) {
       work = Promise.reject(new NotFoundError(`Unknown path ${path.slice(0, 200)}. The inference endpoint is POST /v1/chat/completions.`, 'unknown_path'));
     } else if (handler === undefined) {
       work = Promise.reject(new MethodNotAllowedError(method, path, Object.keys(found.route.methods)));

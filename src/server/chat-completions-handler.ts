@@ -16,6 +16,8 @@ import type { EngineCompletion } from '../engines/engine.js';
 import { guardChecks } from '../evals/evaluate-contract.js';
 import type { RouteTable } from '../routing/route-table.js';
 import type { RouterWorker } from '../routing/router-worker.js';
+import type { Metrics } from '../tracking/metrics.js';
+import type { Retention } from '../tracking/retention.js';
 import type { Scope } from '../store/routing-store.js';
 import { errorFields, type Logger } from '../log/logger.js';
 import type { TraceWriter } from '../store/trace-writer.js';
@@ -34,6 +36,10 @@ export interface ChatCompletionsDependencies {
   routes: RouteTable;
   /** Takes a sample of successful production calls for shadow replay. */
   router: RouterWorker;
+  /** Counts every finished call for `/metrics`. */
+  metrics: Metrics;
+  /** Which calls keep their bodies (per project). */
+  retention: Retention;
   pools: ReadonlyMap<string, ModelPool>;
   scopes: ScopeRegistry;
   traces: TraceWriter;
@@ -66,7 +72,7 @@ interface Reply {
 }
 
 export function createChatCompletionsHandler(dependencies: ChatCompletionsDependencies) {
-  const { gate, catalog, routes, router, pools, scopes, traces, logger, keepBodies } = dependencies;
+  const { gate, catalog, routes, router, pools, scopes, traces, metrics, retention, logger, keepBodies } = dependencies;
 
   function resolveModel(name: string): CatalogModel {
     const model = catalog.resolve(name);
@@ -238,7 +244,10 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       if (!controller.signal.aborted) sendError(response, failure, headers);
     }
     const httpStatus = failure?.code === 'client_closed' && !response.headersSent ? 499 : response.headersSent ? response.statusCode : failure?.status ?? 200;
-    traces.enqueue(call.finish(httpStatus, failure));
+    const finished = call.finish(httpStatus, failure);
+    const trace = finished.requestBody === null || retention.keepsBodies(finished.accountId, finished.project) ? finished : { ...finished, requestBody: null, replyBody: null };
+    traces.enqueue(trace);
+    metrics.observeCall(trace);
   };
 }
 

@@ -173,6 +173,45 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: '0003_rollups',
+    sql: `
+      CREATE TABLE rollups (
+        account_id TEXT NOT NULL,
+        project TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        environment TEXT NOT NULL,
+        model TEXT NOT NULL,
+        minute INTEGER NOT NULL,
+        calls INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        error_classes TEXT NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        cost_usd REAL NOT NULL,
+        latency BLOB,
+        ttft BLOB,
+        PRIMARY KEY (account_id, project, workload, environment, model, minute)
+      );
+      CREATE INDEX rollups_account_minute ON rollups (account_id, minute);
+    `,
+  },
+  {
+    id: '0004_retention',
+    sql: `
+      CREATE TABLE project_retention (
+        account_id TEXT NOT NULL,
+        project TEXT NOT NULL,
+        bodies TEXT NOT NULL,
+        sample_rate REAL NOT NULL,
+        bodies_ttl_days REAL,
+        traces_ttl_days REAL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (account_id, project)
+      );
+      CREATE INDEX traces_started ON traces (started_at);
+    `,
+  },
 ];
 
 /**

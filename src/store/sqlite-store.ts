@@ -10,6 +10,9 @@ import { dirname } from 'node:path';
 import { InvalidRequestError } from '../api/errors.js';
 import { applyMigrations } from './sqlite-migrations.js';
 import { createSqliteRoutingStore } from './sqlite-routing-store.js';
+import { addRollups, createSqliteRollupStore, prepareRollupStatements } from './sqlite-rollups.js';
+import { createSqliteRetentionStore } from './sqlite-retention.js';
+import { foldTraces } from '../tracking/rollup-delta.js';
 import type {
   Account,
   AccountStore,
@@ -46,6 +49,8 @@ export function createSqliteStore(options: { path: string }): Store {
     projects: createProjectStore(prepared),
     traces: createTraceStore(database, prepared),
     routing: createSqliteRoutingStore(database),
+    rollups: createSqliteRollupStore(database),
+    retention: createSqliteRetentionStore(database),
     async migrate() {
       applyMigrations(database);
     },
@@ -158,16 +163,19 @@ function prepareStatements(database: Database.Database) {
     traceLists: new Map<string, Statement<unknown[], TraceRow>>(),
     traceCounts: new Map<string, Statement<unknown[], number>>(),
   };
+  const rollupStatements = prepareRollupStatements(database);
   // Transaction wrappers are built once too; each call is then one BEGIN/COMMIT.
   return {
     ...statements,
     touchAll: database.transaction((uses: ReadonlyArray<{ keyId: string; usedAt: number }>) => {
       for (const use of uses) statements.touchKey.run(use.usedAt, use.keyId, use.usedAt);
     }),
+    // Traces and their rollups in one transaction; a trace stored before (a retried batch) is not rolled up twice.
     insertAll: database.transaction((traces: readonly Trace[]): number => {
-      let inserted = 0;
-      for (const trace of traces) inserted += statements.insertTrace.run(...traceParameters(trace)).changes;
-      return inserted;
+      const inserted: Trace[] = [];
+      for (const trace of traces) if (statements.insertTrace.run(...traceParameters(trace)).changes === 1) inserted.push(trace);
+      addRollups(rollupStatements, foldTraces(inserted));
+      return inserted.length;
     }),
     ensureScope: database.transaction((accountId: string, projectSlug: string, workloadName: string) => {
       statements.insertProject.run(newId('proj'), accountId, projectSlug, Date.now());

@@ -13,6 +13,8 @@
  *   - Lists are cursor-paginated: `cursor` is opaque, `nextCursor` is null on
  *     the last page.
  */
+import type { RetentionStore } from './retention-store.js';
+import type { RollupStore } from './rollup-store.js';
 import type { RoutingStore } from './routing-store.js';
 
 export type Environment = 'production' | 'staging';
@@ -157,6 +159,10 @@ export interface Store {
   readonly traces: TraceStore;
   /** Eval contracts, router evidence, routes, feedback: `routing-store.ts`. */
   readonly routing: RoutingStore;
+  /** Per-minute stats kept with the traces: `rollup-store.ts`. */
+  readonly rollups: RollupStore;
+  /** Per-project body retention and pruning: `retention-store.ts`. */
+  readonly retention: RetentionStore;
   /** Brings the schema up to date; safe to run on every start and concurrently. */
   migrate(): Promise<void>;
   /** Resolves when the store answers (used by `/readyz`). */

@@ -62,6 +62,8 @@ class LlamaCppEngine implements Engine {
   private readonly options: LlamaCppEngineOptions;
   private readonly models: Map<string, LlamaCppModel>;
   private readonly loading = new Map<string, Promise<LoadedModel>>();
+  /** The models whose loading finished, for `occupancy()`. */
+  private readonly loaded = new Map<string, LoadedModel>();
   private readonly grammars = new Map<string, Promise<LlamaGrammar>>();
 
   constructor(options: LlamaCppEngineOptions) {
@@ -131,6 +133,10 @@ class LlamaCppEngine implements Engine {
     }
   }
 
+  occupancy(): Array<{ model: string; inFlight: number; queued: number }> {
+    return [...this.loaded].map(([model, loaded]) => ({ model, inFlight: loaded.slots.inUse, queued: loaded.slots.waiting }));
+  }
+
   async checkReady(): Promise<void> {
     await this.options.runtime.load();
   }
@@ -138,6 +144,7 @@ class LlamaCppEngine implements Engine {
   async close(): Promise<void> {
     const loaded = await Promise.allSettled(this.loading.values());
     this.loading.clear();
+    this.loaded.clear();
     for (const result of loaded) {
       if (result.status !== 'fulfilled') continue;
       await result.value.context.dispose();
@@ -152,10 +159,16 @@ class LlamaCppEngine implements Engine {
     if (model === undefined) return Promise.reject(new EngineError(`The CPU engine '${this.id}' has no model '${name}'.`));
     // Checked on every call until the file is there, so a pull needs no restart.
     if (!existsSync(model.file)) return Promise.reject(new ModelNotDownloadedError(model.missingFileMessage));
-    const loading = this.loadModel(model).catch((error: unknown) => {
-      this.loading.delete(name);
-      throw error;
-    });
+    const loading = this.loadModel(model).then(
+      (loaded) => {
+        this.loaded.set(name, loaded);
+        return loaded;
+      },
+      (error: unknown) => {
+        this.loading.delete(name);
+        throw error;
+      },
+    );
     this.loading.set(name, loading);
     return loading;
   }

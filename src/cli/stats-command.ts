@@ -1,0 +1,82 @@
+import { apiOptions, apiOptionsHelp, createApiClient } from './api-client.js';
+import { parseCommand } from './parse-command.js';
+
+export const statsUsage = `Usage: taskgate stats [--project P] [--workload W] [--since 24h] [--env production|staging|all] [--json] [options]
+
+Calls, error rate, cost, p50/p95 latency and time to first token, the top
+failure classes and the per-model breakdown of a workload; without
+--workload, one line per workload of the project.
+
+Options:
+  --project P      project (default: default)
+  --workload W     one workload
+  --since T        30m, 24h, 7d, epoch seconds or an ISO time (default 24h)
+  --until T        end of the window (default now)
+  --env E          production (default), staging or all
+  --json           the API's JSON, for scripts
+${apiOptionsHelp}
+  -h, --help       show this help`;
+
+interface Percentiles {
+  p50: number | null;
+  p95: number | null;
+}
+
+interface StatsView {
+  calls: number;
+  errors: number;
+  error_rate: number;
+  cost_usd: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  latency_ms: Percentiles;
+  ttft_ms: Percentiles;
+}
+
+export async function statsCommand(argv: string[], environment: NodeJS.ProcessEnv): Promise<void> {
+  const options = { ...apiOptions, project: { type: 'string' }, workload: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, env: { type: 'string' }, json: { type: 'boolean' } } as const;
+  const { values, help } = parseCommand(argv, options, statsUsage);
+  if (help) return void process.stdout.write(`${statsUsage}\n`);
+  const client = createApiClient(values, environment);
+  const project = encodeURIComponent(values.project ?? 'default');
+  const query = new URLSearchParams({ since: values.since ?? '24h', env: values.env ?? 'production', ...(values.until === undefined ? {} : { until: values.until }) });
+  if (values.workload === undefined) {
+    const list = (await client.request('GET', `/projects/${project}/workloads?limit=100&${query}`)) as { data: Array<{ name: string; calls: number; errors: number; error_rate: number; cost_usd: number }> };
+    if (values.json === true) return void process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+    const rows = [['WORKLOAD', 'CALLS', 'ERRORS', 'ERROR RATE', 'COST $']];
+    for (const workload of list.data) rows.push([workload.name, String(workload.calls), String(workload.errors), percent(workload.error_rate), workload.cost_usd.toFixed(4)]);
+    return void process.stdout.write(`${table(rows)}\n`);
+  }
+  const view = (await client.request('GET', `/projects/${project}/workloads/${encodeURIComponent(values.workload)}?${query}`)) as {
+    stats: StatsView & { failures: Record<string, number> };
+    models: Array<StatsView & { model: string }>;
+  };
+  if (values.json === true) return void process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
+  const { stats } = view;
+  const failures = Object.entries(stats.failures).sort((left, right) => right[1] - left[1]).slice(0, 5);
+  const lines = [
+    `${values.workload} (${values.project ?? 'default'}), ${values.env ?? 'production'}, since ${values.since ?? '24h'}`,
+    `  calls ${stats.calls}   errors ${stats.errors} (${percent(stats.error_rate)})   cost $${stats.cost_usd.toFixed(4)}   tokens ${stats.prompt_tokens} in / ${stats.completion_tokens} out`,
+    `  latency p50 ${milliseconds(stats.latency_ms.p50)}  p95 ${milliseconds(stats.latency_ms.p95)}   ttft p50 ${milliseconds(stats.ttft_ms.p50)}  p95 ${milliseconds(stats.ttft_ms.p95)}`,
+    `  top failures: ${failures.length === 0 ? 'none' : failures.map(([name, count]) => `${name} ${count}`).join(', ')}`,
+    '',
+  ];
+  const rows = [['MODEL', 'CALLS', 'ERROR RATE', 'COST $', 'P50 MS', 'P95 MS', 'TTFT P50']];
+  for (const model of view.models) {
+    rows.push([model.model || '(none)', String(model.calls), percent(model.error_rate), model.cost_usd.toFixed(4), milliseconds(model.latency_ms.p50), milliseconds(model.latency_ms.p95), milliseconds(model.ttft_ms.p50)]);
+  }
+  process.stdout.write(`${lines.join('\n')}${table(rows)}\n`);
+}
+
+function percent(rate: number): string {
+  return `${(rate * 100).toFixed(1)}%`;
+}
+
+function milliseconds(value: number | null): string {
+  return value === null ? '-' : value < 10 ? value.toFixed(1) : String(Math.round(value));
+}
+
+export function table(rows: readonly string[][]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+}

@@ -1,0 +1,62 @@
+/** `GET /dashboard/traces/{request_id}`: one call's trace, with its bodies when they were kept. */
+import type { Feedback } from '../store/routing-store.js';
+import type { Trace } from '../store/store.js';
+import { formatCount, formatMs, formatTime, formatUsd } from './format.js';
+import { dashboardPath, html, layout, type HtmlValue, type SafeHtml } from './html.js';
+
+export interface TracePageData {
+  account: { name: string; keyPrefix: string };
+  trace: Trace;
+  feedback: Feedback | null;
+}
+
+/** JSON bodies indented for reading; anything else as stored. */
+function readable(body: string): string {
+  try {
+    return JSON.stringify(JSON.parse(body), null, 2);
+  } catch {
+    return body;
+  }
+}
+
+function body(title: string, text: string | null): SafeHtml {
+  return html`<h2>${title}</h2>${text === null ? html`<p class="empty">Not kept (bodies are kept when <code>traces.bodies</code> is on).</p>` : html`<pre>${readable(text)}</pre>`}`;
+}
+
+export function renderTracePage({ account, trace, feedback }: TracePageData): SafeHtml {
+  const workloadHref = trace.project !== null && trace.workload !== null ? dashboardPath('projects', trace.project, 'workloads', trace.workload) : undefined;
+  const fields: Array<[string, HtmlValue]> = [
+    ['Request id', html`<code>${trace.requestId}</code>`],
+    ['Started', formatTime(trace.startedAt)],
+    ['Status', html`<span class="${`badge ${trace.status}`}">${trace.status}</span> HTTP ${trace.httpStatus}`],
+    ['Error', trace.errorClass === null ? '—' : html`<strong>${trace.errorClass}</strong>: ${trace.errorMessage ?? ''}`],
+    ['Project / workload', `${trace.project ?? '—'} / ${trace.workload ?? '—'}`],
+    ['Environment', trace.environment],
+    ['Key id', html`<code>${trace.keyId}</code>`],
+    ['User', trace.user ?? '—'],
+    ['Requested model', trace.requestedModel ?? '—'],
+    ['Served model', trace.servedModel ?? '—'],
+    ['Replica', trace.replica ?? '—'],
+    ['Finish reason', trace.finishReason ?? '—'],
+    ['Tokens in / out', `${formatCount(trace.promptTokens)} / ${formatCount(trace.completionTokens)}`],
+    ['Cost', formatUsd(trace.costUsd)],
+    ['Latency', formatMs(trace.latencyMs)],
+    ['Time to first token', formatMs(trace.ttftMs)],
+    ['Streamed', trace.stream ? 'yes' : 'no'],
+    ['Metadata', trace.metadata === null ? '—' : html`<code>${JSON.stringify(trace.metadata)}</code>`],
+    [
+      'Feedback',
+      feedback === null
+        ? '—'
+        : `${feedback.pass === null ? '' : feedback.pass ? 'pass' : 'fail'}${feedback.score === null ? '' : ` score ${feedback.score}`}${feedback.comment === null ? '' : ` “${feedback.comment}”`} (${formatTime(feedback.createdAt)})`,
+    ],
+  ];
+  const crumbs = workloadHref === undefined ? [{ label: trace.requestId }] : [{ label: `${trace.project} / ${trace.workload}`, href: workloadHref }, { label: trace.requestId }];
+  return layout(
+    { title: `Trace ${trace.requestId}`, account, crumbs },
+    html`<div class="heading"><h1>Trace <span class="mono">${trace.requestId}</span></h1></div>
+<section class="panel"><dl class="facts" id="trace-fields">${fields.map(([label, value]) => html`<dt>${label}</dt><dd>${value}</dd>`)}</dl></section>
+${body('Request body', trace.requestBody)}
+${body('Reply body', trace.replyBody)}`,
+  );
+}

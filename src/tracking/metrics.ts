@@ -1,0 +1,232 @@
+/**
+ * The `GET /metrics` content: per-call counters and histograms fed from every
+ * trace, plus gauges and counters read from the engines, the trace writer and
+ * the router at scrape time. Each `createMetrics` owns its own prom-client
+ * Registry (no global state), with Node's process metrics (CPU, memory, event
+ * loop lag, GC) collected into that same registry.
+ *
+ * Cardinality is bounded: labels carry no account, request, user or key; the
+ * served model comes from the catalog; and each account gets its own labels
+ * for at most `maxWorkloadsPerAccount` (project, workload) pairs. Later pairs
+ * are folded into project="other", workload="other" (both, because projects
+ * are created by their first call too, so folding only the workload would
+ * still let a caller mint unbounded project labels); a warning is logged once
+ * per account when folding starts. A real project or workload named `other`
+ * or `none` shares its labels with these buckets.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { errorFields, type Logger } from '../log/logger.js';
+import type { Trace, TraceStatus } from '../store/store.js';
+
+export interface MetricSources {
+  /** Per model replica: calls in flight and calls queued (waiting for a slot), read at scrape time. */
+  engines(): Array<{ engine: string; model: string; inFlight: number; queued: number }>;
+  /** The trace writer's counters (`TraceWriterStats`), read at scrape time. */
+  traceWriter(): { enqueued: number; written: number; dropped: number; failedWrites: number; queued: number };
+  /** The router worker's counters: samples queued, dropped, processed. */
+  router(): { queued: number; dropped: number; processed: number };
+}
+
+export interface Metrics {
+  /** Called once per finished inference call (every trace), on the hot path: synchronous, cheap, never throws. */
+  observeCall(trace: Trace): void;
+  /** The Prometheus text exposition, sources read now. */
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+export interface MetricsOptions {
+  sources: MetricSources;
+  logger: Logger;
+  /** Distinct (project, workload) pairs an account gets its own labels for. Default 100. */
+  maxWorkloadsPerAccount?: number;
+}
+
+/** The label for overflow pairs past the per-account cap. */
+export const otherLabel = 'other';
+/** The label for a scope or model the call never reached (e.g. a 401, or a 400 before routing). */
+export const noneLabel = 'none';
+
+/** Whole-call latency, 50 ms to 2 minutes (long generations and slow local models). */
+const latencyBuckets = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
+/** Time to first token starts lower: a warm local model answers in tens of milliseconds. */
+const ttftBuckets = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
+type ScopeLabels = { project: string; workload: string; model: string };
+type EnvironmentLabels = ScopeLabels & { environment: string };
+
+/** The label objects of one (project, workload, model, environment), built once and reused on every call. */
+interface CallSeries {
+  scope: ScopeLabels;
+  withEnvironment: EnvironmentLabels;
+  byStatus: Record<TraceStatus, EnvironmentLabels & { status: string }>;
+  byErrorClass: Map<string, ScopeLabels & { error_class: string }>;
+}
+
+interface AccountScopes {
+  /** `project\u0000workload` pairs that have their own labels. */
+  pairs: Set<string>;
+  folding: boolean;
+}
+
+export function createMetrics(options: MetricsOptions): Metrics {
+  const { sources, logger } = options;
+  const maxPairs = Math.max(0, options.maxWorkloadsPerAccount ?? 100);
+  const register = new Registry();
+  collectDefaultMetrics({ register });
+
+  // Label sets stay small: no account, user, key or request id; histograms also leave out the environment.
+  const scopeNames = ['project', 'workload', 'model'] as const;
+  const environmentNames = [...scopeNames, 'environment'] as const;
+  const counter = <Label extends string>(name: string, help: string, labelNames: readonly Label[] = []) =>
+    new Counter({ name, help, labelNames, registers: [register] });
+  const gauge = <Label extends string>(name: string, help: string, labelNames: readonly Label[] = []) =>
+    new Gauge({ name, help, labelNames, registers: [register] });
+  const histogram = (name: string, help: string, buckets: number[]) =>
+    new Histogram({ name, help, labelNames: scopeNames, buckets, registers: [register] });
+
+  const requests = counter('taskgate_requests_total', 'Inference calls finished, by outcome.', [...environmentNames, 'status']);
+  const errors = counter('taskgate_errors_total', 'Failed or aborted inference calls, by stable error code.', [...scopeNames, 'error_class']);
+  const promptTokens = counter('taskgate_prompt_tokens_total', 'Prompt tokens billed.', environmentNames);
+  const completionTokens = counter('taskgate_completion_tokens_total', 'Completion tokens billed.', environmentNames);
+  const cost = counter('taskgate_cost_usd_total', 'Cost of inference calls in US dollars, at catalog prices.', environmentNames);
+  const latency = histogram('taskgate_request_duration_seconds', 'Whole-call latency of successful calls (status ok).', latencyBuckets);
+  const ttft = histogram('taskgate_time_to_first_token_seconds', 'Time to first token of streamed calls that produced one.', ttftBuckets);
+
+  const engineInFlight = gauge('taskgate_engine_in_flight_requests', 'Calls running on a model replica.', ['engine', 'model']);
+  const engineQueued = gauge('taskgate_engine_queued_requests', 'Calls waiting for a slot on a model replica.', ['engine', 'model']);
+  const traceQueue = gauge('taskgate_trace_writer_queue_length', 'Traces waiting to be stored, the batch being written included.');
+  const traceEnqueued = counter('taskgate_trace_writer_enqueued_total', 'Traces accepted by the trace writer.');
+  const traceWritten = counter('taskgate_trace_writer_written_total', 'Traces stored.');
+  const traceDropped = counter('taskgate_trace_writer_dropped_total', 'Traces lost: queue full, writer closed, or a write that kept failing.');
+  const traceFailedWrites = counter('taskgate_trace_writer_failed_writes_total', 'Trace batch writes that failed (each retried).');
+  const routerQueue = gauge('taskgate_router_queue_length', 'Router samples waiting to be processed.');
+  const routerDropped = counter('taskgate_router_dropped_total', 'Router samples dropped because its queue was full.');
+  const routerProcessed = counter('taskgate_router_processed_total', 'Router samples processed.');
+
+  const accounts = new Map<string, AccountScopes>();
+  const series = new Map<string, CallSeries>();
+
+  /** The (project, workload) labels of a call, folded past the account's cap. */
+  function scopeOf(trace: Trace): [string, string] {
+    if (trace.project === null && trace.workload === null) return [noneLabel, noneLabel];
+    const project = trace.project ?? noneLabel;
+    const workload = trace.workload ?? noneLabel;
+    let account = accounts.get(trace.accountId);
+    if (account === undefined) {
+      account = { pairs: new Set(), folding: false };
+      accounts.set(trace.accountId, account);
+    }
+    const pair = `${project}\u0000${workload}`;
+    if (account.pairs.has(pair)) return [project, workload];
+    if (account.pairs.size < maxPairs) {
+      account.pairs.add(pair);
+      return [project, workload];
+    }
+    if (!account.folding) {
+      account.folding = true;
+      logger.warn('metrics: too many workloads for their own labels; further ones are reported as project and workload "other"', {
+        account_id: trace.accountId,
+        max_workloads_per_account: maxPairs,
+      });
+    }
+    return [otherLabel, otherLabel];
+  }
+
+  function seriesOf(trace: Trace): CallSeries {
+    const [project, workload] = scopeOf(trace);
+    const model = trace.servedModel ?? noneLabel;
+    const key = `${project}\u0000${workload}\u0000${model}\u0000${trace.environment}`;
+    let found = series.get(key);
+    if (found === undefined) {
+      const scope = { project, workload, model };
+      const withEnvironment = { ...scope, environment: trace.environment };
+      found = {
+        scope,
+        withEnvironment,
+        byStatus: {
+          ok: { ...withEnvironment, status: 'ok' },
+          error: { ...withEnvironment, status: 'error' },
+          aborted: { ...withEnvironment, status: 'aborted' },
+        },
+        byErrorClass: new Map(),
+      };
+      series.set(key, found);
+    }
+    return found;
+  }
+
+  function observeCall(trace: Trace): void {
+    const call = seriesOf(trace);
+    requests.inc(call.byStatus[trace.status], 1);
+    if (trace.status !== 'ok' || trace.errorClass !== null) {
+      const errorClass = trace.errorClass ?? 'unknown';
+      let labels = call.byErrorClass.get(errorClass);
+      if (labels === undefined) {
+        labels = { ...call.scope, error_class: errorClass };
+        call.byErrorClass.set(errorClass, labels);
+      }
+      errors.inc(labels, 1);
+    }
+    // Counted whatever the outcome: an aborted stream still used (and cost) its tokens.
+    promptTokens.inc(call.withEnvironment, amount(trace.promptTokens));
+    completionTokens.inc(call.withEnvironment, amount(trace.completionTokens));
+    cost.inc(call.withEnvironment, amount(trace.costUsd));
+    // A failure's latency says how fast it failed (a 400 in a millisecond, a 504 at the timeout), not how fast calls are served.
+    if (trace.status === 'ok') latency.observe(call.scope, amount(trace.latencyMs) / 1000);
+    if (trace.stream && trace.ttftMs !== null) ttft.observe(call.scope, amount(trace.ttftMs) / 1000);
+  }
+
+  /**
+   * Reads one source and applies what it said. A source that throws keeps its
+   * last values: dropping a counter to 0 for one scrape would read as a reset
+   * followed by a jump of its whole total.
+   */
+  function readSource<T>(name: string, read: () => T, apply: (value: T) => void): void {
+    let value: T;
+    try {
+      value = read();
+    } catch (error) {
+      logger.error('metrics: a source failed at scrape time', { source: name, ...errorFields(error) });
+      return;
+    }
+    apply(value);
+  }
+
+  async function render(): Promise<{ contentType: string; body: string }> {
+    readSource('engines', () => sources.engines(), (engines) => {
+      // Reset first so a replica that went away stops being reported.
+      engineInFlight.reset();
+      engineQueued.reset();
+      for (const { engine, model, inFlight, queued } of engines) {
+        engineInFlight.set({ engine, model }, inFlight);
+        engineQueued.set({ engine, model }, queued);
+      }
+    });
+    readSource('traceWriter', () => sources.traceWriter(), (stats) => {
+      traceQueue.set(stats.queued);
+      setCounter(traceEnqueued, stats.enqueued);
+      setCounter(traceWritten, stats.written);
+      setCounter(traceDropped, stats.dropped);
+      setCounter(traceFailedWrites, stats.failedWrites);
+    });
+    readSource('router', () => sources.router(), (stats) => {
+      routerQueue.set(stats.queued);
+      setCounter(routerDropped, stats.dropped);
+      setCounter(routerProcessed, stats.processed);
+    });
+    return { contentType: register.contentType, body: await register.metrics() };
+  }
+
+  return { observeCall, render };
+}
+
+/** A counter kept by its source: prom-client only adds, so the scrape resets it and adds the source's total. */
+function setCounter(counter: Counter, total: number): void {
+  counter.reset();
+  counter.inc(amount(total));
+}
+
+/** Bad numbers (negative, NaN) count as 0 rather than throwing on the hot path. */
+function amount(value: number): number {
+  return Number.isFinite(value) && value > 0 ? value : 0;
+}
