@@ -214,6 +214,8 @@ describe('routing', () => {
     expect(feedback.status).toBe(200);
     expect(feedback.json).toMatchObject({ request_id: requestId, model, pass: false, counted_as_evidence: model !== 'big' });
     expect((await management('GET', `/traces/${requestId}`)).json.feedback).toMatchObject({ pass: false, score: null, comment: 'wrong sum' });
+    const quality = (await management('GET', '/projects/default/workloads/lenient')).json.quality as { feedback: unknown[] };
+    expect(quality.feedback).toEqual([{ model, count: 1, passed: 0, failed: 1, mean_score: null }]);
     expect((await management('POST', '/feedback', { request_id: 'req_missing', pass: true })).status).toBe(404);
     expect((await management('POST', '/feedback', { request_id: requestId })).status).toBe(400);
   });

@@ -79,6 +79,8 @@ describe('workload stats', () => {
     const future = new Date(Date.now() + 3_600_000).toISOString();
     expect(((await get(`/projects/shop/workloads/summarise?since=${future}&until=${new Date(Date.now() + 7_200_000).toISOString()}`)).body.stats as { calls: number }).calls).toBe(0);
     expect((await get('/projects/shop/workloads/summarise?since=yesterday')).status).toBe(400);
+    expect(((await get(`/projects/shop/workloads/summarise/traces?since=${future}`)).body.data as unknown[]).length).toBe(0);
+    expect(((await get('/projects/shop/workloads/summarise/traces?since=1h&status=error')).body.data as unknown[]).length).toBe(3);
     expect((await get('/projects/shop/workloads/summarise?env=prod')).status).toBe(400);
   });
 

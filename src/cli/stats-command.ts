@@ -65,7 +65,7 @@ export async function statsCommand(argv: string[], environment: NodeJS.ProcessEn
   for (const model of view.models) {
     rows.push([model.model || '(none)', String(model.calls), percent(model.error_rate), model.cost_usd.toFixed(4), milliseconds(model.latency_ms.p50), milliseconds(model.latency_ms.p95), milliseconds(model.ttft_ms.p50)]);
   }
-  process.stdout.write(`${lines.join('\n')}${table(rows)}\n`);
+  process.stdout.write(`${lines.join('\n')}\n${table(rows)}\n`);
 }
 
 function percent(rate: number): string {

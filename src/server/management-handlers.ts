@@ -10,6 +10,7 @@ import { isValidProjectSlug, isValidWorkloadName } from '../api/scope.js';
 import { issueKey } from '../auth/key-issuer.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { ApiKey, PageRequest, Store, Trace, TraceFilter } from '../store/store.js';
+import { parseTime } from './parse-time.js';
 
 export interface ManagementDependencies {
   store: Store;
@@ -130,6 +131,10 @@ export function createManagementHandlers({ store, authenticator }: ManagementDep
       if (model !== null) filter.model = model;
       const user = query.get('user');
       if (user !== null) filter.user = user;
+      const since = query.get('since');
+      if (since !== null) filter.since = parseTime(since, Date.now(), 'since');
+      const until = query.get('until');
+      if (until !== null) filter.until = parseTime(until, Date.now(), 'until');
       const page = await store.traces.list(key.accountId, filter, pageRequest(query));
       return { object: 'list', data: page.items.map(traceView), next_cursor: page.nextCursor };
     },

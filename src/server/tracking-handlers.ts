@@ -11,6 +11,7 @@ import type { Retention } from '../tracking/retention.js';
 import type { ApiKey, Environment, Store, Trace } from '../store/store.js';
 import type { CallStats, StatsService, StatsWindow } from '../tracking/stats-service.js';
 import { traceView } from './management-handlers.js';
+import { parseTime } from './parse-time.js';
 import type { createRoutingHandlers } from './routing-handlers.js';
 
 export interface TrackingHandlersDependencies {
@@ -19,18 +20,6 @@ export interface TrackingHandlersDependencies {
   retention: Retention;
   routing: ReturnType<typeof createRoutingHandlers>;
   now?: () => number;
-}
-
-const units: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** `24h`, `7d`, `30m` (before now), epoch seconds, or an ISO 8601 time. */
-export function parseTime(text: string, now: number, param: string): number {
-  const relative = /^(\d+)([mhd])$/.exec(text);
-  if (relative !== null) return now - Number(relative[1]) * units[relative[2]!]!;
-  if (/^\d{9,11}$/.test(text)) return Number(text) * 1000;
-  const parsed = Date.parse(text);
-  if (Number.isNaN(parsed)) throw new InvalidRequestError(`${param} must be a duration back from now (30m, 24h, 7d), epoch seconds or an ISO 8601 time.`, param);
-  return parsed;
 }
 
 export function statsWindow(query: URLSearchParams, now: number): StatsWindow {
@@ -128,6 +117,7 @@ export function createTrackingHandlers({ store, stats, retention, routing, now =
               interval: [candidate.lower_bound, candidate.upper_bound],
             })),
           ),
+          feedback: (await store.routing.feedbackSummary(scope)).map((entry) => ({ model: entry.model, count: entry.count, passed: entry.passed, failed: entry.failed, mean_score: entry.meanScore })),
           notice: routes.routes.length === 0 ? 'no evidence yet: the router has not sampled this workload' : null,
         },
       };

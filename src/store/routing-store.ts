@@ -135,4 +135,6 @@ export interface RoutingStore {
   /** One feedback per request id: a second replaces the first. */
   recordFeedback(feedback: Feedback): Promise<void>;
   getFeedback(accountId: string, requestId: string): Promise<Feedback | null>;
+  /** A workload's feedback per served model: how many, passes, fails, and the mean score of those scored. */
+  feedbackSummary(scope: Scope): Promise<Array<{ model: string; count: number; passed: number; failed: number; meanScore: number | null }>>;
 }

@@ -101,6 +101,10 @@ function prepareRoutingStatements(database: Database.Database) {
          pass = excluded.pass, score = excluded.score, comment = excluded.comment, created_at = excluded.created_at`,
     ),
     feedbackOf: database.prepare<[string, string], FeedbackRow>('SELECT * FROM feedback WHERE account_id = ? AND request_id = ?'),
+    feedbackSummary: database.prepare<[string, string, string], { model: string; count: number; passed: number; failed: number; meanScore: number | null }>(
+      `SELECT coalesce(model, '') AS model, count(*) AS count, sum(pass = 1) AS passed, sum(pass = 0) AS failed, avg(score) AS meanScore
+       FROM feedback WHERE ${scopeWhere} GROUP BY coalesce(model, '') ORDER BY count DESC`,
+    ),
   };
 }
 
@@ -180,6 +184,9 @@ export function createSqliteRoutingStore(database: Database.Database): RoutingSt
     },
     async recordFeedback(feedback) {
       prepared().upsertFeedback.run({ ...feedback, pass: feedback.pass === null ? null : feedback.pass ? 1 : 0 });
+    },
+    async feedbackSummary(scope) {
+      return prepared().feedbackSummary.all(...scopeOf(scope));
     },
     async getFeedback(accountId, requestId) {
       const row = prepared().feedbackOf.get(accountId, requestId);

@@ -269,19 +269,21 @@ function createProjectStore(prepared: () => Statements): ProjectStore {
 
 /** TraceFilter field -> column, in the fixed order that names a query shape. */
 const filterColumns: ReadonlyArray<[keyof TraceFilter, string]> = [
-  ['project', 'project'],
-  ['workload', 'workload'],
-  ['status', 'status'],
-  ['model', 'served_model'],
-  ['user', 'end_user'],
-  ['environment', 'environment'],
+  ['project', 'project = ?'],
+  ['workload', 'workload = ?'],
+  ['status', 'status = ?'],
+  ['model', 'served_model = ?'],
+  ['user', 'end_user = ?'],
+  ['environment', 'environment = ?'],
+  ['since', 'started_at >= ?'],
+  ['until', 'started_at < ?'],
 ];
 
 function createTraceStore(database: Database.Database, prepared: () => Statements): TraceStore {
   /** The WHERE clause of a filter shape, and the filter's values in parameter order. */
   function where(filter: TraceFilter, afterCursor: boolean) {
     const present = filterColumns.filter(([field]) => filter[field] !== undefined);
-    const conditions = ['account_id = ?', ...present.map(([, column]) => `${column} = ?`)];
+    const conditions = ['account_id = ?', ...present.map(([, condition]) => condition)];
     if (afterCursor) conditions.push('(started_at, request_id) < (?, ?)');
     return {
       shape: `${afterCursor ? 'after' : 'first'}:${present.map(([field]) => field).join(',')}`,

@@ -402,6 +402,8 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
         await store.routing.recordFeedback({ ...feedback, pass: true, score: 0.8, comment: null, createdAt: 2 });
         expect(await store.routing.getFeedback('acct-1', 'req-9')).toEqual({ ...feedback, pass: true, score: 0.8, comment: null, createdAt: 2 });
         expect(await store.routing.getFeedback('acct-2', 'req-9')).toBeNull();
+        await store.routing.recordFeedback({ ...feedback, requestId: 'req-10', pass: false, score: 0.2 });
+        expect(await store.routing.feedbackSummary(scope)).toEqual([{ model: 'small', count: 2, passed: 1, failed: 1, meanScore: 0.5 }]);
       });
     });
 

@@ -142,6 +142,10 @@ export interface TraceFilter {
   model?: string;
   user?: string;
   environment?: Environment;
+  /** Calls started at or after (epoch ms). */
+  since?: number;
+  /** Calls started before (epoch ms). */
+  until?: number;
 }
 
 export interface TraceStore {

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createLogger, type Logger } from '../log/logger.js';
 import { createSqliteStore } from './sqlite-store.js';
 import type { Trace, TraceStore } from './store.js';
 import { createTraceWriter } from './trace-writer.js';
+import { capturingLogger } from '../../test/helpers/capturing-logger.js';
 
 /** A TraceStore in memory that records every call; `failWhen` makes a call throw. */
 class RecordingStore implements TraceStore {
@@ -48,17 +48,6 @@ class RecordingStore implements TraceStore {
   }
 }
 
-interface LogLine {
-  level: string;
-  msg: string;
-  [field: string]: unknown;
-}
-
-function capturingLogger(): { logger: Logger; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const logger = createLogger({ level: 'debug', write: (line) => lines.push(JSON.parse(line) as LogLine) });
-  return { logger, lines };
-}
 
 function trace(requestId: string): Trace {
   return {

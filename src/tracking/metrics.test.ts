@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, silentLogger, type Logger } from '../log/logger.js';
+import { silentLogger } from '../log/logger.js';
 import type { Trace } from '../store/store.js';
 import { createMetrics, type MetricSources, type Metrics } from './metrics.js';
+import { capturingLogger } from '../../test/helpers/capturing-logger.js';
 
 interface Sample {
   name: string;
@@ -146,17 +147,6 @@ function mutableSources(): MetricSources & {
   };
 }
 
-interface LogLine {
-  level: string;
-  msg: string;
-  [field: string]: unknown;
-}
-
-function capturingLogger(): { logger: Logger; lines: LogLine[] } {
-  const lines: LogLine[] = [];
-  const logger = createLogger({ level: 'debug', write: (line) => lines.push(JSON.parse(line) as LogLine) });
-  return { logger, lines };
-}
 
 const shop = { project: 'shop', workload: 'summarise', model: 'qwen-small' };
 
