@@ -72,7 +72,14 @@ export async function startTaskgate(settings: Settings, logger: Logger): Promise
   const traces = createTraceWriter({ traces: store.traces, logger });
   const routes = createRouteTable({ routing: store.routing, logger });
   await routes.load();
-  const router = createRouterWorker({ routing: store.routing, routes, catalog, pools, logger: logger.child({ part: 'router' }) });
+  const router = createRouterWorker({
+    routing: store.routing,
+    routes,
+    catalog,
+    pools,
+    isBusy: (modelId) => hasWaitingCalls(catalog.resolve(modelId)?.servedBy ?? [], engines),
+    logger: logger.child({ part: 'router' }),
+  });
   const stats = createRollupStatsService(store.rollups);
   const dashboard = createDashboard({ authenticator, store, stats, routing: createRoutingHandlers({ store, catalog, routes }), logger: logger.child({ part: 'dashboard' }) });
   const retention = createRetention({
@@ -148,4 +155,9 @@ function engineLoad(engines: readonly Engine[], pools: ReadonlyMap<string, Model
     for (const state of pool.replicaStates()) if (!queuing.has(state.replica)) rows.push({ engine: state.replica, model, inFlight: state.inFlight, queued: 0 });
   }
   return rows;
+}
+
+/** Whether calls wait for a free slot on any replica of a model (engines that queue report it through `occupancy`). */
+function hasWaitingCalls(replicas: ReadonlyArray<{ engine: string; name: string }>, engines: readonly Engine[]): boolean {
+  return replicas.some((replica) => engines.find((engine) => engine.id === replica.engine)?.occupancy?.().some((entry) => entry.model === replica.name && entry.queued > 0) === true);
 }

@@ -20,8 +20,9 @@
  *
  * It spends at most the contract's `daily_budget_usd` a day per workload on
  * replays and judges (tracked apart from production spend), runs one replay
- * at a time (replays never crowd out production calls), and keeps a bounded
- * queue: when it is full, new samples are dropped and counted.
+ * at a time, never longer than a few times the reference reply, and skips a
+ * model while production calls wait for it (replays never crowd out callers).
+ * Its own queue is bounded: when full, new samples are dropped and counted.
  */
 import type { AssistantMessage, ChatMessage, GenerationParameters, Usage } from '../api/chat-types.js';
 import { costOf, type Catalog, type CatalogModel } from '../catalog/catalog.js';
@@ -66,6 +67,12 @@ export interface RouterWorkerOptions {
   pools: ReadonlyMap<string, ModelPool>;
   logger: Logger;
   maxQueue?: number;
+  /**
+   * True when production calls are waiting for this model (an engine with a
+   * queue of its own, such as the CPU engine). Replays on it are then skipped,
+   * not queued: evidence can wait, callers should not.
+   */
+  isBusy?: (modelId: string) => boolean;
   /** Candidates replayed per sample at most (default: all `decideRoute` wants evidence on, within the budget). */
   replaysPerSample?: number;
   replayTimeoutMs?: number;
@@ -144,8 +151,9 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
 
     let reference = sample.reply;
     let referenceTokens = sample.usage.completion_tokens;
+    const isBusy = options.isBusy ?? (() => false);
     if (sample.servedModel !== requested.id) {
-      if (overBudget()) return;
+      if (overBudget() || isBusy(requested.id)) return;
       const replayed = await replay(requested, boundedReplay(parameters, sample.usage.completion_tokens));
       await spend(replayed.costUsd);
       if (replayed.message === null) return;
@@ -163,7 +171,7 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
     for (const modelId of before.toTest.slice(0, replaysPerSample)) {
       if (overBudget()) break;
       const candidate = catalog.resolve(modelId);
-      if (candidate === undefined) continue;
+      if (candidate === undefined || isBusy(candidate.id)) continue;
       const replayed = await replay(candidate, boundedReplay(parameters, referenceTokens));
       await spend(replayed.costUsd);
       const passed = replayed.message === null ? false : await score(contract, parameters, reference, replayed.message, candidate, spend);

@@ -1,0 +1,96 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { GenerationParameters } from '../api/chat-types.js';
+import { createCatalog } from '../catalog/catalog.js';
+import { parseConfig } from '../config/load-config.js';
+import type { ModelPool } from '../engines/engine-pool.js';
+import { silentLogger } from '../log/logger.js';
+import { createSqliteStore } from '../store/sqlite-store.js';
+import type { Store } from '../store/store.js';
+import { createRouteTable, type RouteTable } from './route-table.js';
+import { boundedReplay, createRouterWorker } from './router-worker.js';
+
+const scope = { accountId: 'acct-1', project: 'shop', workload: 'sums' };
+const parameters: GenerationParameters = { messages: [{ role: 'user', content: 'What is 2 + 2?' }] };
+
+/** A pool whose model always answers "4", recording what it was asked. */
+function answeringPool(calls: GenerationParameters[]): ModelPool {
+  return {
+    async complete(request) {
+      calls.push(request);
+      return { replica: 'fake', completion: { choices: [{ index: 0, message: { role: 'assistant', content: '4' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } } };
+    },
+    openStream: () => Promise.reject(new Error('not used')),
+    inFlight: () => 0,
+    replicaStates: () => [],
+  };
+}
+
+let store: Store;
+let routes: RouteTable;
+
+beforeEach(async () => {
+  store = createSqliteStore({ path: ':memory:' });
+  await store.migrate();
+  routes = createRouteTable({ routing: store.routing, logger: silentLogger });
+  routes.applyContract(scope, { contract: { checks: [{ type: 'agreement', method: 'auto' }], pass_rate: 0.9, confidence: 0.95, min_samples: 5, sample_rate: 1, daily_budget_usd: 5, allow_upgrade: false }, version: 1 });
+});
+afterEach(async () => {
+  await routes.close();
+  await store.close();
+});
+
+function setUp(busy: ReadonlySet<string> = new Set()) {
+  const config = parseConfig(
+    `engines: [{ id: e, type: openai, base_url: "http://127.0.0.1:1/v1" }]
+models:
+  - { id: big, served_by: [{ engine: e }], price: { input: 10, output: 10 }, context_window: 8192 }
+  - { id: small, served_by: [{ engine: e }], price: { input: 1, output: 1 }, context_window: 8192 }
+  - { id: tiny, served_by: [{ engine: e }], price: { input: 0.1, output: 0.1 }, context_window: 8192 }
+`,
+    {},
+  );
+  const calls = { big: [] as GenerationParameters[], small: [] as GenerationParameters[], tiny: [] as GenerationParameters[] };
+  const pools = new Map(Object.entries(calls).map(([id, list]) => [id, answeringPool(list)]));
+  const worker = createRouterWorker({ routing: store.routing, routes, catalog: createCatalog(config.models), pools, logger: silentLogger, isBusy: (model) => busy.has(model) });
+  const offer = (environment: 'production' | 'staging' = 'production') =>
+    worker.offer({ scope, environment, requestedModel: 'big', servedModel: 'big', parameters, reply: { role: 'assistant', content: '4' }, usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } });
+  return { worker, calls, offer };
+}
+
+describe('router worker', () => {
+  it('replays production samples on the cheaper candidates, with a bounded reply length, and certifies one', async () => {
+    const { worker, calls, offer } = setUp();
+    for (let sample = 0; sample < 40; sample++) offer();
+    await worker.idle();
+    expect(calls.tiny.length).toBeGreaterThan(0);
+    expect(calls.tiny[0]?.max_tokens).toBe(64);
+    expect(calls.big).toHaveLength(0);
+    expect(routes.servedModel(scope, 'big')).toBe('tiny');
+    const [change] = await store.routing.listRouteChanges(scope, 1);
+    expect(change).toMatchObject({ reason: 'certified', fromModel: 'big', toModel: 'tiny' });
+  });
+
+  it('never samples staging calls', async () => {
+    const { worker, calls, offer } = setUp();
+    for (let sample = 0; sample < 20; sample++) offer('staging');
+    await worker.idle();
+    expect(calls.tiny).toHaveLength(0);
+    expect(worker.stats().processed).toBe(0);
+  });
+
+  it('skips a model while production calls wait for it', async () => {
+    const { worker, calls, offer } = setUp(new Set(['tiny']));
+    for (let sample = 0; sample < 10; sample++) offer();
+    await worker.idle();
+    expect(calls.tiny).toHaveLength(0);
+    expect(calls.small.length).toBeGreaterThan(0);
+  });
+});
+
+describe('boundedReplay', () => {
+  it('caps a replay at four times the reference reply, at least 64 tokens, within the call’s own limit', () => {
+    expect(boundedReplay(parameters, 10).max_tokens).toBe(64);
+    expect(boundedReplay(parameters, 100).max_tokens).toBe(400);
+    expect(boundedReplay({ ...parameters, max_tokens: 50 }, 100).max_tokens).toBe(50);
+  });
+});
