@@ -102,6 +102,8 @@ describe('routing', () => {
     expect(route.served_model).toBe('small');
     expect(route.certificate).toMatchObject({ model: 'small', passRate: 0.8 });
     expect(route.certificate!.lower).toBeGreaterThanOrEqual(0.8);
+    // mid was certified on the way down: a reply of small that fails the guard is re-asked of mid, not big.
+    expect((route as unknown as { fallbacks: string[] }).fallbacks).toEqual(['mid']);
     expect(route.candidates.find((candidate) => candidate.model === 'tiny')?.state).toBe('eliminated');
     expect(view.history.some((change) => change.reason === 'certified' && change.to_model === 'small')).toBe(true);
 

@@ -7,7 +7,7 @@ import { silentLogger } from '../log/logger.js';
 import { createSqliteStore } from '../store/sqlite-store.js';
 import type { Store } from '../store/store.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
-import { boundedReplay, createRouterWorker } from './router-worker.js';
+import { boundedReplay, createRouterWorker, fallbacksOf } from './router-worker.js';
 
 const scope = { accountId: 'acct-1', project: 'shop', workload: 'sums' };
 const parameters: GenerationParameters = { messages: [{ role: 'user', content: 'What is 2 + 2?' }] };
@@ -84,6 +84,19 @@ describe('router worker', () => {
     await worker.idle();
     expect(calls.tiny).toHaveLength(0);
     expect(calls.small.length).toBeGreaterThan(0);
+  });
+});
+
+describe('fallbacksOf', () => {
+  it('lists the certified models dearer than the served one, cheapest first, leaving out those cooling down', () => {
+    const verdict = (model: string, costPerCall: number, state: 'certified' | 'testing' | 'eliminated', coolingDown = false) => ({ model, costPerCall, state, lower: 0, upper: 1, evaluated: 0, passed: 0, ...(coolingDown ? { coolingDown } : {}) });
+    const decision = {
+      servedModel: 'small',
+      certificate: null,
+      toTest: [],
+      verdicts: [verdict('tiny', 0.1, 'certified', true), verdict('small', 1, 'certified'), verdict('large', 5, 'certified'), verdict('mid', 3, 'certified'), verdict('other', 2, 'testing'), verdict('gone', 4, 'certified', true)],
+    };
+    expect(fallbacksOf(decision)).toEqual(['mid', 'large']);
   });
 });
 

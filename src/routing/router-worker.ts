@@ -137,7 +137,7 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
     const shape = callShapeOf(parameters, sample.usage);
     if (routes.route(scope, requested.id) === undefined) {
       // The route exists from the first sample on, so the API lists what is being tested.
-      const route: RouteRecord = { scope, requestedModel: requested.id, servedModel: requested.id, pinnedModel: null, certificate: null, cooldowns: {}, updatedAt: now() };
+      const route: RouteRecord = { scope, requestedModel: requested.id, servedModel: requested.id, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], updatedAt: now() };
       await routing.saveRoute(route, null);
       routes.apply(route);
     }
@@ -230,6 +230,7 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
       pinnedModel: current?.pinnedModel ?? null,
       certificate,
       cooldowns: current?.cooldowns ?? {},
+      fallbacks: fallbacksOf(decision),
       updatedAt: at,
     };
     await routing.saveRoute(route, { requestedModel: requested.id, fromModel: from, toModel: decision.servedModel, reason, certificate, detail, at });
@@ -369,6 +370,15 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
 export function boundedReplay(parameters: GenerationParameters, referenceTokens: number): GenerationParameters {
   const limit = Math.max(64, 4 * referenceTokens);
   return { ...parameters, max_tokens: Math.min(parameters.max_tokens ?? limit, limit) };
+}
+
+/** The certified models dearer than the one a decision serves, cheapest first. */
+export function fallbacksOf(decision: RouteDecision): string[] {
+  const servedCost = decision.verdicts.find((verdict) => verdict.model === decision.servedModel)?.costPerCall ?? Infinity;
+  return decision.verdicts
+    .filter((verdict) => verdict.state === 'certified' && verdict.coolingDown !== true && verdict.costPerCall > servedCost)
+    .sort((left, right) => left.costPerCall - right.costPerCall)
+    .map((verdict) => verdict.model);
 }
 
 function detectorKey(scope: Scope, requestedModel: string, servedModel: string): string {

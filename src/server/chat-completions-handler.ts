@@ -168,9 +168,10 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
   /**
    * The per-call guard: a routed (cheaper) model's reply must pass the
    * contract's reference-free checks (json_schema, regex, tool_call_valid).
-   * One that fails is re-asked of the requested model before the caller sees
-   * anything; the failure counts against the cheaper model and its cost is
-   * billed to the workload with the call. Streams are never buffered for it.
+   * One that fails is re-asked of the next stronger model (the next certified
+   * one, else the requested model) before the caller sees anything; the
+   * failure counts against the cheaper model and its cost is billed to the
+   * workload with the call. Streams are never buffered for it.
    */
   async function guarded(reply: Reply, first: { completion: EngineCompletion; replica: string }) {
     const unchanged = { ...first, model: reply.model, extraCostUsd: 0 };
@@ -178,12 +179,15 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     if (reply.model === reply.requested || message === undefined) return unchanged;
     const { contract } = routes.contract(reply.scope);
     if (guardChecks(contract, { request: reply.parameters, candidate: message }).passed !== false) return unchanged;
-    const fallback = pools.get(reply.requested.id);
+    const route = routes.route(reply.scope, reply.requested.id);
+    const stronger = route?.pinnedModel === null ? route.fallbacks.map((id) => catalog.resolve(id)).find((model) => model !== undefined && pools.has(model.id)) : undefined;
+    const fallbackModel = stronger ?? reply.requested;
+    const fallback = pools.get(fallbackModel.id);
     if (fallback === undefined) return unchanged;
     router.countGuardFailure(reply.scope, reply.requested.id, reply.model.id);
-    reply.call.servedModel = reply.requested.id;
+    reply.call.servedModel = fallbackModel.id;
     const second = await fallback.complete(reply.parameters, reply.signal, reply.call);
-    return { ...second, model: reply.requested, extraCostUsd: costOf(reply.model, first.completion.usage ?? noUsage) };
+    return { ...second, model: fallbackModel, extraCostUsd: costOf(reply.model, first.completion.usage ?? noUsage) };
   }
 
   async function streamReply(reply: Reply): Promise<void> {

@@ -36,7 +36,7 @@ export function createRoutingHandlers({ store, catalog, routes, now = Date.now }
   }
 
   async function saveRoute(scope: Scope, requestedModel: string, change: (route: RouteRecord) => RouteRecord, reason: RouteChange['reason'], detail: string | null): Promise<RouteRecord> {
-    const current = routes.route(scope, requestedModel) ?? { scope, requestedModel, servedModel: requestedModel, pinnedModel: null, certificate: null, cooldowns: {}, updatedAt: 0 };
+    const current = routes.route(scope, requestedModel) ?? { scope, requestedModel, servedModel: requestedModel, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], updatedAt: 0 };
     const next = { ...change(current), updatedAt: now() };
     const from = current.pinnedModel ?? current.servedModel;
     const to = next.pinnedModel ?? next.servedModel;
@@ -110,6 +110,8 @@ export function createRoutingHandlers({ store, catalog, routes, now = Date.now }
           router_choice: route.servedModel,
           pinned_model: route.pinnedModel,
           certificate: route.certificate,
+          /** Where the inline guard re-asks a failing reply: certified models dearer than the served one. */
+          fallbacks: route.fallbacks,
           candidates,
           calls: rows.reduce((sum, row) => sum + row.calls, 0),
           routed_calls: routed.reduce((sum, row) => sum + row.calls, 0),

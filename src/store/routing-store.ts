@@ -62,6 +62,12 @@ export interface RouteRecord {
   certificate: RouteCertificate | null;
   /** Models demoted by the rollback detector, and until when they may not be tested again. */
   cooldowns: Record<string, number>;
+  /**
+   * Certified models dearer than the served one, cheapest first: where the
+   * inline guard re-asks a call whose reply failed (the requested model when
+   * empty).
+   */
+  fallbacks: string[];
   updatedAt: number;
 }
 

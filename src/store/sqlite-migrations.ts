@@ -212,6 +212,10 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX traces_started ON traces (started_at);
     `,
   },
+  {
+    id: '0005_route_fallbacks',
+    sql: `ALTER TABLE routes ADD COLUMN fallbacks TEXT NOT NULL DEFAULT '[]';`,
+  },
 ];
 
 /**

@@ -11,6 +11,7 @@ interface RouteRow {
   pinned_model: string | null;
   certificate: string | null;
   cooldowns: string;
+  fallbacks: string;
   updated_at: number;
 }
 
@@ -70,11 +71,11 @@ function prepareRoutingStatements(database: Database.Database) {
     routesOf: database.prepare<[string, string, string], RouteRow>(`SELECT * FROM routes WHERE ${scopeWhere} ORDER BY requested_model`),
     routesSince: database.prepare<[number], RouteRow>('SELECT * FROM routes WHERE updated_at >= ? ORDER BY updated_at'),
     upsertRoute: database.prepare(
-      `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, updated_at)
-       VALUES (@accountId, @project, @workload, @requestedModel, @servedModel, @pinnedModel, @certificate, @cooldowns, @updatedAt)
+      `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, updated_at)
+       VALUES (@accountId, @project, @workload, @requestedModel, @servedModel, @pinnedModel, @certificate, @cooldowns, @fallbacks, @updatedAt)
        ON CONFLICT (account_id, project, workload, requested_model) DO UPDATE SET
          served_model = excluded.served_model, pinned_model = excluded.pinned_model, certificate = excluded.certificate,
-         cooldowns = excluded.cooldowns, updated_at = excluded.updated_at`,
+         cooldowns = excluded.cooldowns, fallbacks = excluded.fallbacks, updated_at = excluded.updated_at`,
     ),
     insertChange: database.prepare(
       `INSERT INTO route_changes (account_id, project, workload, requested_model, from_model, to_model, reason, certificate, detail, at)
@@ -127,6 +128,7 @@ export function createSqliteRoutingStore(database: Database.Database): RoutingSt
       pinnedModel: route.pinnedModel,
       certificate: route.certificate === null ? null : JSON.stringify(route.certificate),
       cooldowns: JSON.stringify(route.cooldowns),
+      fallbacks: JSON.stringify(route.fallbacks),
       updatedAt: route.updatedAt,
     });
     if (change !== null) {
@@ -214,6 +216,7 @@ function routeOf(row: RouteRow): RouteRecord {
     pinnedModel: row.pinned_model,
     certificate: row.certificate === null ? null : (JSON.parse(row.certificate) as RouteRecord['certificate']),
     cooldowns: JSON.parse(row.cooldowns) as Record<string, number>,
+    fallbacks: JSON.parse(row.fallbacks) as string[],
     updatedAt: row.updated_at,
   };
 }

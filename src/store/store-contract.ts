@@ -380,7 +380,7 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
 
       it('saves routes with their history, and lists what changed since a time', async () => {
         const certificate = { model: 'small', evaluated: 120, passed: 119, lower: 0.951, passRate: 0.95, confidence: 0.95, contractVersion: 1, at: 500 };
-        const route = { scope, requestedModel: 'big', servedModel: 'small', pinnedModel: null, certificate, cooldowns: { tiny: 9_000 }, updatedAt: 500 };
+        const route = { scope, requestedModel: 'big', servedModel: 'small', pinnedModel: null, certificate, cooldowns: { tiny: 9_000 }, fallbacks: ['mid'], updatedAt: 500 };
         await store.routing.saveRoute(route, { requestedModel: 'big', fromModel: 'big', toModel: 'small', reason: 'certified', certificate, detail: null, at: 500 });
         await store.routing.saveRoute({ ...route, pinnedModel: 'big', updatedAt: 600 }, { requestedModel: 'big', fromModel: 'small', toModel: 'big', reason: 'pinned', certificate: null, detail: 'by a person', at: 600 });
         expect(await store.routing.listRoutes(scope)).toEqual([{ ...route, pinnedModel: 'big', updatedAt: 600 }]);
