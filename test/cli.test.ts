@@ -11,7 +11,17 @@ import { TINY_ANSWERS, writeAnsweringModel } from './helpers/tiny-models.js';
 const freshDirectory = () => mkdtempSync(join(tmpdir(), 'taskgate-cli-'));
 
 describe('help and usage', () => {
-  it.each([[['--help']], [['serve', '--help']], [['keys', '--help']], [['keys', 'create', '--help']]])('%j prints usage and exits 0', (args) => {
+  it.each([
+    [['--help']],
+    [['serve', '--help']],
+    [['keys', '--help']],
+    [['keys', 'create', '--help']],
+    [['routes', '--help']],
+    [['evals', '--help']],
+    [['evals', 'get', '--help']],
+    [['stats', '--help']],
+    [['traces', '--help']],
+  ])('%j prints usage and exits 0', (args) => {
     const result = runTaskgate(args);
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/Usage: taskgate/);

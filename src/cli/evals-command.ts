@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { apiOptions, apiOptionsHelp, createApiClient } from './api-client.js';
 import { CliError, UsageError } from './cli-error.js';
-import { parseCommand } from './parse-command.js';
+import { asksForHelp, parseCommand } from './parse-command.js';
 
 export const evalsUsage = `Usage: taskgate evals <get|set> --workload W [--project P] [options]
 
@@ -22,7 +22,7 @@ ${apiOptionsHelp}
 
 export async function evalsCommand(argv: string[], environment: NodeJS.ProcessEnv): Promise<void> {
   const [subcommand, ...rest] = argv;
-  if (subcommand === undefined || subcommand === '--help' || subcommand === '-h' || subcommand === 'help') {
+  if (asksForHelp(subcommand)) {
     process.stdout.write(`${evalsUsage}\n`);
     return;
   }

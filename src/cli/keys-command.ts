@@ -3,7 +3,7 @@ import { loadSettings } from '../config/load-config.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { CliError, UsageError } from './cli-error.js';
-import { parseCommand, parseInteger } from './parse-command.js';
+import { asksForHelp, parseCommand, parseInteger } from './parse-command.js';
 
 export const keysUsage = `Usage: taskgate keys <command> [options]
 
@@ -22,7 +22,7 @@ const commonOptions = { config: { type: 'string' }, 'data-dir': { type: 'string'
 
 export async function keysCommand(argv: string[], environment: NodeJS.ProcessEnv): Promise<void> {
   const [subcommand, ...rest] = argv;
-  if (subcommand === undefined || subcommand === '--help' || subcommand === '-h' || subcommand === 'help') {
+  if (asksForHelp(subcommand)) {
     process.stdout.write(`${keysUsage}\n`);
     return;
   }

@@ -2,6 +2,7 @@
 /** The `taskgate` command. Problems go to stderr with a non-zero exit; stdout carries only what was asked for. */
 import { ConfigError } from '../config/load-config.js';
 import { CliError, UsageError } from './cli-error.js';
+import { asksForHelp } from './parse-command.js';
 
 const usage = `Usage: taskgate <command> [options]
 
@@ -20,7 +21,7 @@ Run "taskgate <command> --help" for a command's options.`;
 
 async function run(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  if (asksForHelp(command)) {
     process.stdout.write(`${usage}\n`);
     return;
   }

@@ -11,7 +11,7 @@ import { MirrorError, parseMirror } from '../models/mirror-url.js';
 import { createProgressReporter } from '../models/progress-reporter.js';
 import { PullTargetError, resolvePullTarget, type PullTarget } from '../models/pull-target.js';
 import { CliError, UsageError } from './cli-error.js';
-import { parseCommand } from './parse-command.js';
+import { asksForHelp, parseCommand } from './parse-command.js';
 
 export const modelsUsage = `Usage: taskgate models <command> [options]
 
@@ -56,7 +56,7 @@ Options:
 
 export async function modelsCommand(argv: string[], environment: NodeJS.ProcessEnv): Promise<void> {
   const [subcommand, ...rest] = argv;
-  if (subcommand === undefined || subcommand === '--help' || subcommand === '-h' || subcommand === 'help') {
+  if (asksForHelp(subcommand)) {
     process.stdout.write(`${modelsUsage}\n`);
     return;
   }

@@ -19,3 +19,8 @@ export function parseInteger(text: string | undefined, flag: string, usage: stri
   if (!/^\d+$/.test(text) || value < minimum || value > maximum) throw new UsageError(`${flag} must be an integer from ${minimum} to ${maximum}, got "${text}"`, usage);
   return value;
 }
+
+/** No (sub)command, or a request for help: print the usage. */
+export function asksForHelp(argument: string | undefined): boolean {
+  return argument === undefined || argument === '--help' || argument === '-h' || argument === 'help';
+}
