@@ -3,6 +3,7 @@ import { loadSettings } from '../config/load-config.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { CliError, UsageError } from './cli-error.js';
+import { formatTable } from './format-table.js';
 import { asksForHelp, parseCommand, parseInteger } from './parse-command.js';
 
 export const keysUsage = `Usage: taskgate keys <command> [options]
@@ -72,8 +73,7 @@ async function list(argv: string[], environment: NodeJS.ProcessEnv): Promise<voi
       }
       cursor = page.nextCursor;
     } while (cursor !== null);
-    const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-    process.stdout.write(rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n') + '\n');
+    process.stdout.write(`${formatTable(rows)}\n`);
   });
 }
 

@@ -11,6 +11,7 @@ import { MirrorError, parseMirror } from '../models/mirror-url.js';
 import { createProgressReporter } from '../models/progress-reporter.js';
 import { PullTargetError, resolvePullTarget, type PullTarget } from '../models/pull-target.js';
 import { CliError, UsageError } from './cli-error.js';
+import { formatTable } from './format-table.js';
 import { asksForHelp, parseCommand } from './parse-command.js';
 
 export const modelsUsage = `Usage: taskgate models <command> [options]
@@ -185,9 +186,7 @@ async function list(argv: string[], environment: NodeJS.ProcessEnv): Promise<voi
   }
   const table = [['ID', 'FAMILY', 'SIZE', 'CONTEXT', '$/M IN', '$/M OUT', 'SUPPORTS', 'FILE']];
   for (const { file, status } of rows) table.push(tableRow(file, status));
-  const widths = table[0]!.map((_, column) => Math.max(...table.map((row) => row[column]!.length)));
-  const lines = table.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());
-  lines.push('', `Models directory: ${modelsDirectory}`);
+  const lines = [formatTable(table), '', `Models directory: ${modelsDirectory}`];
   if (otherFiles.length > 0) lines.push(`Other GGUF files there: ${otherFiles.map((file) => `${file.file} (${formatBytes(file.sizeBytes)})`).join(', ')}`);
   lines.push('Fetch a model with: taskgate models pull <id>');
   process.stdout.write(`${lines.join('\n')}\n`);

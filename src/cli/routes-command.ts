@@ -1,6 +1,6 @@
 import { apiOptions, apiOptionsHelp, createApiClient, type ApiClient } from './api-client.js';
 import { parseCommand } from './parse-command.js';
-import { table } from './stats-command.js';
+import { formatTable } from './format-table.js';
 
 export const routesUsage = `Usage: taskgate routes [--project P] [--workload W] [--json] [options]
 
@@ -67,5 +67,5 @@ export function formatRoutes(views: readonly RoutesView[]): string {
       }
     }
   }
-  return table(rows);
+  return formatTable(rows);
 }

@@ -1,4 +1,5 @@
 import { apiOptions, apiOptionsHelp, createApiClient } from './api-client.js';
+import { formatTable } from './format-table.js';
 import { parseCommand } from './parse-command.js';
 
 export const statsUsage = `Usage: taskgate stats [--project P] [--workload W] [--since 24h] [--env production|staging|all] [--json] [options]
@@ -45,7 +46,7 @@ export async function statsCommand(argv: string[], environment: NodeJS.ProcessEn
     if (values.json === true) return void process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
     const rows = [['WORKLOAD', 'CALLS', 'ERRORS', 'ERROR RATE', 'COST $']];
     for (const workload of list.data) rows.push([workload.name, String(workload.calls), String(workload.errors), percent(workload.error_rate), workload.cost_usd.toFixed(4)]);
-    return void process.stdout.write(`${table(rows)}\n`);
+    return void process.stdout.write(`${formatTable(rows)}\n`);
   }
   const view = (await client.request('GET', `/projects/${project}/workloads/${encodeURIComponent(values.workload)}?${query}`)) as {
     stats: StatsView & { failures: Record<string, number> };
@@ -65,7 +66,7 @@ export async function statsCommand(argv: string[], environment: NodeJS.ProcessEn
   for (const model of view.models) {
     rows.push([model.model || '(none)', String(model.calls), percent(model.error_rate), model.cost_usd.toFixed(4), milliseconds(model.latency_ms.p50), milliseconds(model.latency_ms.p95), milliseconds(model.ttft_ms.p50)]);
   }
-  process.stdout.write(`${lines.join('\n')}\n${table(rows)}\n`);
+  process.stdout.write(`${lines.join('\n')}\n${formatTable(rows)}\n`);
 }
 
 function percent(rate: number): string {
@@ -74,9 +75,4 @@ function percent(rate: number): string {
 
 function milliseconds(value: number | null): string {
   return value === null ? '-' : value < 10 ? value.toFixed(1) : String(Math.round(value));
-}
-
-export function table(rows: readonly string[][]): string {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
 }

@@ -5,7 +5,7 @@
  */
 import { DEFAULT_MODELS } from '../models/default-models.js';
 
-export const DEFAULT_CPU_ENGINE_ID = 'cpu';
+const DEFAULT_CPU_ENGINE_ID = 'cpu';
 
 /** A config document, validated like a file's (so it gets the same defaults). */
 export function defaultConfigDocument(): Record<string, unknown> {

@@ -29,6 +29,15 @@ const green = '#059669';
 
 export function chartData(buckets: readonly TimeBucket[]): ChartData {
   const column = (pick: (bucket: TimeBucket) => number | null) => buckets.map(pick);
+  const percentileChart = (id: string, title: string, pick: (bucket: TimeBucket) => TimeBucket['latencyMs']): Chart => ({
+    id,
+    title,
+    unit: 'ms',
+    series: [
+      { label: 'p50', color: blue, values: column((bucket) => pick(bucket).p50) },
+      { label: 'p95', color: violet, values: column((bucket) => pick(bucket).p95) },
+    ],
+  });
   return {
     x: buckets.map((bucket) => Math.floor(bucket.start / 1000)),
     charts: [
@@ -53,24 +62,8 @@ export function chartData(buckets: readonly TimeBucket[]): ChartData {
       },
       // An empty bucket has no error rate (null, a gap), not a rate of zero.
       { id: 'error-rate', title: 'Error rate', unit: 'rate', series: [{ label: 'error rate', color: red, values: column((bucket) => (bucket.calls === 0 ? null : bucket.errorRate)) }] },
-      {
-        id: 'latency',
-        title: 'Latency',
-        unit: 'ms',
-        series: [
-          { label: 'p50', color: blue, values: column((bucket) => bucket.latencyMs.p50) },
-          { label: 'p95', color: violet, values: column((bucket) => bucket.latencyMs.p95) },
-        ],
-      },
-      {
-        id: 'ttft',
-        title: 'Time to first token (streams)',
-        unit: 'ms',
-        series: [
-          { label: 'p50', color: blue, values: column((bucket) => bucket.ttftMs.p50) },
-          { label: 'p95', color: violet, values: column((bucket) => bucket.ttftMs.p95) },
-        ],
-      },
+      percentileChart('latency', 'Latency', (bucket) => bucket.latencyMs),
+      percentileChart('ttft', 'Time to first token (streams)', (bucket) => bucket.ttftMs),
     ],
   };
 }

@@ -13,6 +13,7 @@
  */
 import { DEFAULT_CONTRACT, parseEvalContract, type EvalContract } from '../evals/eval-contract.js';
 import type { Logger } from '../log/logger.js';
+import { createRefreshingCache } from '../store/refreshing-cache.js';
 import type { RouteRecord, RoutingStore, Scope } from '../store/routing-store.js';
 
 export interface ContractInForce {
@@ -51,9 +52,18 @@ export function createRouteTable(options: RouteTableOptions): RouteTable {
   const { routing, logger } = options;
   const now = options.now ?? Date.now;
   const pollIntervalMs = options.pollIntervalMs ?? 500;
-  const contractTtlMs = options.contractTtlMs ?? 5_000;
   const routes = new Map<string, Map<string, RouteRecord>>();
-  const contracts = new Map<string, { value: ContractInForce; readAt: number; reading: boolean }>();
+  const contracts = createRefreshingCache<Scope, ContractInForce>({
+    keyOf: scopeKey,
+    read: async (scope) => {
+      const stored = await routing.getContract(scope);
+      return stored === null ? null : { contract: parseEvalContract(stored.contract), version: stored.version };
+    },
+    fallback: defaultContract,
+    ttlMs: options.contractTtlMs ?? 5_000,
+    onError: (error) => logger.warn('eval contract read failed', { error: error instanceof Error ? error.message : String(error) }),
+    now,
+  });
   let lastPoll = 0;
   let polling = false;
 
@@ -80,23 +90,6 @@ export function createRouteTable(options: RouteTableOptions): RouteTable {
     }
   }
 
-  function readContract(scope: Scope, key: string): void {
-    const entry = contracts.get(key) ?? { value: defaultContract, readAt: 0, reading: false };
-    contracts.set(key, entry);
-    if (entry.reading) return;
-    entry.reading = true;
-    routing
-      .getContract(scope)
-      .then((stored) => {
-        entry.value = stored === null ? defaultContract : { contract: parseEvalContract(stored.contract), version: stored.version };
-        entry.readAt = now();
-      })
-      .catch((error: unknown) => logger.warn('eval contract read failed', { error: error instanceof Error ? error.message : String(error) }))
-      .finally(() => {
-        entry.reading = false;
-      });
-  }
-
   const timer = setInterval(() => void poll(), pollIntervalMs);
   timer.unref();
 
@@ -110,14 +103,11 @@ export function createRouteTable(options: RouteTableOptions): RouteTable {
       return routes.get(scopeKey(scope))?.get(requestedModel);
     },
     contract(scope) {
-      const key = scopeKey(scope);
-      const entry = contracts.get(key);
-      if (entry === undefined || now() - entry.readAt > contractTtlMs) readContract(scope, key);
-      return entry?.value ?? defaultContract;
+      return contracts.get(scope);
     },
     apply,
     applyContract(scope, contract) {
-      contracts.set(scopeKey(scope), { value: contract, readAt: now(), reading: false });
+      contracts.set(scope, contract);
     },
     async load() {
       await poll();

@@ -317,7 +317,6 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
     candidateModel: CatalogModel,
     spend: (costUsd: number) => Promise<void>,
   ): Promise<boolean | null> {
-    const judges = catalog.list().filter((model) => pools.has(model.id)).map((model) => ({ id: model.id, family: familyOf(model) }));
     const result = await evaluateContract(
       contract,
       { request, reference, candidate },
@@ -326,6 +325,8 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
         judgeModel: (checkIndex) => {
           const check = contract.checks[checkIndex];
           const preferred = check?.type === 'judge' ? check.model : check?.type === 'agreement' ? check.judge_model : undefined;
+          // Only contracts with judge checks get here: the list is built for them alone.
+          const judges = catalog.list().filter((model) => pools.has(model.id)).map((model) => ({ id: model.id, family: familyOf(model) }));
           return pickJudgeModel(familyOf(candidateModel), judges, preferred);
         },
         judge: async (modelId, messages: ChatMessage[], signal) => {

@@ -6,13 +6,13 @@
  */
 import { InvalidRequestError, NotFoundError } from '../api/errors.js';
 import { parseJsonObject } from '../api/parse-json-body.js';
-import { isValidProjectSlug, isValidWorkloadName } from '../api/scope.js';
 import { costOf, type Catalog, type CatalogModel } from '../catalog/catalog.js';
 import { DEFAULT_CONTRACT, parseEvalContract } from '../evals/eval-contract.js';
 import { judgeCandidate, DEFAULT_ROUTING } from '../routing/route-decision.js';
 import type { RouteTable } from '../routing/route-table.js';
 import type { RouteChange, RouteRecord, Scope } from '../store/routing-store.js';
 import type { ApiKey, Store } from '../store/store.js';
+import { accountWorkload } from './account-scope.js';
 
 export interface RoutingHandlersDependencies {
   store: Store;
@@ -22,12 +22,7 @@ export interface RoutingHandlersDependencies {
 }
 
 export function createRoutingHandlers({ store, catalog, routes, now = Date.now }: RoutingHandlersDependencies) {
-  /** The scope of a workload in a project of the caller's account (404 for another's); the workload may have had no call yet. */
-  async function scopeOf(key: ApiKey, project: string, workload: string): Promise<Scope> {
-    const found = isValidProjectSlug(project) && isValidWorkloadName(workload) ? await store.projects.getProject(key.accountId, project) : null;
-    if (found === null) throw new NotFoundError(`No workload '${workload.slice(0, 64)}' in project '${project.slice(0, 64)}'.`, 'workload_not_found');
-    return { accountId: key.accountId, project, workload };
-  }
+  const scopeOf = (key: ApiKey, project: string, workload: string) => accountWorkload(store, key, project, workload);
 
   function catalogModel(name: string, param: string | null): CatalogModel {
     const model = catalog.resolve(name);

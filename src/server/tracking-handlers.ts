@@ -3,14 +3,14 @@
  * (per served model, with its route and eval summary), and its failures with
  * the latest examples. Windows come from `?since=&until=&env=`.
  */
-import { InvalidRequestError, NotFoundError } from '../api/errors.js';
+import { InvalidRequestError } from '../api/errors.js';
 import { parseJsonObject } from '../api/parse-json-body.js';
-import { isValidProjectSlug, isValidWorkloadName } from '../api/scope.js';
 import type { RetentionPolicy } from '../store/retention-store.js';
 import type { Retention } from '../tracking/retention.js';
 import type { ApiKey, Environment, Store, Trace } from '../store/store.js';
 import type { CallStats, StatsService, StatsWindow } from '../tracking/stats-service.js';
 import { traceView } from './management-handlers.js';
+import { accountProject, accountWorkload } from './account-scope.js';
 import { parseTime } from './parse-time.js';
 import type { createRoutingHandlers } from './routing-handlers.js';
 
@@ -22,7 +22,7 @@ export interface TrackingHandlersDependencies {
   now?: () => number;
 }
 
-export function statsWindow(query: URLSearchParams, now: number): StatsWindow {
+function statsWindow(query: URLSearchParams, now: number): StatsWindow {
   const since = parseTime(query.get('since') ?? '24h', now, 'since');
   const untilText = query.get('until');
   const until = untilText === null ? now + 1 : parseTime(untilText, now, 'until');
@@ -32,7 +32,7 @@ export function statsWindow(query: URLSearchParams, now: number): StatsWindow {
   return { since, until, environment: env as Environment | 'all' };
 }
 
-export function callStatsView(stats: CallStats): Record<string, unknown> {
+function callStatsView(stats: CallStats): Record<string, unknown> {
   return {
     calls: stats.calls,
     errors: stats.errors,
@@ -46,11 +46,7 @@ export function callStatsView(stats: CallStats): Record<string, unknown> {
 }
 
 export function createTrackingHandlers({ store, stats, retention, routing, now = Date.now }: TrackingHandlersDependencies) {
-  async function scopeOf(key: ApiKey, project: string, workload: string) {
-    const found = isValidProjectSlug(project) && isValidWorkloadName(workload) ? await store.projects.getProject(key.accountId, project) : null;
-    if (found === null) throw new NotFoundError(`No workload '${workload.slice(0, 64)}' in project '${project.slice(0, 64)}'.`, 'workload_not_found');
-    return { accountId: key.accountId, project, workload };
-  }
+  const scopeOf = (key: ApiKey, project: string, workload: string) => accountWorkload(store, key, project, workload);
 
   /** The latest failed calls of a workload, grouped by error class. */
   async function latestFailures(key: ApiKey, project: string, workload: string, perClass: number): Promise<Map<string, Trace[]>> {
@@ -67,26 +63,21 @@ export function createTrackingHandlers({ store, stats, retention, routing, now =
     return groups;
   }
 
-  async function projectOf(key: ApiKey, project: string): Promise<string> {
-    if (!isValidProjectSlug(project) || (await store.projects.getProject(key.accountId, project)) === null) throw new NotFoundError(`No project '${project.slice(0, 64)}'.`, 'project_not_found');
-    return project;
-  }
-
   return {
     async getRetention(key: ApiKey, project: string) {
-      const policy = await retention.policy(key.accountId, await projectOf(key, project));
+      const policy = await retention.policy(key.accountId, await accountProject(store, key, project));
       return retentionView(project, policy);
     },
 
     async putRetention(key: ApiKey, project: string, body: string) {
-      await projectOf(key, project);
+      await accountProject(store, key, project);
       const policy = parseRetention(parseJsonObject(body));
       await retention.setPolicy(key.accountId, project, policy);
       return retentionView(project, { ...policy, own: true });
     },
 
     async workloadSummaries(key: ApiKey, project: string, query: URLSearchParams) {
-      if (!isValidProjectSlug(project) || (await store.projects.getProject(key.accountId, project)) === null) throw new NotFoundError(`No project '${project.slice(0, 64)}'.`, 'project_not_found');
+      await accountProject(store, key, project);
       const window = statsWindow(query, now());
       return new Map((await stats.workloadSummaries(key.accountId, window, project)).map((summary) => [summary.workload, summary]));
     },

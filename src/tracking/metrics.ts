@@ -42,9 +42,9 @@ export interface MetricsOptions {
 }
 
 /** The label for overflow pairs past the per-account cap. */
-export const otherLabel = 'other';
+const otherLabel = 'other';
 /** The label for a scope or model the call never reached (e.g. a 401, or a 400 before routing). */
-export const noneLabel = 'none';
+const noneLabel = 'none';
 
 /** Whole-call latency, 50 ms to 2 minutes (long generations and slow local models). */
 const latencyBuckets = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];

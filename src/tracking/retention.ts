@@ -6,6 +6,7 @@
  * batches, never one long delete. Rollups are never pruned.
  */
 import type { Logger } from '../log/logger.js';
+import { createRefreshingCache } from '../store/refreshing-cache.js';
 import type { RetentionPolicy, RetentionStore } from '../store/retention-store.js';
 
 const DAY_MS = 86_400_000;
@@ -37,30 +38,17 @@ export interface RetentionOptions {
 export function createRetention(options: RetentionOptions): Retention {
   const { store, defaults, logger } = options;
   const batchSize = options.batchSize ?? 1_000;
-  const cacheTtlMs = options.cacheTtlMs ?? 5_000;
   const random = options.random ?? Math.random;
   const now = options.now ?? Date.now;
-  const cache = new Map<string, { policy: RetentionPolicy; readAt: number; reading: boolean }>();
+  const policies = createRefreshingCache<{ accountId: string; project: string }, RetentionPolicy>({
+    keyOf: ({ accountId, project }) => `${accountId}\u0000${project}`,
+    read: ({ accountId, project }) => store.get(accountId, project),
+    fallback: defaults,
+    ttlMs: options.cacheTtlMs ?? 5_000,
+    onError: (error) => logger.warn('retention policy read failed', { error: error instanceof Error ? error.message : String(error) }),
+    now,
+  });
   let pruning: Promise<{ bodies: number; traces: number }> | null = null;
-
-  function cached(accountId: string, project: string): RetentionPolicy {
-    const key = `${accountId}\u0000${project}`;
-    let entry = cache.get(key);
-    if (entry === undefined) cache.set(key, (entry = { policy: defaults, readAt: 0, reading: false }));
-    if (!entry.reading && now() - entry.readAt > cacheTtlMs) {
-      const refreshing = entry;
-      refreshing.reading = true;
-      store
-        .get(accountId, project)
-        .then((stored) => {
-          refreshing.policy = stored ?? defaults;
-          refreshing.readAt = now();
-        })
-        .catch((error: unknown) => logger.warn('retention policy read failed', { error: error instanceof Error ? error.message : String(error) }))
-        .finally(() => (refreshing.reading = false));
-    }
-    return entry.policy;
-  }
 
   /** Removes in batches until a batch comes back short; yields to the event loop between batches. */
   async function drain(step: () => Promise<number>): Promise<number> {
@@ -104,7 +92,7 @@ export function createRetention(options: RetentionOptions): Retention {
   return {
     keepsBodies(accountId, project) {
       if (project === null) return defaults.bodies !== 'none';
-      const policy = cached(accountId, project);
+      const policy = policies.get({ accountId, project });
       return policy.bodies === 'all' || (policy.bodies === 'sample' && random() < policy.sampleRate);
     },
     async policy(accountId, project) {
@@ -113,7 +101,7 @@ export function createRetention(options: RetentionOptions): Retention {
     },
     async setPolicy(accountId, project, policy) {
       await store.put({ accountId, project, ...policy, updatedAt: now() });
-      cache.set(`${accountId}\u0000${project}`, { policy, readAt: now(), reading: false });
+      policies.set({ accountId, project }, policy);
     },
     pruneNow,
     async close() {

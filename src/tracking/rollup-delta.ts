@@ -14,7 +14,7 @@ interface Accumulator extends Omit<RollupRow, 'latency' | 'ttft'> {
   ttft: DDSketch | null;
 }
 
-export function rollupKey(row: Pick<RollupRow, 'accountId' | 'project' | 'workload' | 'environment' | 'model' | 'minute'>): string {
+function rollupKey(row: Pick<RollupRow, 'accountId' | 'project' | 'workload' | 'environment' | 'model' | 'minute'>): string {
   return `${row.accountId}\u0000${row.project}\u0000${row.workload}\u0000${row.environment}\u0000${row.model}\u0000${row.minute}`;
 }
 

@@ -71,7 +71,7 @@ export function writeGguf(path: string, contents: GgufContents): number {
 }
 
 /** The bytes of the GGUF file for `contents`. */
-export function encodeGguf(contents: GgufContents): Uint8Array {
+function encodeGguf(contents: GgufContents): Uint8Array {
   const metadata: Record<string, GgufValue> = { ...contents.metadata, 'general.alignment': ggufUint32(ALIGNMENT) };
   const out = new ByteSink();
 

@@ -55,7 +55,7 @@ export const TINY_MODEL_SHAPE: TinyModelShape = {
 };
 
 /** The ChatML template of Qwen models, without the tools part. */
-export const CHATML_TEMPLATE =
+const CHATML_TEMPLATE =
   "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}" +
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
@@ -162,7 +162,7 @@ export interface TinyToolCall {
  * "(" and ")" must be tokens of their own: node-llama-cpp closes the name and
  * the arguments on them, and a token that runs past either breaks the call.
  */
-export function toolCallPieces(call: TinyToolCall): string[] {
+function toolCallPieces(call: TinyToolCall): string[] {
   return ['||call: ', call.name, '(', JSON.stringify(call.arguments), ')'];
 }
 
