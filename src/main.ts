@@ -3,6 +3,7 @@
  * created here and passed down; `stop` takes it down in reverse order, after
  * the last trace is written.
  */
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { createAuthenticator } from './auth/authenticator.js';
 import { ensureBootstrapAdminKey } from './auth/key-issuer.js';
 import { createCatalog } from './catalog/catalog.js';
@@ -12,16 +13,19 @@ import { createModelPool, type ModelPool } from './engines/engine-pool.js';
 import { createEngines } from './engines/engines-from-config.js';
 import { createMemoryRateLimiter } from './limits/memory-rate-limiter.js';
 import type { Logger } from './log/logger.js';
+import type { ModelDownloads } from './models/model-downloads.js';
 import { createRouteTable } from './routing/route-table.js';
 import { createRouterWorker, type RouterWorker } from './routing/router-worker.js';
 import { createDashboard } from './dashboard/dashboard-handler.js';
-import { createApp } from './server/app.js';
+import { createApp, newRequestId } from './server/app.js';
 import { createRollupStatsService } from './tracking/rollup-stats-service.js';
-import { createMetrics } from './tracking/metrics.js';
+import { createMetrics, type Metrics } from './tracking/metrics.js';
 import { createRetention, type Retention } from './tracking/retention.js';
 import { createCallGate } from './server/call-gate.js';
 import { createRoutingHandlers } from './server/routing-handlers.js';
-import { listen } from './server/http-server.js';
+import { listen, type HttpServer } from './server/http-server.js';
+import { sendError, sendMetrics } from './server/http-response.js';
+import { NotFoundError } from './api/errors.js';
 import { createScopeRegistry } from './server/scope-registry.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
@@ -39,16 +43,24 @@ export interface Taskgate {
   readonly retention: Retention;
   /** The admin key text made on this first start (print it once), else null. */
   readonly createdAdminKey: string | null;
+  /** `server.metrics`'s address, when the config sets one. */
+  readonly metricsUrl: string | null;
   stop(): Promise<void>;
 }
 
-export async function startTaskgate(settings: Settings, logger: Logger): Promise<Taskgate> {
+export interface StartOptions {
+  /** Model files being downloaded by this process (the first start's pull): their calls and `/readyz` say so. */
+  downloads?: ModelDownloads;
+}
+
+export async function startTaskgate(settings: Settings, logger: Logger, options: StartOptions = {}): Promise<Taskgate> {
   const { config } = settings;
   const store = openStore(settings);
   await store.migrate();
-  const createdAdminKey = await ensureBootstrapAdminKey(store.accounts, settings.adminKey);
+  // A key the operator chose is in place before the first call; a generated one only once the port is ours (below).
+  if (settings.adminKey !== null) await ensureBootstrapAdminKey(store.accounts, settings.adminKey);
 
-  const { engines, close: closeEngines } = await createEngines(settings, logger);
+  const { engines, close: closeEngines } = await createEngines(settings, logger, options.downloads);
   const enginesById = new Map(engines.map((engine) => [engine.id, engine]));
   const breakers = new Map(
     config.engines.map((engine) => [
@@ -116,7 +128,31 @@ export async function startTaskgate(settings: Settings, logger: Logger): Promise
     keepBodies: config.traces.bodies,
     pingIntervalMs: config.server.stream_ping_interval_ms,
   });
-  const server = await listen(handle, { host: settings.host, port: settings.port });
+  /** Everything but the sockets, in order: the trace writer flushes before the store closes. */
+  async function closeParts(): Promise<void> {
+    await router.close();
+    await routes.close();
+    await retention.close();
+    await traces.close();
+    await authenticator.close();
+    await limiter.close();
+    await closeEngines();
+    await store.close();
+  }
+
+  const listening: HttpServer[] = [];
+  try {
+    listening.push(await listen(handle, { host: settings.host, port: settings.port }));
+    if (config.server.metrics !== null) listening.push(await listen(metricsOnly(metrics), config.server.metrics));
+  } catch (error) {
+    // The port is taken (or not ours to take): undo what started, so the process can exit cleanly.
+    for (const started of listening) await started.stop(0);
+    await closeParts();
+    throw error;
+  }
+  const [server, metricsServer = null] = listening as [HttpServer, HttpServer?];
+  // Made only now that the port is ours: a start that fails to listen never prints a key it then loses.
+  const createdAdminKey = settings.adminKey === null ? await ensureBootstrapAdminKey(store.accounts, null) : null;
   const displayHost = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
 
   return {
@@ -127,17 +163,22 @@ export async function startTaskgate(settings: Settings, logger: Logger): Promise
     router,
     retention,
     createdAdminKey,
+    metricsUrl: metricsServer === null ? null : `http://${config.server.metrics!.host}:${metricsServer.port}/metrics`,
     async stop() {
+      await metricsServer?.stop(0);
       await server.stop(config.server.shutdown_timeout_ms);
-      await router.close();
-      await routes.close();
-      await retention.close();
-      await traces.close();
-      await authenticator.close();
-      await limiter.close();
-      await closeEngines();
-      await store.close();
+      await closeParts();
     },
+  };
+}
+
+/** The metrics address's whole app: `GET /metrics`, and a 404 for anything else. */
+function metricsOnly(metrics: Metrics) {
+  return async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const headers: OutgoingHttpHeaders = { 'x-request-id': newRequestId() };
+    const path = (request.url ?? '/').split('?')[0];
+    if (path === '/metrics' && (request.method === 'GET' || request.method === 'HEAD')) await sendMetrics(metrics, response, headers);
+    else sendError(response, new NotFoundError('This address serves only GET /metrics.', 'unknown_path'), headers);
   };
 }
 

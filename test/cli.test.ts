@@ -1,14 +1,14 @@
 /** The `taskgate` command as a user runs it. */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODELS } from '../src/models/default-models.js';
 import { runTaskgate, serveTaskgate } from './helpers/taskgate-process.js';
 import { TINY_ANSWERS, writeAnsweringModel } from './helpers/tiny-models.js';
+import { temporaryDirectory } from './helpers/temporary-directory.js';
 
-const freshDirectory = () => mkdtempSync(join(tmpdir(), 'taskgate-cli-'));
+const freshDirectory = () => temporaryDirectory('taskgate-cli-');
 
 describe('help and usage', () => {
   it.each([

@@ -4,13 +4,13 @@
  * stock `openai` client. The answering models always reply with a known text,
  * so replies are asserted exactly; the random model shows sampling and seeds.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './helpers/test-gateway.js';
 import { TINY_ANSWERS, TINY_TOOL_CALL, writeAnsweringModel, writeLoopingModel, writeRandomModel, writeToolCallingModel } from './helpers/tiny-models.js';
+import { temporaryDirectory } from './helpers/temporary-directory.js';
 
 const weatherTool = {
   type: 'function' as const,
@@ -27,7 +27,7 @@ function model(id: string, file: string, replica = '', price = '{ input: 1000, o
 }
 
 beforeAll(async () => {
-  directory = mkdtempSync(join(tmpdir(), 'taskgate-cpu-'));
+  directory = temporaryDirectory('taskgate-cpu-');
   writeAnsweringModel(join(directory, 'plain.gguf'), TINY_ANSWERS.plain);
   writeAnsweringModel(join(directory, 'json.gguf'), TINY_ANSWERS.json);
   writeToolCallingModel(join(directory, 'tools.gguf'), TINY_TOOL_CALL);

@@ -4,8 +4,7 @@
  * directly for the HTTP cases that are clearer without a child process.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -14,9 +13,10 @@ import { downloadModelFile } from '../src/models/model-download.js';
 import { ModelFileError } from '../src/models/model-file-error.js';
 import { closedPort, startFileServer, type FileServer } from './helpers/file-server.js';
 import { runTaskgateAsync as runTaskgate, startTaskgateCommand as startTaskgate } from './helpers/taskgate-process.js';
+import { temporaryDirectory } from './helpers/temporary-directory.js';
 
 const MEGABYTE = 1 << 20;
-const freshDirectory = () => mkdtempSync(join(tmpdir(), 'taskgate-models-'));
+const freshDirectory = () => temporaryDirectory('taskgate-models-');
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 /** A GGUF header (magic, version 3) and random bytes: passes the magic check, hashes like nothing real. */
 const fakeGguf = (size: number) => Buffer.concat([Buffer.from('GGUF'), Buffer.from([3, 0, 0, 0]), randomBytes(size - 8)]);

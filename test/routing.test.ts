@@ -5,13 +5,13 @@
  * its contract and no further, demote a model that gets worse, ignore staging
  * traffic, and follow each workload's own contract.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startArithmeticEngine, type ArithmeticEngine } from './helpers/arithmetic-engine.js';
 import { runTaskgateAsync } from './helpers/taskgate-process.js';
 import { ADMIN_KEY, startTestGateway, type TestGateway } from './helpers/test-gateway.js';
+import { temporaryDirectory } from './helpers/temporary-directory.js';
 
 // True accuracies: big and mid always right, small right 90 % of the time, tiny 30 %.
 const accuracies = { big: 1, mid: 1, small: 0.9, tiny: 0.3 };
@@ -192,7 +192,7 @@ describe('routing', () => {
     const workloads = (JSON.parse(all.stdout) as Array<{ workload: string }>).map((view) => view.workload);
     expect(workloads).toEqual(expect.arrayContaining(['lenient', 'strict', 'staging-only']));
 
-    const directory = mkdtempSync(join(tmpdir(), 'taskgate-evals-'));
+    const directory = temporaryDirectory('taskgate-evals-');
     writeFileSync(join(directory, 'contract.json'), JSON.stringify({ pass_rate: 0.9, checks: [{ type: 'regex', pattern: '^\\d+$' }] }));
     // A contract may be set before the workload's first call.
     const set = await runTaskgateAsync(['evals', 'set', '--workload', 'cli', '--file', join(directory, 'contract.json'), ...connection]);
@@ -203,7 +203,22 @@ describe('routing', () => {
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain('400: Invalid eval contract: pass_rate');
     const got = await runTaskgateAsync(['evals', 'get', '--workload', 'cli', ...connection]);
-    expect(JSON.parse(got.stdout)).toMatchObject({ version: 1, default: false, contract: { pass_rate: 0.9, checks: [{ type: 'regex', pattern: '^\\d+$' }] } });
+    expect(got.stderr).toContain('contract version 1 of cli');
+    expect(got.stderr).toContain('project "default" (no --project given)');
+    const printed = JSON.parse(got.stdout) as Record<string, unknown>;
+    expect(printed).toMatchObject({ pass_rate: 0.9, checks: [{ type: 'regex', pattern: '^\\d+$' }] });
+    // What get prints is what set takes: edit it and set it back.
+    writeFileSync(join(directory, 'edited.json'), JSON.stringify({ ...printed, pass_rate: 0.8 }));
+    const roundTrip = await runTaskgateAsync(['evals', 'set', '--workload', 'cli', '--file', join(directory, 'edited.json'), ...connection]);
+    expect(roundTrip.status).toBe(0);
+    expect(JSON.parse(roundTrip.stdout)).toMatchObject({ version: 2, contract: { pass_rate: 0.8 } });
+    // The default contract, printed for a workload without one, is accepted as it is.
+    await ask('no-contract');
+    const defaultContract = await runTaskgateAsync(['evals', 'get', '--workload', 'no-contract', '--project', 'default', ...connection]);
+    expect(defaultContract.stderr).toContain('the default contract (none set)');
+    expect(defaultContract.stderr).not.toContain('no --project given');
+    writeFileSync(join(directory, 'default.json'), defaultContract.stdout);
+    expect((await runTaskgateAsync(['evals', 'set', '--workload', 'no-contract', '--project', 'default', '--file', join(directory, 'default.json'), ...connection])).status).toBe(0);
     const offline = await runTaskgateAsync(['routes', '--url', 'http://127.0.0.1:1', '--key', ADMIN_KEY]);
     expect(offline.status).toBe(1);
     expect(offline.stderr).toContain('cannot reach taskgate at http://127.0.0.1:1');

@@ -1,6 +1,5 @@
 /** SIGTERM under load: calls in flight finish, nothing new is accepted, every call has its trace, exit 0. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { createSqliteStore } from '../src/store/sqlite-store.js';
 import { startScriptedEngine, type ScriptedEngine } from './helpers/scripted-engine.js';
 import { serveTaskgate } from './helpers/taskgate-process.js';
 import { engineConfig } from './helpers/test-gateway.js';
+import { temporaryDirectory } from './helpers/temporary-directory.js';
 
 const adminKey = 'tg_live_shutdown_test_admin_key_0123456789';
 let engine: ScriptedEngine;
@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => engine.close());
 
 it('finishes calls in flight on SIGTERM, loses no trace and exits 0', async () => {
-  const directory = mkdtempSync(join(tmpdir(), 'taskgate-shutdown-'));
+  const directory = temporaryDirectory('taskgate-shutdown-');
   const configPath = join(directory, 'taskgate.yaml');
   writeFileSync(configPath, engineConfig([engine.baseUrl]));
   const server = await serveTaskgate(['--config', configPath, '--data-dir', directory], { TASKGATE_ADMIN_KEY: adminKey });

@@ -4,8 +4,7 @@
  * sampling, token limits, stop triggers, a JSON grammar and function calling),
  * and the random model must vary with the sampling seed.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   ChatMLChatWrapper,
@@ -23,6 +22,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ggufBool, ggufFloat32, ggufFloat32Array, ggufInt32, ggufInt32Array, ggufString, ggufStringArray, ggufUint32, writeGguf } from './helpers/gguf-writer.js';
 import { answerPieces, TINY_ANSWERS, TINY_TOOL_CALL, writeAnsweringModel, writeLoopingModel, writeRandomModel, writeToolCallingModel } from './helpers/tiny-models.js';
+import { temporaryDirectory } from './helpers/temporary-directory.js';
 
 const functions = {
   get_weather: {
@@ -42,7 +42,7 @@ let llama: Llama;
 const openModels: Array<{ model: LlamaModel; context: LlamaContext }> = [];
 
 beforeAll(async () => {
-  directory = mkdtempSync(join(tmpdir(), 'taskgate-gguf-'));
+  directory = temporaryDirectory('taskgate-gguf-');
   llama = await getLlama({ gpu: false, build: 'never', logLevel: LlamaLogLevel.error });
 });
 

@@ -14,7 +14,7 @@ let taskgate: TestGateway;
 
 beforeAll(async () => {
   engine = await startScriptedEngine();
-  taskgate = await startTestGateway(engineConfig([engine.baseUrl, engine.baseUrl]));
+  taskgate = await startTestGateway(engineConfig([engine.baseUrl, engine.baseUrl], { extra: 'server: { metrics: { port: 0 } }' }));
   const call = (model: string, stream = false) =>
     taskgate.postChat({ model, stream, messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'x-taskgate-project': 'shop', 'x-taskgate-workload': 'summarise' } }).then((response) => response.text());
   engine.script({ kind: 'reply', content: 'ok', usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 } });
@@ -84,8 +84,26 @@ describe('workload stats', () => {
     expect((await get('/projects/shop/workloads/summarise?env=prod')).status).toBe(400);
   });
 
+  it('keeps /metrics behind an admin key on the main port, and serves it keyless only on the metrics address', async () => {
+    expect((await fetch(`${taskgate.origin}/metrics`)).status).toBe(401);
+    const inference = await taskgate.createKey();
+    const refused = await fetch(`${taskgate.origin}/metrics`, { headers: { authorization: `Bearer ${inference.text}` } });
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('permission_denied');
+
+    const metricsUrl = taskgate.gateway.metricsUrl as string;
+    expect(metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    const scraped = await fetch(metricsUrl);
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toContain('taskgate_requests_total');
+    // That address serves nothing else: no API, no dashboard.
+    const other = await fetch(metricsUrl.replace('/metrics', '/v1/models'));
+    expect(other.status).toBe(404);
+    expect(other.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+
   it('exposes the same counts to Prometheus at /metrics', async () => {
-    const response = await fetch(`${taskgate.origin}/metrics`);
+    const response = await fetch(`${taskgate.origin}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('text/plain');
     const text = await response.text();

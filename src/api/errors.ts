@@ -168,12 +168,20 @@ export class EngineOverloadedError extends EngineUnavailableError {
 
 /**
  * 503: the model is configured but its weights are not on disk yet. Not a
- * failure of the replica and not worth retrying elsewhere: the message says
- * which command fetches the file.
+ * failure of the replica and not worth retrying, elsewhere or later: the
+ * message says which command fetches the file, and `x-should-retry: false`
+ * stops the official SDKs from retrying it with backoff.
  */
 export class ModelNotDownloadedError extends GatewayError {
   constructor(message: string) {
-    super(message, { status: 503, code: 'model_not_downloaded', type: 'engine_error' });
+    super(message, { status: 503, code: 'model_not_downloaded', type: 'engine_error', headers: { 'x-should-retry': 'false' } });
+  }
+}
+
+/** 503: the model's file is being downloaded right now; retrying after `retry-after` is the right thing to do. */
+export class ModelDownloadingError extends GatewayError {
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, { status: 503, code: 'model_downloading', type: 'engine_error', headers: { 'retry-after': String(retryAfterSeconds) } });
   }
 }
 

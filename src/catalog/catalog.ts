@@ -13,6 +13,8 @@ export interface CatalogModel {
   /** Canonical id, returned as `model` in responses. */
   id: string;
   provider: string | null;
+  /** Models of one family share blind spots, so judges come from another (the catalog's family, else the provider). */
+  family: string;
   aliases: readonly string[];
   /** USD per million tokens. */
   price: { input: number; output: number };
@@ -32,6 +34,7 @@ export function createCatalog(models: readonly ModelConfig[]): Catalog {
   const entries: CatalogModel[] = models.map((model) => ({
     id: model.id,
     provider: model.provider ?? null,
+    family: model.catalog?.family ?? model.provider ?? model.id,
     aliases: model.aliases,
     price: model.price,
     contextWindow: model.context_window,

@@ -11,6 +11,13 @@ export const apiOptions = { url: { type: 'string' }, key: { type: 'string' } } a
 export const apiOptionsHelp = `  --url URL        taskgate's address (env TASKGATE_URL; default http://127.0.0.1:8080)
   --key KEY        an API key of the account (env TASKGATE_KEY, else TASKGATE_ADMIN_KEY)`;
 
+/** `--project`, or `default`, said on stderr so nobody wonders where their workloads went. */
+export function projectOf(values: { project?: string }): string {
+  if (values.project !== undefined) return values.project;
+  process.stderr.write('taskgate: project "default" (no --project given)\n');
+  return 'default';
+}
+
 export interface ApiClient {
   request(method: string, path: string, body?: unknown): Promise<Record<string, unknown>>;
 }

@@ -3,6 +3,7 @@ import { loadSettings } from '../config/load-config.js';
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { CliError, UsageError } from './cli-error.js';
+import { openDataDirectory } from './data-directory.js';
 import { formatTable } from './format-table.js';
 import { asksForHelp, parseCommand, parseInteger } from './parse-command.js';
 
@@ -35,6 +36,7 @@ export async function keysCommand(argv: string[], environment: NodeJS.ProcessEnv
 
 async function withStore<T>(values: { config?: string; 'data-dir'?: string }, environment: NodeJS.ProcessEnv, work: (store: Store) => Promise<T>): Promise<T> {
   const settings = loadSettings({ configPath: values.config, dataDirectory: values['data-dir'] }, environment);
+  openDataDirectory(settings);
   const store = openStore(settings);
   try {
     await store.migrate();

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** The `taskgate` command. Problems go to stderr with a non-zero exit; stdout carries only what was asked for. */
+import { readFileSync } from 'node:fs';
 import { ConfigError } from '../config/load-config.js';
 import { CliError, UsageError } from './cli-error.js';
 import { asksForHelp } from './parse-command.js';
@@ -17,12 +18,16 @@ Commands:
   stats    calls, errors, cost and latency of workloads
   traces   the latest calls of a workload (--follow to tail)
 
-Run "taskgate <command> --help" for a command's options.`;
+Run "taskgate <command> --help" for a command's options, "taskgate --version" for the version.`;
 
 async function run(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   if (asksForHelp(command)) {
     process.stdout.write(`${usage}\n`);
+    return;
+  }
+  if (command === '--version' || command === '-v' || command === 'version') {
+    process.stdout.write(`taskgate ${packageVersion()}\n`);
     return;
   }
   // Each command loads only what it needs: `keys` and `models` start without the server and llama.cpp.
@@ -36,12 +41,21 @@ async function run(argv: string[]): Promise<void> {
   throw new UsageError(`Unknown command "${command}"`, usage);
 }
 
+/** The version in package.json, two folders up from dist/cli/ (and from src/cli/ under vitest). */
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return manifest.version;
+}
+
 run(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof CliError || error instanceof ConfigError) {
     process.stderr.write(`taskgate: ${error.message}\n`);
     process.exitCode = error instanceof CliError ? error.exitCode : 1;
   } else {
-    process.stderr.write(`taskgate: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    // Not a problem we know how to explain: one line, and the stack only when asked for.
+    const message = error instanceof Error ? error.message : String(error);
+    const stack = process.env.TASKGATE_DEBUG === '1' && error instanceof Error ? `\n${error.stack}` : ' (TASKGATE_DEBUG=1 shows where it happened)';
+    process.stderr.write(`taskgate: ${message}${stack}\n`);
     process.exitCode = 1;
   }
 });

@@ -2,17 +2,16 @@ import { readdirSync, realpathSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { loadSettings } from '../config/load-config.js';
 import { configuredModelFiles, type ConfiguredModelFile } from '../models/configured-model-files.js';
-import { formatBytes, type DownloadProgress } from '../models/download-progress.js';
-import { copyModelFile } from '../models/model-copy.js';
-import { downloadModelFile } from '../models/model-download.js';
+import { formatBytes } from '../models/download-progress.js';
 import { ModelFileError } from '../models/model-file-error.js';
 import { fileSize, modelFileStatus, modelsDirectoryOf, sha256OfFile, type ModelFileStatus } from '../models/model-files.js';
 import { MirrorError, parseMirror } from '../models/mirror-url.js';
-import { createProgressReporter } from '../models/progress-reporter.js';
 import { PullTargetError, resolvePullTarget, type PullTarget } from '../models/pull-target.js';
 import { CliError, UsageError } from './cli-error.js';
+import { openDataDirectory } from './data-directory.js';
 import { formatTable } from './format-table.js';
 import { asksForHelp, parseCommand } from './parse-command.js';
+import { transferModelFile } from './transfer-model-file.js';
 
 export const modelsUsage = `Usage: taskgate models <command> [options]
 
@@ -75,11 +74,12 @@ async function pull(argv: string[], environment: NodeJS.ProcessEnv): Promise<voi
   if (values.sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(values.sha256)) throw new UsageError('--sha256 must be 64 hex digits', pullUsage);
   const mirror = checkedMirror(values.mirror, environment.TASKGATE_MODEL_MIRROR);
   const settings = loadSettings({ dataDirectory: values['data-dir'] }, environment);
+  openDataDirectory(settings);
   const modelsDirectory = modelsDirectoryOf(settings.dataDirectory);
 
   let target: PullTarget;
   try {
-    target = resolvePullTarget(argument, { modelsDirectory, mirror, sha256: values.sha256, isFile: (path) => fileSize(path) !== null });
+    target = resolvePullTarget(argument, { modelsDirectory, mirror, sha256: values.sha256, isFile: (path) => fileSize(path) !== null, models: settings.catalog });
   } catch (error) {
     if (error instanceof PullTargetError) throw new CliError(error.message);
     throw error;
@@ -90,20 +90,15 @@ async function pull(argv: string[], environment: NodeJS.ProcessEnv): Promise<voi
   }
 
   const name = basename(target.destination);
-  const reporter = createProgressReporter({ stream: process.stderr, label: name });
   const controller = new AbortController();
   const onInterrupt = () => controller.abort();
   process.once('SIGINT', onInterrupt);
-  process.stderr.write(target.kind === 'download' ? `Downloading ${name} from ${target.url}\n` : `Copying ${target.source}\n`);
   try {
-    const watch = { signal: controller.signal, onProgress: (progress: DownloadProgress) => reporter.update(progress) };
-    const placed = target.kind === 'download' ? await downloadModelFile({ ...target, ...watch, requireGguf: true }) : await copyModelFile({ ...target, ...watch });
-    reporter.finish();
+    const placed = await transferModelFile(target, { stream: process.stderr, signal: controller.signal });
     const checked = target.expectedSha256 === undefined ? 'not checked: no checksum known; pass --sha256 to check' : 'verified';
     process.stderr.write(`${name}: ${formatBytes(placed.sizeBytes)}, sha256 ${placed.sha256} (${checked})\n`);
     process.stdout.write(`${placed.path}\n`);
   } catch (error) {
-    reporter.finish();
     throw explain(error, argv);
   } finally {
     process.off('SIGINT', onInterrupt);
@@ -166,6 +161,7 @@ async function list(argv: string[], environment: NodeJS.ProcessEnv): Promise<voi
   const { values, help } = parseCommand(argv, { 'data-dir': { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } }, listUsage);
   if (help) return void process.stdout.write(`${listUsage}\n`);
   const settings = loadSettings({ dataDirectory: values['data-dir'], configPath: values.config }, environment);
+  openDataDirectory(settings);
   const modelsDirectory = modelsDirectoryOf(settings.dataDirectory);
   const rows = configuredModelFiles(settings).map((file) => ({ file, status: fileStatus(modelsDirectory, file) }));
   const listedFiles = new Set(rows.map((row) => row.status.path));

@@ -1,4 +1,4 @@
-import { apiOptions, apiOptionsHelp, createApiClient, type ApiClient } from './api-client.js';
+import { apiOptions, apiOptionsHelp, createApiClient, type ApiClient, projectOf } from './api-client.js';
 import { parseCommand } from './parse-command.js';
 import { formatTable } from './format-table.js';
 
@@ -31,7 +31,7 @@ interface RoutesView {
 export async function routesCommand(argv: string[], environment: NodeJS.ProcessEnv): Promise<void> {
   const { values, help } = parseCommand(argv, { ...apiOptions, project: { type: 'string' }, workload: { type: 'string' }, json: { type: 'boolean' } }, routesUsage);
   if (help) return void process.stdout.write(`${routesUsage}\n`);
-  const project = values.project ?? 'default';
+  const project = projectOf(values);
   const client = createApiClient(values, environment);
   const workloads = values.workload === undefined ? await workloadsOf(client, project) : [values.workload];
   const views: RoutesView[] = [];

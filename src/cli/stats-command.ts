@@ -1,4 +1,4 @@
-import { apiOptions, apiOptionsHelp, createApiClient } from './api-client.js';
+import { apiOptions, apiOptionsHelp, createApiClient, projectOf } from './api-client.js';
 import { formatTable } from './format-table.js';
 import { parseCommand } from './parse-command.js';
 
@@ -39,7 +39,8 @@ export async function statsCommand(argv: string[], environment: NodeJS.ProcessEn
   const { values, help } = parseCommand(argv, options, statsUsage);
   if (help) return void process.stdout.write(`${statsUsage}\n`);
   const client = createApiClient(values, environment);
-  const project = encodeURIComponent(values.project ?? 'default');
+  const projectName = projectOf(values);
+  const project = encodeURIComponent(projectName);
   const query = new URLSearchParams({ since: values.since ?? '24h', env: values.env ?? 'production', ...(values.until === undefined ? {} : { until: values.until }) });
   if (values.workload === undefined) {
     const list = (await client.request('GET', `/projects/${project}/workloads?limit=100&${query}`)) as { data: Array<{ name: string; calls: number; errors: number; error_rate: number; cost_usd: number }> };
@@ -56,7 +57,7 @@ export async function statsCommand(argv: string[], environment: NodeJS.ProcessEn
   const { stats } = view;
   const failures = Object.entries(stats.failures).sort((left, right) => right[1] - left[1]).slice(0, 5);
   const lines = [
-    `${values.workload} (${values.project ?? 'default'}), ${values.env ?? 'production'}, since ${values.since ?? '24h'}`,
+    `${values.workload} (${projectName}), ${values.env ?? 'production'}, since ${values.since ?? '24h'}`,
     `  calls ${stats.calls}   errors ${stats.errors} (${percent(stats.error_rate)})   cost $${stats.cost_usd.toFixed(4)}   tokens ${stats.prompt_tokens} in / ${stats.completion_tokens} out`,
     `  latency p50 ${milliseconds(stats.latency_ms.p50)}  p95 ${milliseconds(stats.latency_ms.p95)}   ttft p50 ${milliseconds(stats.ttft_ms.p50)}  p95 ${milliseconds(stats.ttft_ms.p95)}`,
     `  top failures: ${failures.length === 0 ? 'none' : failures.map(([name, count]) => `${name} ${count}`).join(', ')}`,

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { apiOptions, apiOptionsHelp, createApiClient } from './api-client.js';
+import { apiOptions, apiOptionsHelp, createApiClient, projectOf } from './api-client.js';
 import { UsageError } from './cli-error.js';
 import { parseCommand, parseInteger } from './parse-command.js';
 
@@ -41,7 +41,7 @@ export async function tracesCommand(argv: string[], environment: NodeJS.ProcessE
   const limit = parseInteger(values.limit, '--limit', tracesUsage, 1, 100) ?? 20;
   const client = createApiClient(values, environment);
   const filter = new URLSearchParams({ limit: String(limit), ...(values.status === undefined ? {} : { status: values.status }), ...(values.model === undefined ? {} : { model: values.model }) });
-  const path = `/projects/${encodeURIComponent(values.project ?? 'default')}/workloads/${encodeURIComponent(values.workload)}/traces?${filter}`;
+  const path = `/projects/${encodeURIComponent(projectOf(values))}/workloads/${encodeURIComponent(values.workload)}/traces?${filter}`;
   const print = (trace: TraceLine) => process.stdout.write(`${values.json === true ? JSON.stringify(trace) : formatTrace(trace)}\n`);
   const seen = new Set<string>();
   const stop = signal ?? abortOnInterrupt();

@@ -54,6 +54,13 @@ const llamaCppEngine = z
      * More threads than free CPUs makes generation far slower, not faster.
      */
     threads: z.number().int().min(1).max(1024).optional(),
+    /**
+     * Which llama.cpp build runs: `auto` uses CUDA or Vulkan when their build
+     * is installed (`TASKGATE_GPU_BUILDS=1 npm ci`) and the machine has the
+     * GPU, else the CPU; `cuda`, `vulkan` or `metal` insist on one; `false`
+     * stays on the CPU.
+     */
+    gpu: z.union([z.enum(['auto', 'cuda', 'vulkan', 'metal']), z.literal(false)]).default('auto'),
     /** Per model: calls that may wait for a free sequence. Beyond it a call gets 503 with `retry-after`. */
     max_queue: z.number().int().min(0).max(100_000).default(64),
     circuit_breaker: circuitBreaker,
@@ -110,15 +117,26 @@ const configObject = z
   .object({
     server: z
       .object({
-        host: z.string().min(1).default('0.0.0.0'),
+        /** Loopback by default: nothing outside this machine reaches taskgate until you say so (`0.0.0.0` for every interface). */
+        host: z.string().min(1).default('127.0.0.1'),
         port: z.number().int().min(0).max(65_535).default(8080),
+        /**
+         * A second address serving only `GET /metrics`, without a key, for a
+         * Prometheus on a private network. Without it `/metrics` is on the
+         * main port and needs an admin key (a Bearer token in the scrape config).
+         */
+        metrics: z
+          .object({ host: z.string().min(1).default('127.0.0.1'), port: z.number().int().min(0).max(65_535) })
+          .strict()
+          .nullable()
+          .default(null),
         /** How long SIGTERM waits for calls in flight before cancelling them. */
         shutdown_timeout_ms: z.number().int().min(0).default(15_000),
         /** A comment line sent on a quiet stream so proxies keep it open. */
         stream_ping_interval_ms: z.number().int().min(100).default(15_000),
       })
       .strict()
-      .default({ host: '0.0.0.0', port: 8080, shutdown_timeout_ms: 15_000, stream_ping_interval_ms: 15_000 }),
+      .default({ host: '127.0.0.1', port: 8080, metrics: null, shutdown_timeout_ms: 15_000, stream_ping_interval_ms: 15_000 }),
     engines: z.array(engine).default([]),
     models: z.array(model).default([]),
     limits: z
@@ -153,14 +171,22 @@ const configObject = z
   })
   .strict();
 
-export const configSchema = configObject
-  .superRefine(checkReferences)
-  .transform((config) => ({ ...config, models: config.models.map(withCatalogDefaults) }));
+/**
+ * The config schema over a model catalog (the built-in one, or
+ * `TASKGATE_MODEL_CATALOG`): a model of the catalog takes what the config
+ * leaves out from there.
+ */
+export function createConfigSchema(catalog: readonly DefaultModel[] = DEFAULT_MODELS) {
+  const catalogEntry = (modelId: string) => catalog.find((model) => model.id === modelId);
+  return configObject
+    .superRefine((config, context) => checkReferences(config, context, catalogEntry))
+    .transform((config) => ({ ...config, models: config.models.map((modelConfig) => withCatalogDefaults(modelConfig, catalogEntry(modelConfig.id))) }));
+}
 
 type ParsedConfig = z.output<typeof configObject>;
 
 /** Cross-field rules zod cannot state field by field; every issue names its path. */
-function checkReferences(config: ParsedConfig, context: z.RefinementCtx): void {
+function checkReferences(config: ParsedConfig, context: z.RefinementCtx, catalogEntry: (modelId: string) => DefaultModel | undefined): void {
   const engineTypes = new Map<string, string>();
   config.engines.forEach((engineConfig, index) => {
     if (engineTypes.has(engineConfig.id)) {
@@ -201,9 +227,8 @@ function checkReferences(config: ParsedConfig, context: z.RefinementCtx): void {
   });
 }
 
-/** A model of the default catalog takes what the config leaves out from there (checked above for the others). */
-function withCatalogDefaults(modelConfig: ParsedConfig['models'][number]) {
-  const fromCatalog = catalogEntry(modelConfig.id);
+/** A model of the catalog takes what the config leaves out from there (checked above for the others). */
+function withCatalogDefaults(modelConfig: ParsedConfig['models'][number], fromCatalog: DefaultModel | undefined) {
   return {
     ...modelConfig,
     provider: modelConfig.provider ?? fromCatalog?.provider,
@@ -211,13 +236,11 @@ function withCatalogDefaults(modelConfig: ParsedConfig['models'][number]) {
     price: modelConfig.price ?? fromCatalog?.price ?? { input: 0, output: 0 },
     context_window: modelConfig.context_window ?? fromCatalog?.contextWindow ?? 1,
     supports: modelConfig.supports ?? fromCatalog?.supports ?? [],
+    /** The catalog entry itself: where its file comes from, and its family (judges come from another one). */
+    catalog: fromCatalog ?? null,
   };
 }
 
-export function catalogEntry(modelId: string): DefaultModel | undefined {
-  return DEFAULT_MODELS.find((model) => model.id === modelId);
-}
-
-export type Config = z.infer<typeof configSchema>;
+export type Config = z.infer<ReturnType<typeof createConfigSchema>>;
 export type EngineConfig = Config['engines'][number];
 export type ModelConfig = Config['models'][number];

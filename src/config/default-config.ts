@@ -1,16 +1,17 @@
 /**
  * What taskgate serves with no config file: the default catalog on the
  * embedded CPU engine. Models whose files are on disk answer; the others get
- * a 503 naming `taskgate models pull <id>`. Nothing is downloaded unasked.
+ * a 503 naming `taskgate models pull <id>`; the first start fetches the
+ * recommended one (`src/cli/first-start-pull.ts`).
  */
-import { DEFAULT_MODELS } from '../models/default-models.js';
+import type { DefaultModel } from '../models/default-models.js';
 
 const DEFAULT_CPU_ENGINE_ID = 'cpu';
 
 /** A config document, validated like a file's (so it gets the same defaults). */
-export function defaultConfigDocument(): Record<string, unknown> {
+export function defaultConfigDocument(catalog: readonly DefaultModel[]): Record<string, unknown> {
   return {
     engines: [{ id: DEFAULT_CPU_ENGINE_ID, type: 'llama-cpp' }],
-    models: DEFAULT_MODELS.map((model) => ({ id: model.id, served_by: [{ engine: DEFAULT_CPU_ENGINE_ID }] })),
+    models: catalog.map((model) => ({ id: model.id, served_by: [{ engine: DEFAULT_CPU_ENGINE_ID }] })),
   };
 }

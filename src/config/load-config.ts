@@ -7,7 +7,9 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
-import { configSchema, type Config } from './config-schema.js';
+import { parseModelCatalog } from '../models/catalog-file.js';
+import { DEFAULT_MODELS, type DefaultModel } from '../models/default-models.js';
+import { createConfigSchema, type Config } from './config-schema.js';
 import { defaultConfigDocument } from './default-config.js';
 
 export class ConfigError extends Error {
@@ -30,8 +32,14 @@ export interface Settings {
   port: number;
   /** `TASKGATE_ADMIN_KEY`: the bootstrap admin key of account `default`, if set. */
   adminKey: string | null;
+  /** Where `dataDirectory` came from, so commands can say which one they opened. */
+  dataDirectorySource: '--data-dir' | 'TASKGATE_DATA_DIR' | 'default';
   /** The SQLite file (from `store:` or the data dir). */
   sqlitePath: string;
+  /** The models the CPU engine knows how to fetch: the built-in catalog, or `TASKGATE_MODEL_CATALOG`. */
+  catalog: readonly DefaultModel[];
+  /** `TASKGATE_OFFLINE=1`: never download anything unasked (the first start's model). */
+  offline: boolean;
 }
 
 export interface SettingsOverrides {
@@ -78,7 +86,7 @@ export function interpolateEnvironment(value: unknown, environment: Environment,
 }
 
 /** Parses and validates config text; throws `ConfigError` listing every problem by path. */
-export function parseConfig(text: string, environment: Environment, source = 'config'): Config {
+export function parseConfig(text: string, environment: Environment, source = 'config', catalog: readonly DefaultModel[] = DEFAULT_MODELS): Config {
   let document: unknown;
   try {
     document = parseYaml(text, { uniqueKeys: true }) ?? {};
@@ -86,39 +94,66 @@ export function parseConfig(text: string, environment: Environment, source = 'co
     const detail = error instanceof YAMLParseError ? error.message : String(error);
     throw new ConfigError(`Invalid config ${source}: not valid YAML`, [detail]);
   }
-  return validateConfig(interpolateEnvironment(document, environment), source);
+  return validateConfig(interpolateEnvironment(document, environment), source, catalog);
 }
 
 /** Validates a config document (parsed YAML, or the built-in default). */
-export function validateConfig(document: unknown, source: string): Config {
-  const result = configSchema.safeParse(document);
+export function validateConfig(document: unknown, source: string, catalog: readonly DefaultModel[] = DEFAULT_MODELS): Config {
+  const result = createConfigSchema(catalog).safeParse(document);
   if (!result.success) throw new ConfigError(`Invalid config ${source}`, result.error.issues.map(describeIssue));
   return result.data;
 }
 
 export function loadSettings(overrides: SettingsOverrides, environment: Environment): Settings {
+  const catalog = loadModelCatalog(nonEmpty(environment.TASKGATE_MODEL_CATALOG));
   const configPath = overrides.configPath ?? nonEmpty(environment.TASKGATE_CONFIG) ?? null;
   let config: Config;
   if (configPath === null) {
-    config = validateConfig(defaultConfigDocument(), '(built-in default)');
+    config = validateConfig(defaultConfigDocument(catalog), '(built-in default)', catalog);
   } else {
-    let text: string;
-    try {
-      text = readFileSync(configPath, 'utf8');
-    } catch (error) {
-      throw new ConfigError(`Cannot read config file ${configPath}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-    }
-    config = parseConfig(text, environment, configPath);
+    config = parseConfig(readText(configPath, 'config file'), environment, configPath, catalog);
   }
 
-  const dataDirectory = resolve(overrides.dataDirectory ?? nonEmpty(environment.TASKGATE_DATA_DIR) ?? '.taskgate');
+  const fromEnvironment = nonEmpty(environment.TASKGATE_DATA_DIR);
+  const dataDirectorySource = overrides.dataDirectory !== undefined ? '--data-dir' : fromEnvironment !== undefined ? 'TASKGATE_DATA_DIR' : 'default';
+  const dataDirectory = resolve(overrides.dataDirectory ?? fromEnvironment ?? '.taskgate');
   const port = overrides.port ?? parsePort(environment.PORT) ?? config.server.port;
   const adminKey = nonEmpty(environment.TASKGATE_ADMIN_KEY) ?? null;
   if (adminKey !== null && !/^[\x21-\x7e]{20,512}$/.test(adminKey)) {
     throw new ConfigError('TASKGATE_ADMIN_KEY must be 20 to 512 printable characters without spaces');
   }
+  const offline = parseFlag(environment.TASKGATE_OFFLINE, 'TASKGATE_OFFLINE');
   const sqlitePath = config.store === undefined ? resolve(dataDirectory, 'taskgate.db') : storePath(config.store);
-  return { config, configPath, dataDirectory, host: overrides.host ?? config.server.host, port, adminKey, sqlitePath };
+  return { config, configPath, dataDirectory, dataDirectorySource, host: overrides.host ?? config.server.host, port, adminKey, sqlitePath, catalog, offline };
+}
+
+function readText(path: string, what: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`Cannot read ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+}
+
+/** The built-in catalog, or the JSON file `TASKGATE_MODEL_CATALOG` names (`src/models/catalog-file.ts`). */
+function loadModelCatalog(path: string | undefined): readonly DefaultModel[] {
+  if (path === undefined) return DEFAULT_MODELS;
+  let document: unknown;
+  try {
+    document = JSON.parse(readText(path, 'TASKGATE_MODEL_CATALOG'));
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(`Invalid model catalog ${path}: not valid JSON`, [error instanceof Error ? error.message : String(error)]);
+  }
+  const parsed = parseModelCatalog(document);
+  if ('problems' in parsed) throw new ConfigError(`Invalid model catalog ${path}`, parsed.problems);
+  return parsed.models;
+}
+
+function parseFlag(text: string | undefined, name: string): boolean {
+  if (text === undefined || text === '' || text === '0' || text === 'false') return false;
+  if (text === '1' || text === 'true') return true;
+  throw new ConfigError(`${name} must be 1 or 0, got "${text}"`);
 }
 
 function storePath(store: string): string {

@@ -64,6 +64,15 @@ export interface Engine {
   /** Resolves when the engine can take calls (used by `/readyz`); rejects with the reason. */
   checkReady(signal: AbortSignal): Promise<void>;
 
+  /**
+   * Why the engine cannot serve `model` (its name on this engine) at the
+   * moment although it is configured to, e.g. "not downloaded" for a CPU
+   * model without its file; null when it can. `/readyz` is ready only while
+   * some model can answer. Engines that serve whatever they are asked (HTTP
+   * upstreams) leave it out.
+   */
+  unavailableReason?(model: string): string | null;
+
   /** Closes connections and frees resources. */
   close(): Promise<void>;
 

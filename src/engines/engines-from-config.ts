@@ -7,9 +7,11 @@
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { ModelDownloadingError, ModelNotDownloadedError } from '../api/errors.js';
 import type { Settings } from '../config/load-config.js';
 import type { Logger } from '../log/logger.js';
 import { configuredModelFiles } from '../models/configured-model-files.js';
+import type { ModelDownloads } from '../models/model-downloads.js';
 import { missingModelMessage, modelsDirectoryOf } from '../models/model-files.js';
 import type { Engine } from './engine.js';
 import type { LlamaCppModel } from './llama-cpp/llama-cpp-engine.js';
@@ -29,6 +31,9 @@ export function defaultThreads(): number {
 
 /** Sequences per model when the config does not say: a few calls batched together use a CPU best. */
 export const DEFAULT_SEQUENCES = 4;
+/** What a call to a model still downloading is told to wait before retrying. */
+const DOWNLOAD_RETRY_SECONDS = 10;
+
 /** Tokens per sequence when the config does not say (memory is sequences × context × the model's KV size per token). */
 export const DEFAULT_CONTEXT_SIZE = 4096;
 
@@ -38,7 +43,8 @@ export interface ConfiguredEngines {
   close(): Promise<void>;
 }
 
-export async function createEngines(settings: Settings, logger: Logger): Promise<ConfiguredEngines> {
+/** `downloads`: model files being fetched right now, so their calls hear "downloading" rather than "not downloaded". */
+export async function createEngines(settings: Settings, logger: Logger, downloads?: ModelDownloads): Promise<ConfiguredEngines> {
   const engineConfigs = settings.config.engines;
   // node-llama-cpp takes ~0.3 s to import: only a config with a CPU engine pays for it.
   const cpu = engineConfigs.some((engine) => engine.type === 'llama-cpp')
@@ -62,8 +68,8 @@ export async function createEngines(settings: Settings, logger: Logger): Promise
         engineLogger,
       );
     }
-    runtime ??= cpu!.createLlamaRuntime({ threads: engine.threads ?? defaultThreads(), logger: logger.child({ engine: 'llama.cpp' }) });
-    return cpu!.createLlamaCppEngine({ id: engine.id, runtime, maxQueue: engine.max_queue, models: llamaCppModels(engine.id, settings), logger: engineLogger });
+    runtime ??= cpu!.createLlamaRuntime({ threads: engine.threads ?? defaultThreads(), gpu: engine.gpu, logger: logger.child({ engine: 'llama.cpp' }) });
+    return cpu!.createLlamaCppEngine({ id: engine.id, runtime, maxQueue: engine.max_queue, models: llamaCppModels(engine.id, settings, downloads), logger: engineLogger });
   });
   return {
     engines,
@@ -74,7 +80,7 @@ export async function createEngines(settings: Settings, logger: Logger): Promise
   };
 }
 
-function llamaCppModels(engineId: string, settings: Settings): LlamaCppModel[] {
+function llamaCppModels(engineId: string, settings: Settings, downloads: ModelDownloads | undefined): LlamaCppModel[] {
   const modelsDirectory = modelsDirectoryOf(settings.dataDirectory);
   return configuredModelFiles(settings)
     .filter((file) => file.engineId === engineId)
@@ -83,10 +89,15 @@ function llamaCppModels(engineId: string, settings: Settings): LlamaCppModel[] {
       file: path,
       contextSize: replica.context_size ?? Math.min(model.context_window, DEFAULT_CONTEXT_SIZE),
       sequences: replica.sequences ?? DEFAULT_SEQUENCES,
-      missingFileMessage:
-        catalog === null
-          ? `The model file of '${model.id}' is missing: ${path} (served_by file in the config) does not exist.`
-          : `${missingModelMessage(modelsDirectory, model)}${pullDirectoryFlag(settings)}`,
+      missingFile() {
+        const downloading = downloads?.describe(path);
+        if (downloading !== undefined) return new ModelDownloadingError(`The model file of '${model.id}' is ${downloading}; retry when it is done.`, DOWNLOAD_RETRY_SECONDS);
+        return new ModelNotDownloadedError(
+          catalog === null
+            ? `The model file of '${model.id}' is missing: ${path} (served_by file in the config) does not exist.`
+            : `${missingModelMessage(modelsDirectory, model)}${pullDirectoryFlag(settings)}`,
+        );
+      },
     }));
 }
 

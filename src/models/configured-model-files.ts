@@ -5,7 +5,7 @@
  * `taskgate models list` reports on them, so both always agree.
  */
 import { dirname, resolve } from 'node:path';
-import { catalogEntry, type ModelConfig } from '../config/config-schema.js';
+import type { ModelConfig } from '../config/config-schema.js';
 import type { Settings } from '../config/load-config.js';
 import type { DefaultModel } from './default-models.js';
 import { modelFilePath, modelsDirectoryOf } from './model-files.js';
@@ -29,7 +29,7 @@ export function configuredModelFiles(settings: Settings): ConfiguredModelFile[] 
       .filter((replica) => cpuEngines.has(replica.engine))
       .map((replica) => {
         // The schema guarantees a file for a model outside the catalog.
-        const catalog = replica.file === undefined ? (catalogEntry(model.id) ?? null) : null;
+        const catalog = replica.file === undefined ? model.catalog : null;
         const path = catalog === null ? resolve(configDirectory, replica.file ?? '') : modelFilePath(modelsDirectory, catalog);
         return { model, replica, engineId: replica.engine, path, catalog };
       }),

@@ -52,6 +52,8 @@ export interface DefaultModel {
    * chat template carries tool definitions (Qwen2.5, Llama 3.2).
    */
   supports: DefaultModelCapability[];
+  /** The model a first start fetches when no model is on disk (one per catalog; else the first entry). */
+  recommended?: boolean;
 }
 
 /** What one hour of the CPU machine costs: an 8-vCPU on-demand cloud VM. */
@@ -143,6 +145,8 @@ const entries: Entry[] = [
     sha256: '74a4da8c9fdbcd15bd1f6d01d621410d31c6fc00986f5eb687824e7b93d7a9db',
     contextWindow: 32_768,
     supports: ['tools', 'json'],
+    // The smallest model that follows instructions, calls tools and writes JSON well enough to try taskgate with.
+    recommended: true,
   },
   {
     id: 'qwen2.5-1.5b-instruct',
@@ -214,4 +218,9 @@ export function findDefaultModel(name: string, models: readonly DefaultModel[] =
   return models.find((model) =>
     [model.id, `${model.provider}/${model.id}`, ...model.aliases].some((candidate) => candidate.toLowerCase() === wanted),
   );
+}
+
+/** What a first start fetches: the catalog's recommended model, else its first. */
+export function recommendedModel(models: readonly DefaultModel[]): DefaultModel | undefined {
+  return models.find((model) => model.recommended === true) ?? models[0];
 }

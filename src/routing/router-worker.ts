@@ -26,7 +26,6 @@
  */
 import type { AssistantMessage, ChatMessage, GenerationParameters, Usage } from '../api/chat-types.js';
 import { costOf, type Catalog, type CatalogModel } from '../catalog/catalog.js';
-import { catalogEntry } from '../config/config-schema.js';
 import type { ModelPool } from '../engines/engine-pool.js';
 import type { EvalContract } from '../evals/eval-contract.js';
 import { evaluateContract, pickJudgeModel } from '../evals/index.js';
@@ -326,8 +325,8 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
           const check = contract.checks[checkIndex];
           const preferred = check?.type === 'judge' ? check.model : check?.type === 'agreement' ? check.judge_model : undefined;
           // Only contracts with judge checks get here: the list is built for them alone.
-          const judges = catalog.list().filter((model) => pools.has(model.id)).map((model) => ({ id: model.id, family: familyOf(model) }));
-          return pickJudgeModel(familyOf(candidateModel), judges, preferred);
+          const judges = catalog.list().filter((model) => pools.has(model.id)).map((model) => ({ id: model.id, family: model.family }));
+          return pickJudgeModel(candidateModel.family, judges, preferred);
         },
         judge: async (modelId, messages: ChatMessage[], signal) => {
           const judge = catalog.resolve(modelId);
@@ -384,9 +383,4 @@ export function fallbacksOf(decision: RouteDecision): string[] {
 
 function detectorKey(scope: Scope, requestedModel: string, servedModel: string): string {
   return `${scopeKey(scope)}\u0000${requestedModel}\u0000${servedModel}`;
-}
-
-/** Models of one family share blind spots: a judge must come from another. */
-export function familyOf(model: CatalogModel): string {
-  return catalogEntry(model.id)?.family ?? model.provider ?? model.id;
 }

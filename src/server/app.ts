@@ -12,7 +12,7 @@ import { errorFields, type Logger } from '../log/logger.js';
 import type { Store } from '../store/store.js';
 import type { CallGate } from './call-gate.js';
 import { createChatCompletionsHandler, type ChatCompletionsDependencies } from './chat-completions-handler.js';
-import { sendError, sendJson } from './http-response.js';
+import { sendError, sendJson, sendMetrics } from './http-response.js';
 import { createManagementHandlers } from './management-handlers.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { modelList } from './models-handler.js';
@@ -75,13 +75,12 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
     { pattern: ['v1', 'chat', 'completions'], methods: { POST: (context) => chat(context.request, context.response, context.requestId, context.headers) } },
     { pattern: ['v1', 'models'], methods: { GET: json(undefined, () => modelList(catalog, startedAt)) } },
     {
-      // Unauthenticated, as Prometheus scrapes: expose the port only to your monitoring network.
+      // Behind an admin key here (Prometheus sends it as a Bearer token); `server.metrics` serves it keyless on its own address.
       pattern: ['metrics'],
       methods: {
         GET: async (context) => {
-          const { contentType, body } = await dependencies.metrics.render();
-          context.response.writeHead(200, { ...context.headers, 'content-type': contentType });
-          context.response.end(body);
+          await gate.admit(context.request, context.headers, 'admin');
+          await sendMetrics(dependencies.metrics, context.response, context.headers);
         },
       },
     },
@@ -90,7 +89,7 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
       pattern: ['readyz'],
       methods: {
         GET: async (context) => {
-          const report = await checkReadiness(store, engines);
+          const report = await checkReadiness({ store, engines, catalog });
           sendJson(context.response, report.ready ? 200 : 503, report, context.headers);
         },
       },
@@ -205,7 +204,7 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
  * random bits from a UUID's last two groups. Time-ordered ids append to the
  * traces' primary-key index instead of landing at random pages of it.
  */
-function newRequestId(): string {
+export function newRequestId(): string {
   const random = randomUUID();
   return `req_${Date.now().toString(36).padStart(9, '0')}${random.slice(19, 23)}${random.slice(24)}`;
 }

@@ -1,22 +1,61 @@
-/** `/readyz`: the store answers and every engine answers, each within a short timeout. */
+/**
+ * `/readyz`: may a load balancer send calls here? Ready while the store
+ * answers and at least one model can answer: its engine answers and it is
+ * not unavailable there (a CPU model whose file is not downloaded yet). An
+ * engine that fails while others still serve makes the process degraded, not
+ * unready: a 503 would take away the models that still work. The body says
+ * what is wrong either way.
+ */
+import type { Catalog } from '../catalog/catalog.js';
 import type { Engine } from '../engines/engine.js';
 import type { Store } from '../store/store.js';
 
 export interface ReadinessReport {
   ready: boolean;
+  /** Why the process is not ready; null when it is. */
+  reason: string | null;
   store: string;
+  /** "ok" or what went wrong, per engine id. */
   engines: Record<string, string>;
+  /** Models that can answer now, and why each of the others cannot. */
+  models: { available: string[]; unavailable: Record<string, string> };
+  /** Parts that fail while the process still serves: `engine:<id>`. */
+  degraded: string[];
 }
 
-export async function checkReadiness(store: Store, engines: readonly Engine[], timeoutMs = 2_000): Promise<ReadinessReport> {
+export async function checkReadiness(parts: { store: Store; engines: readonly Engine[]; catalog: Catalog }, timeoutMs = 2_000): Promise<ReadinessReport> {
   const signal = AbortSignal.timeout(timeoutMs);
   const describe = (promise: Promise<void>) =>
     promise.then(
       () => 'ok',
       (error: unknown) => (error instanceof Error ? error.message : String(error)),
     );
-  const [storeState, ...engineStates] = await Promise.all([describe(store.ping()), ...engines.map((engine) => describe(engine.checkReady(signal)))]);
-  const engineReport: Record<string, string> = {};
-  engines.forEach((engine, index) => (engineReport[engine.id] = engineStates[index] as string));
-  return { ready: storeState === 'ok' && engineStates.every((state) => state === 'ok'), store: storeState as string, engines: engineReport };
+  const [storeState, ...engineStates] = await Promise.all([describe(parts.store.ping()), ...parts.engines.map((engine) => describe(engine.checkReady(signal)))]);
+  const engines: Record<string, string> = {};
+  parts.engines.forEach((engine, index) => (engines[engine.id] = engineStates[index] as string));
+
+  const available: string[] = [];
+  const unavailable: Record<string, string> = {};
+  for (const model of parts.catalog.list()) {
+    const reasons = model.servedBy.map(({ engine: engineId, name }) => {
+      const engine = parts.engines.find((candidate) => candidate.id === engineId);
+      if (engine === undefined || engines[engineId] !== 'ok') return `engine ${engineId}: ${engines[engineId] ?? 'not configured'}`;
+      return engine.unavailableReason?.(name) ?? null;
+    });
+    if (reasons.includes(null)) available.push(model.id);
+    else unavailable[model.id] = reasons.join('; ');
+  }
+
+  const degraded = parts.engines.filter((engine) => engines[engine.id] !== 'ok').map((engine) => `engine:${engine.id}`);
+  const models = { available, unavailable };
+  let reason: string | null = null;
+  if (storeState !== 'ok') reason = `the store does not answer: ${storeState}`;
+  else if (parts.catalog.list().length === 0) reason = 'no models are configured: start taskgate with --config naming an engine and its models';
+  else if (available.length === 0) {
+    // A model being downloaded is the likeliest reason on a first start: name it first.
+    const entries = Object.entries(unavailable);
+    const [firstId, firstReason] = entries.find(([, text]) => text.includes('downloading')) ?? (entries[0] as [string, string]);
+    reason = `no model can answer yet (${firstId}: ${firstReason}${Object.keys(unavailable).length > 1 ? '; the others are in models.unavailable' : ''})`;
+  }
+  return { ready: reason === null, reason, store: storeState as string, engines, models, degraded };
 }

@@ -1,13 +1,13 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyMigrations, migrations } from './sqlite-migrations.js';
 import { createSqliteStore } from './sqlite-store.js';
 import { describeStoreContract } from './store-contract.js';
+import { temporaryDirectory } from '../../test/helpers/temporary-directory.js';
 
-const directory = mkdtempSync(join(tmpdir(), 'taskgate-sqlite-store-'));
+const directory = temporaryDirectory('taskgate-sqlite-store-');
 let files = 0;
 const freshPath = (): string => join(directory, `store-${(files += 1)}.db`);
 

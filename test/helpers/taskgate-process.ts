@@ -51,9 +51,14 @@ export interface ServingProcess {
   exited: Promise<number | null>;
 }
 
+/**
+ * `taskgate serve` on a free loopback port. Offline unless the test says
+ * otherwise (`TASKGATE_OFFLINE: '0'`): a first start must not reach for the
+ * public model download from a test.
+ */
 export async function serveTaskgate(args: string[], environment: Record<string, string> = {}): Promise<ServingProcess> {
   const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', ...args], {
-    env: { PATH: process.env.PATH ?? '', ...environment },
+    env: { PATH: process.env.PATH ?? '', TASKGATE_OFFLINE: '1', ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

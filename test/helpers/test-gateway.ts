@@ -4,15 +4,16 @@
  * so tests can drive it with the stock `openai` client and inspect its store
  * and logs.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { issueKey } from '../../src/auth/key-issuer.js';
 import { parseConfig } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log/logger.js';
+import { DEFAULT_MODELS } from '../../src/models/default-models.js';
 import { startTaskgate, type Taskgate } from '../../src/main.js';
 import type { Environment, KeyRole, Trace } from '../../src/store/store.js';
+import { temporaryDirectory } from './temporary-directory.js';
 
 export const ADMIN_KEY = 'tg_test_admin_key_for_integration_tests_0123456789';
 
@@ -36,12 +37,23 @@ export interface TestGateway {
 
 /** `configYaml` is a taskgate config; `${NAME}` is interpolated from `variables`. */
 export async function startTestGateway(configYaml = '', variables: Record<string, string> = {}): Promise<TestGateway> {
-  const directory = mkdtempSync(join(tmpdir(), 'taskgate-test-'));
+  const directory = temporaryDirectory('taskgate-test-');
   const config = parseConfig(configYaml, variables, 'test config');
   const logLines: string[] = [];
   const logger = createLogger({ level: 'debug', write: (line) => void logLines.push(line) });
   const gateway = await startTaskgate(
-    { config, configPath: null, dataDirectory: directory, host: '127.0.0.1', port: 0, adminKey: ADMIN_KEY, sqlitePath: join(directory, 'taskgate.db') },
+    {
+      config,
+      configPath: null,
+      dataDirectory: directory,
+      dataDirectorySource: '--data-dir',
+      host: '127.0.0.1',
+      port: 0,
+      adminKey: ADMIN_KEY,
+      sqlitePath: join(directory, 'taskgate.db'),
+      catalog: DEFAULT_MODELS,
+      offline: true,
+    },
     logger,
   );
   const origin = `http://127.0.0.1:${gateway.port}`;

@@ -15,7 +15,7 @@
 import { existsSync } from 'node:fs';
 import { LlamaChat, resolveChatWrapper, type LlamaContext, type LlamaGrammar, type LlamaModel } from 'node-llama-cpp';
 import type { ChunkDelta, FinishReason } from '../../api/chat-types.js';
-import { EngineError, InvalidRequestError, ModelNotDownloadedError } from '../../api/errors.js';
+import { EngineError, InvalidRequestError, type GatewayError } from '../../api/errors.js';
 import type { Logger } from '../../log/logger.js';
 import type { Engine, EngineChunk, EngineCompletion, EngineRequest } from '../engine.js';
 import { ChunkChannel } from './chunk-channel.js';
@@ -32,8 +32,8 @@ export interface LlamaCppModel {
   contextSize: number;
   /** Calls generated at once (one context sequence each). */
   sequences: number;
-  /** The 503 message when the file is missing: says how to fetch it. */
-  missingFileMessage: string;
+  /** The 503 for a call while the file is not there: how to fetch it, or how far its download is. */
+  missingFile(): GatewayError;
 }
 
 export interface LlamaCppEngineOptions {
@@ -141,6 +141,12 @@ class LlamaCppEngine implements Engine {
     await this.options.runtime.load();
   }
 
+  unavailableReason(name: string): string | null {
+    const model = this.models.get(name);
+    if (model === undefined) return `the CPU engine '${this.id}' has no model '${name}'`;
+    return existsSync(model.file) ? null : model.missingFile().message;
+  }
+
   async close(): Promise<void> {
     const loaded = await Promise.allSettled(this.loading.values());
     this.loading.clear();
@@ -158,7 +164,7 @@ class LlamaCppEngine implements Engine {
     const model = this.models.get(name);
     if (model === undefined) return Promise.reject(new EngineError(`The CPU engine '${this.id}' has no model '${name}'.`));
     // Checked on every call until the file is there, so a pull needs no restart.
-    if (!existsSync(model.file)) return Promise.reject(new ModelNotDownloadedError(model.missingFileMessage));
+    if (!existsSync(model.file)) return Promise.reject(model.missingFile());
     const loading = this.loadModel(model).then(
       (loaded) => {
         this.loaded.set(name, loaded);
