@@ -1,5 +1,5 @@
 /** The `taskgate` command as a user runs it. */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -25,6 +25,16 @@ describe('help and usage', () => {
     const result = runTaskgate(args);
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/Usage: taskgate/);
+  });
+
+  it('--version prints the version of package.json', () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    for (const flag of ['--version', '-v']) {
+      const result = runTaskgate([flag]);
+      expect(result.status).toBe(0);
+      expect(result.stdout).toBe(`taskgate ${version}\n`);
+    }
+    expect(runTaskgate(['--help']).stdout).toContain('taskgate --version');
   });
 
   it('an unknown command or flag is a usage error on stderr', () => {
@@ -58,6 +68,17 @@ describe('keys', () => {
     const again = runTaskgate(['keys', 'revoke', keyId, '--data-dir', directory]);
     expect(again.status).toBe(1);
     expect(again.stderr).toContain(keyId);
+  });
+
+  it('says which data directory it opened, and where that came from', () => {
+    const directory = freshDirectory();
+    const flagged = runTaskgate(['keys', 'list', '--data-dir', join(directory, 'a')]);
+    expect(flagged.stderr).toContain(`taskgate: data directory ${join(directory, 'a')} (--data-dir)`);
+    const fromEnvironment = runTaskgate(['models', 'list'], { TASKGATE_DATA_DIR: join(directory, 'b') });
+    expect(fromEnvironment.stderr).toContain(`taskgate: data directory ${join(directory, 'b')} (TASKGATE_DATA_DIR)`);
+    const created = runTaskgate(['keys', 'create', '--env', 'production'], {}, { cwd: directory });
+    expect(created.stderr).toContain(`taskgate: data directory ${join(directory, '.taskgate')} (the default, ./.taskgate)`);
+    expect(created.stdout.trimEnd().split('\n').at(-1)).toMatch(/^tg_live_/);
   });
 
   it('refuses a create without a valid --env', () => {

@@ -26,13 +26,13 @@ export interface Requirement<T> {
  * caller then skips its tests: `describe.skipIf(value === null)`). Throws when
  * it is missing and the environment requires it.
  */
-export function requireOrSkip<T>(requirement: Requirement<T>, testFile: string): T | null {
+export function requireOrSkip<T>(requirement: Requirement<T>, testFile: string, skipped = 'Its tests are skipped.'): T | null {
   const result = requirement.find();
   if ('found' in result) return result.found;
   const variable = `TASKGATE_TEST_REQUIRE_${requirement.name}`;
   const line = `${testFile}: ${requirement.what} is missing (${result.missing}). ${requirement.howToGet}`;
   if (process.env[variable] === '1') throw new Error(`${line} ${variable}=1, so this is a failure, not a skip.`);
-  console.warn(`SKIPPED ${line} Its tests are skipped.`);
+  console.warn(`SKIPPED ${line} ${skipped}`);
   return null;
 }
 

@@ -13,8 +13,8 @@ export interface CommandResult {
   stderr: string;
 }
 
-export function runTaskgate(args: string[], environment: Record<string, string> = {}): CommandResult {
-  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...environment }, timeout: 30_000 });
+export function runTaskgate(args: string[], environment: Record<string, string> = {}, options: { cwd?: string } = {}): CommandResult {
+  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...environment }, timeout: 30_000, cwd: options.cwd });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

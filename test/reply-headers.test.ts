@@ -1,0 +1,101 @@
+/**
+ * What every reply carries, as the README promises it: `x-request-id` on
+ * every reply of every endpoint, errors included; the scope headers on every
+ * reply of the chat endpoint once the scope is known (the body has been read
+ * as JSON), and on none before that, where a scope would be a guess.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startScriptedEngine, type ScriptedEngine } from './helpers/scripted-engine.js';
+import { ADMIN_KEY, engineConfig, startTestGateway, type TestGateway } from './helpers/test-gateway.js';
+
+let engine: ScriptedEngine;
+let taskgate: TestGateway;
+let limitedKey: string;
+
+beforeAll(async () => {
+  engine = await startScriptedEngine();
+  taskgate = await startTestGateway(engineConfig([engine.baseUrl]));
+  limitedKey = (await taskgate.createKey({ requestsPerMinute: 1 })).text;
+  engine.script({ kind: 'reply', content: 'ok' });
+});
+afterAll(async () => {
+  await taskgate?.stop();
+  await engine?.close();
+});
+
+const scoped = { 'x-taskgate-project': 'shop', 'x-taskgate-workload': 'summarise' };
+const chatBody = JSON.stringify({ model: 'model-0', messages: [{ role: 'user', content: 'Hi' }] });
+
+function chat(options: { body?: string; key?: string | null; contentType?: string; method?: string }): Promise<Response> {
+  const headers: Record<string, string> = { ...scoped, 'content-type': options.contentType ?? 'application/json' };
+  if (options.key !== null) headers.authorization = `Bearer ${options.key ?? ADMIN_KEY}`;
+  return fetch(`${taskgate.baseUrl}/chat/completions`, { method: options.method ?? 'POST', headers, body: options.method === 'GET' ? undefined : (options.body ?? chatBody) });
+}
+
+function expectRequestId(response: Response): void {
+  expect(response.headers.get('x-request-id')).toMatch(/^req_[0-9a-z]{9}[0-9a-f]{16}$/);
+}
+
+describe('chat replies', () => {
+  it.each([
+    ['200', () => chat({}), 200],
+    ['400 for a bad field', () => chat({ body: JSON.stringify({ model: 'model-0', messages: [], temperature: 5 }) }), 400],
+    ['404 for an unknown model', () => chat({ body: JSON.stringify({ model: 'nope', messages: [{ role: 'user', content: 'Hi' }] }) }), 404],
+  ] as const)('carry the request id and the scope once the body is read: %s', async (_name, send, status) => {
+    const response = await send();
+    expect(response.status).toBe(status);
+    expectRequestId(response);
+    expect(response.headers.get('x-taskgate-project')).toBe('shop');
+    expect(response.headers.get('x-taskgate-workload')).toBe('summarise');
+  });
+
+  it.each([
+    ['401 without a key', () => chat({ key: null }), 401],
+    ['401 with an unknown key', () => chat({ key: 'tg_live_unknown' }), 401],
+    ['415 for another content type', () => chat({ contentType: 'text/plain' }), 415],
+    ['405 for GET', () => chat({ method: 'GET' }), 405],
+    ['400 for a body that is not JSON', () => chat({ body: '{"model": ' }), 400],
+  ] as const)('carry the request id but no scope before the body is read: %s', async (_name, send, status) => {
+    const response = await send();
+    expect(response.status).toBe(status);
+    expectRequestId(response);
+    expect(response.headers.get('x-taskgate-project')).toBeNull();
+    expect(response.headers.get('x-taskgate-workload')).toBeNull();
+  });
+
+  it('carry the request id and rate-limit headers on a 429, refused before the body is read', async () => {
+    expect((await chat({ key: limitedKey })).status).toBe(200);
+    const limited = await chat({ key: limitedKey });
+    expect(limited.status).toBe(429);
+    expectRequestId(limited);
+    expect(limited.headers.get('x-ratelimit-remaining-requests')).toBe('0');
+    expect(limited.headers.get('x-taskgate-project')).toBeNull();
+  });
+});
+
+describe('every other endpoint', () => {
+  const authorized = { authorization: `Bearer ${ADMIN_KEY}` };
+  it.each([
+    ['GET', '/v1/models', authorized, 200],
+    ['GET', '/v1/models', {}, 401],
+    ['GET', '/v1/projects', authorized, 200],
+    ['GET', '/v1/projects/shop/workloads', authorized, 200],
+    ['GET', '/v1/projects/shop/workloads/summarise', authorized, 200],
+    ['GET', '/v1/projects/shop/workloads/summarise/traces', authorized, 200],
+    ['GET', '/v1/projects/nowhere/workloads/summarise/routes', authorized, 404],
+    ['GET', '/v1/traces/req_unknown', authorized, 404],
+    ['GET', '/v1/keys', authorized, 200],
+    ['DELETE', '/v1/keys', authorized, 405],
+    ['GET', '/healthz', {}, 200],
+    ['GET', '/readyz', {}, 200],
+    ['GET', '/metrics', {}, 401],
+    ['GET', '/metrics', authorized, 200],
+    ['GET', '/dashboard', {}, 303],
+    ['GET', '/dashboard/login', {}, 200],
+    ['GET', '/nowhere', {}, 404],
+  ] as const)('%s %s (%j) answers %i with a request id', async (method, path, headers, status) => {
+    const response = await fetch(`${taskgate.origin}${path}`, { method, headers, redirect: 'manual' });
+    expect(response.status).toBe(status);
+    expectRequestId(response);
+  });
+});
