@@ -96,10 +96,9 @@ describe('the README', () => {
     expect((block as CodeBlock).code).toContain('serves on http://127.0.0.1:8080/v1');
 
     const dataDirectory = temporaryDirectory('taskgate-readme-');
-    const environment = { ...process.env, PORT: String(port), TASKGATE_DATA_DIR: dataDirectory, TASKGATE_MODEL_CATALOG: catalog.catalogPath };
-    delete environment.TASKGATE_CONFIG;
-    delete environment.TASKGATE_OFFLINE;
-    delete environment.TASKGATE_ADMIN_KEY;
+    // A newcomer's environment: none of taskgate's own variables but these.
+    const environment: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TASKGATE_')));
+    Object.assign(environment, { PORT: String(port), TASKGATE_DATA_DIR: dataDirectory, TASKGATE_MODEL_CATALOG: catalog.catalogPath });
     server = spawn('npm', ['start'], { cwd: resolve('.'), env: environment, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     server.stdout?.on('data', (data: Buffer) => (stdout += data.toString()));
     server.stderr?.on('data', (data: Buffer) => (stderr += data.toString()));

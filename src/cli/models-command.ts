@@ -39,6 +39,8 @@ Options:
   --data-dir DIR   data directory (env TASKGATE_DATA_DIR; default ./.taskgate)
   --mirror URL     fetch catalog files from this mirror instead of huggingface.co,
                    keeping their paths (env TASKGATE_MODEL_MIRROR)
+
+The catalog is the built-in one, or the JSON file TASKGATE_MODEL_CATALOG names.
   --sha256 HEX     checksum the file must have (URLs and local files)
   -h, --help       show this help`;
 

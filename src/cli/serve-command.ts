@@ -3,6 +3,7 @@ import { createLogger } from '../log/logger.js';
 import { startTaskgate } from '../main.js';
 import { createModelDownloads } from '../models/model-downloads.js';
 import { CliError } from './cli-error.js';
+import { commandName } from './command-name.js';
 import { checkDataDirectory, describeDataDirectory } from './data-directory.js';
 import { pullOnFirstStart } from './first-start-pull.js';
 import { parseCommand, parseInteger } from './parse-command.js';
@@ -84,7 +85,7 @@ export async function serveCommand(argv: string[], environment: NodeJS.ProcessEn
   });
   if (gateway.createdAdminKey !== null) {
     process.stdout.write(
-      `\nCreated the admin key of account "default". It is shown only this once; keep it (lost, it is replaced by "taskgate keys create --env production --role admin"):\n${gateway.createdAdminKey}\n\n`,
+      `\nCreated the admin key of account "default". It is shown only this once; keep it (lost, it is replaced by "${commandName()} keys create --env production --role admin"):\n${gateway.createdAdminKey}\n\n`,
     );
   }
   await pullOnFirstStart({ settings, downloads, noPull: values['no-pull'] === true, mirror: environment.TASKGATE_MODEL_MIRROR || undefined, stderr: process.stderr, signal: pulling.signal });

@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { temporaryDirectory } from '../../test/helpers/temporary-directory.js';
 import { DEFAULT_MODELS, findDefaultModel } from '../models/default-models.js';
 import { ConfigError, loadSettings, parseConfig } from './load-config.js';
 
@@ -108,6 +111,36 @@ describe('loadSettings', () => {
     expect(config.engines).toMatchObject([{ id: 'cpu', type: 'llama-cpp' }]);
     expect(config.models.map((entry) => entry.id)).toEqual(DEFAULT_MODELS.map((entry) => entry.id));
     expect(config.models.every((entry) => entry.served_by.length === 1 && entry.served_by[0]?.engine === 'cpu' && entry.served_by[0].file === undefined)).toBe(true);
+  });
+
+  it('binds loopback by default and says where the data directory came from', () => {
+    const settings = loadSettings({}, {});
+    expect(settings).toMatchObject({ host: '127.0.0.1', dataDirectorySource: 'default', offline: false });
+    expect(settings.config.server.metrics).toBeNull();
+    expect(loadSettings({ dataDirectory: '/tmp/a' }, { TASKGATE_DATA_DIR: '/tmp/b' }).dataDirectorySource).toBe('--data-dir');
+    expect(loadSettings({}, { TASKGATE_DATA_DIR: '/tmp/b' }).dataDirectorySource).toBe('TASKGATE_DATA_DIR');
+    expect(loadSettings({}, { TASKGATE_OFFLINE: '1' }).offline).toBe(true);
+    expect(() => loadSettings({}, { TASKGATE_OFFLINE: 'yes' })).toThrow('TASKGATE_OFFLINE must be 1 or 0, got "yes"');
+  });
+
+  it('takes a model catalog of its own from TASKGATE_MODEL_CATALOG, checked like the config', () => {
+    const directory = temporaryDirectory('taskgate-catalog-');
+    const qwen = findDefaultModel('qwen2.5-0.5b-instruct')!;
+    const { price: _price, ...entry } = { ...qwen, id: 'house-model', url: 'https://files.example/house.gguf', file: 'house.gguf', recommended: true };
+    writeFileSync(join(directory, 'catalog.json'), JSON.stringify([entry]));
+    const settings = loadSettings({}, { TASKGATE_MODEL_CATALOG: join(directory, 'catalog.json') });
+    expect(settings.catalog).toEqual([{ ...entry, price: qwen.price }]);
+    expect(settings.config.models.map((model) => model.id)).toEqual(['house-model']);
+    expect(settings.config.models[0]).toMatchObject({ provider: 'qwen', context_window: 32_768, supports: ['tools', 'json'], catalog: { family: 'qwen2.5' } });
+
+    writeFileSync(join(directory, 'bad.json'), JSON.stringify([{ ...entry, sha256: 'abc', colour: 'blue' }, entry]));
+    expect(() => loadSettings({}, { TASKGATE_MODEL_CATALOG: join(directory, 'bad.json') })).toThrow(
+      `Invalid model catalog ${join(directory, 'bad.json')}\n  - [0].sha256: must be 64 lower-case hex digits\n  - [0]: Unrecognized key: "colour"`,
+    );
+    writeFileSync(join(directory, 'twice.json'), JSON.stringify([entry, entry]));
+    expect(() => loadSettings({}, { TASKGATE_MODEL_CATALOG: join(directory, 'twice.json') })).toThrow('[1].id: duplicate id "house-model"');
+    writeFileSync(join(directory, 'broken.json'), '[{');
+    expect(() => loadSettings({}, { TASKGATE_MODEL_CATALOG: join(directory, 'broken.json') })).toThrow('not valid JSON');
   });
 
   it('says which config file it cannot read', () => {
