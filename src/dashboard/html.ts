@@ -83,7 +83,7 @@ ${options.charts === true ? html`<link rel="stylesheet" href="/dashboard/assets/
     ? null
     : html`<nav class="crumbs"><a href="/dashboard">Overview</a>${crumbs.map((crumb) => html`<span class="sep">/</span>${crumb.href === undefined ? html`<span>${crumb.label}</span>` : html`<a href="${crumb.href}">${crumb.label}</a>`}`)}</nav>
   <div class="who">
-    <span>account <strong>${options.account.name}</strong> · key <code>${options.account.keyPrefix}</code></span>
+    <span class="account">account <strong>${options.account.name}</strong><span class="key"> · key <code>${options.account.keyPrefix}</code></span></span>
     <form method="post" action="/dashboard/logout"><button type="submit" class="link">Log out</button></form>
   </div>`}
 </header>

@@ -1,5 +1,6 @@
 /** `GET /dashboard`: every workload of the account with its calls, errors and cost in the window, most expensive first. */
 import type { WorkloadSummary } from '../tracking/stats-service.js';
+import { renderTable } from './data-table.js';
 import { formatCount, formatRate, formatUsd } from './format.js';
 import { dashboardPath, html, layout, type SafeHtml } from './html.js';
 import { WINDOWS, windowPicker, type WindowName } from './time-window.js';
@@ -25,18 +26,19 @@ export function renderOverviewPage(data: OverviewData): SafeHtml {
   const table =
     rows.length === 0
       ? html`<p class="empty">No workloads yet. A workload appears with its first call to <code>POST /v1/chat/completions</code>.</p>`
-      : html`<div class="table"><table id="workloads">
-<thead><tr><th>Project</th><th>Workload</th><th class="num">Calls</th><th class="num">Errors</th><th class="num">Error rate</th><th class="num">Cost</th></tr></thead>
-<tbody>${rows.map(
-          (row) => html`<tr data-project="${row.project}" data-workload="${row.workload}">
-<td>${row.project}</td>
-<td><a href="${dashboardPath('projects', row.project, 'workloads', row.workload) + since}">${row.workload}</a></td>
-<td class="num" data-field="calls">${formatCount(row.calls)}</td>
-<td class="num${row.errors > 0 ? ' bad' : ''}" data-field="errors">${formatCount(row.errors)}</td>
-<td class="num" data-field="error-rate">${formatRate(row.errorRate)}</td>
-<td class="num" data-field="cost">${formatUsd(row.costUsd)}</td>
-</tr>`,
-        )}</tbody></table></div>`;
+      : renderTable<WorkloadSummary>({
+          id: 'workloads',
+          rows,
+          rowAttributes: (row) => html` data-project="${row.project}" data-workload="${row.workload}"`,
+          columns: [
+            { label: 'Project', cell: (row) => row.project },
+            { label: 'Workload', cell: (row) => html`<a href="${dashboardPath('projects', row.project, 'workloads', row.workload) + since}">${row.workload}</a>` },
+            { label: 'Calls', kind: 'number', field: 'calls', cell: (row) => formatCount(row.calls) },
+            { label: 'Errors', kind: 'number', field: 'errors', tone: (row) => (row.errors > 0 ? 'bad' : undefined), cell: (row) => formatCount(row.errors) },
+            { label: 'Error rate', kind: 'number', field: 'error-rate', cell: (row) => formatRate(row.errorRate) },
+            { label: 'Cost', kind: 'number', field: 'cost', cell: (row) => formatUsd(row.costUsd) },
+          ],
+        });
 
   return layout(
     { title: 'Overview', account: data.account },

@@ -5,11 +5,14 @@
  */
 import type { createRoutingHandlers } from '../server/routing-handlers.js';
 import type { RouteCertificate } from '../store/routing-store.js';
+import { renderTable } from './data-table.js';
 import { formatCount, formatMs, formatRatio, formatTime, formatUsd } from './format.js';
 import { html, type SafeHtml } from './html.js';
 
 export type WorkloadRoutes = Awaited<ReturnType<ReturnType<typeof createRoutingHandlers>['getRoutes']>>;
 type RouteView = WorkloadRoutes['routes'][number];
+type Candidate = RouteView['candidates'][number];
+type RouteChange = WorkloadRoutes['history'][number];
 
 function certificateText(certificate: RouteCertificate | null): SafeHtml {
   if (certificate === null) return html`<span class="muted">none</span>`;
@@ -20,22 +23,22 @@ function renderRoute(route: RouteView): SafeHtml {
   const candidates =
     route.candidates.length === 0
       ? html`<p class="empty">No candidate evaluated yet: the router replays a sample of this workload's calls on cheaper models and lists them here.</p>`
-      : html`<div class="table"><table>
-<thead><tr><th>Candidate</th><th>State</th><th class="num">n</th><th class="num">k</th><th class="num">Errors</th><th class="num">Pass rate</th><th class="num">Lower bound</th><th class="num">Upper bound</th><th class="num">Cost per call</th><th class="num">Mean latency</th></tr></thead>
-<tbody>${route.candidates.map(
-          (candidate) => html`<tr>
-<td>${candidate.model}</td>
-<td><span class="${`badge ${candidate.state}`}">${candidate.state.replace('_', ' ')}</span></td>
-<td class="num">${formatCount(candidate.evaluated)}</td>
-<td class="num">${formatCount(candidate.passed)}</td>
-<td class="num">${formatCount(candidate.errors)}</td>
-<td class="num">${formatRatio(candidate.pass_rate)}</td>
-<td class="num">${formatRatio(candidate.lower_bound)}</td>
-<td class="num">${formatRatio(candidate.upper_bound)}</td>
-<td class="num">${formatUsd(candidate.cost_per_call_usd)}</td>
-<td class="num">${formatMs(candidate.mean_latency_ms)}</td>
-</tr>`,
-        )}</tbody></table></div>`;
+      : renderTable<Candidate>({
+          rows: route.candidates,
+          breadth: 'medium',
+          columns: [
+            { label: 'Candidate', kind: 'long', cell: (candidate) => candidate.model },
+            { label: 'State', kind: 'fixed', cell: (candidate) => html`<span class="${`badge ${candidate.state}`}">${candidate.state.replace('_', ' ')}</span>` },
+            { label: 'n', kind: 'number', cell: (candidate) => formatCount(candidate.evaluated) },
+            { label: 'k', kind: 'number', cell: (candidate) => formatCount(candidate.passed) },
+            { label: 'Errors', kind: 'number', cell: (candidate) => formatCount(candidate.errors) },
+            { label: 'Pass rate', kind: 'number', cell: (candidate) => formatRatio(candidate.pass_rate) },
+            { label: 'Lower bound', kind: 'number', cell: (candidate) => formatRatio(candidate.lower_bound) },
+            { label: 'Upper bound', kind: 'number', cell: (candidate) => formatRatio(candidate.upper_bound) },
+            { label: 'Cost per call', kind: 'number', cell: (candidate) => formatUsd(candidate.cost_per_call_usd) },
+            { label: 'Mean latency', kind: 'number', cell: (candidate) => formatMs(candidate.mean_latency_ms) },
+          ],
+        });
   return html`<div class="route panel" data-requested="${route.requested_model}">
 <div class="route-head">
   <span class="arrow"><strong>${route.requested_model}</strong> → <strong data-field="served-model">${route.served_model}</strong></span>
@@ -52,11 +55,17 @@ export function renderRoutePanel(routes: WorkloadRoutes): SafeHtml {
   const history =
     routes.history.length === 0
       ? html`<p class="empty">No route change yet.</p>`
-      : html`<div class="table"><table>
-<thead><tr><th>When</th><th>Requested</th><th>From</th><th>To</th><th>Reason</th><th>Detail</th></tr></thead>
-<tbody>${routes.history.map(
-          (change) => html`<tr><td>${formatTime(change.at * 1000)}</td><td>${change.requested_model}</td><td>${change.from_model}</td><td>${change.to_model}</td><td>${change.reason.replace('_', ' ')}</td><td class="wrap">${change.detail ?? ''}</td></tr>`,
-        )}</tbody></table></div>`;
+      : renderTable<RouteChange>({
+          rows: routes.history,
+          columns: [
+            { label: 'When', kind: 'fixed', cell: (change) => formatTime(change.at * 1000) },
+            { label: 'Requested', cell: (change) => change.requested_model },
+            { label: 'From', cell: (change) => change.from_model },
+            { label: 'To', cell: (change) => change.to_model },
+            { label: 'Reason', cell: (change) => change.reason.replace('_', ' ') },
+            { label: 'Detail', kind: 'long', cell: (change) => change.detail ?? '' },
+          ],
+        });
   return html`<section id="route">
 <h2>Route <span class="muted">· contract v${routes.contract_version}, pass rate ${routes.pass_rate} at ${routes.confidence} confidence, eval spend today ${formatUsd(routes.eval_spend_today_usd)} of ${formatUsd(routes.daily_budget_usd)}</span></h2>
 ${routes.routes.length === 0 ? html`<p class="empty">No route yet: every call is served by the model it asks for.</p>` : routes.routes.map(renderRoute)}

@@ -19,8 +19,29 @@ function readable(body: string): string {
   }
 }
 
-function body(title: string, text: string | null): SafeHtml {
-  return html`<h2>${title}</h2>${text === null ? html`<p class="empty">Not kept (bodies are kept when <code>traces.bodies</code> is on).</p>` : html`<pre>${readable(text)}</pre>`}`;
+/**
+ * Why a body is missing. The gateway reads the request body first and keeps
+ * both bodies or neither, so a kept request body means bodies were kept for
+ * this call: a missing reply then means there was no reply to keep (the call
+ * failed or was abandoned first), not that bodies are off.
+ */
+function missingBody(trace: Trace, which: 'request' | 'reply'): SafeHtml {
+  if (which === 'reply' && trace.requestBody !== null) {
+    if (trace.status === 'aborted') return html`No reply body: the client closed the connection before a reply was made.`;
+    if (trace.status === 'error') {
+      return html`No reply body: the call failed before a reply was made, and the caller got HTTP ${trace.httpStatus}${trace.errorClass === null ? null : html` (<strong>${trace.errorClass}</strong>)`} instead.`;
+    }
+    return html`No reply body was recorded for this call.`;
+  }
+  const refused = trace.status === 'error' ? ' A call refused before its body was read (a rate limit, say) has none either.' : '';
+  return html`Not kept: bodies are kept when <code>traces.bodies</code> is on and the project's retention keeps them, until their time to live runs out.${refused}`;
+}
+
+function body(trace: Trace, which: 'request' | 'reply'): SafeHtml {
+  const text = which === 'request' ? trace.requestBody : trace.replyBody;
+  return html`<section id="${`${which}-body`}"><h2>${which === 'request' ? 'Request body' : 'Reply body'}</h2>${
+    text === null ? html`<p class="empty">${missingBody(trace, which)}</p>` : html`<pre>${readable(text)}</pre>`
+  }</section>`;
 }
 
 export function renderTracePage({ account, trace, feedback }: TracePageData): SafeHtml {
@@ -56,7 +77,7 @@ export function renderTracePage({ account, trace, feedback }: TracePageData): Sa
     { title: `Trace ${trace.requestId}`, account, crumbs },
     html`<div class="heading"><h1>Trace <span class="mono">${trace.requestId}</span></h1></div>
 <section class="panel"><dl class="facts" id="trace-fields">${fields.map(([label, value]) => html`<dt>${label}</dt><dd>${value}</dd>`)}</dl></section>
-${body('Request body', trace.requestBody)}
-${body('Reply body', trace.replyBody)}`,
+${body(trace, 'request')}
+${body(trace, 'reply')}`,
   );
 }

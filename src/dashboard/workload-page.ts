@@ -4,8 +4,9 @@
  * per-model breakdown, its route and evidence, failures and recent calls.
  */
 import type { Trace } from '../store/store.js';
-import type { TimeBucket, WorkloadStats } from '../tracking/stats-service.js';
+import type { ModelStats, TimeBucket, WorkloadStats } from '../tracking/stats-service.js';
 import { renderFailures, renderRecentTraces } from './activity-panel.js';
+import { renderTable } from './data-table.js';
 import { formatCount, formatMs, formatRate, formatUsd } from './format.js';
 import { dashboardPath, html, layout, type SafeHtml } from './html.js';
 import { renderRoutePanel, type WorkloadRoutes } from './route-panel.js';
@@ -32,21 +33,23 @@ function card(label: string, value: string, field: string, sub?: SafeHtml | stri
 
 function renderModels(stats: WorkloadStats): SafeHtml {
   if (stats.models.length === 0) return html`<p class="empty">No call in this window.</p>`;
-  return html`<div class="table"><table id="models">
-<thead><tr><th>Served model</th><th class="num">Calls</th><th class="num">Errors</th><th class="num">Tokens in</th><th class="num">Tokens out</th><th class="num">Cost</th><th class="num">Latency p50</th><th class="num">Latency p95</th><th class="num">TTFT p50</th></tr></thead>
-<tbody>${stats.models.map(
-    (model) => html`<tr data-model="${model.model}">
-<td>${model.model === '' ? html`<span class="muted">(none chosen)</span>` : model.model}</td>
-<td class="num" data-field="calls">${formatCount(model.calls)}</td>
-<td class="num${model.errors > 0 ? ' bad' : ''}" data-field="errors">${formatCount(model.errors)}</td>
-<td class="num">${formatCount(model.promptTokens)}</td>
-<td class="num">${formatCount(model.completionTokens)}</td>
-<td class="num" data-field="cost">${formatUsd(model.costUsd)}</td>
-<td class="num">${formatMs(model.latencyMs.p50)}</td>
-<td class="num">${formatMs(model.latencyMs.p95)}</td>
-<td class="num">${formatMs(model.ttftMs.p50)}</td>
-</tr>`,
-  )}</tbody></table></div>`;
+  return renderTable<ModelStats>({
+    id: 'models',
+    breadth: 'medium',
+    rows: stats.models,
+    rowAttributes: (model) => html` data-model="${model.model}"`,
+    columns: [
+      { label: 'Served model', kind: 'long', cell: (model) => (model.model === '' ? html`<span class="muted">(none chosen)</span>` : model.model) },
+      { label: 'Calls', kind: 'number', field: 'calls', cell: (model) => formatCount(model.calls) },
+      { label: 'Errors', kind: 'number', field: 'errors', tone: (model) => (model.errors > 0 ? 'bad' : undefined), cell: (model) => formatCount(model.errors) },
+      { label: 'Tokens in', kind: 'number', cell: (model) => formatCount(model.promptTokens) },
+      { label: 'Tokens out', kind: 'number', cell: (model) => formatCount(model.completionTokens) },
+      { label: 'Cost', kind: 'number', field: 'cost', cell: (model) => formatUsd(model.costUsd) },
+      { label: 'Latency p50', kind: 'number', cell: (model) => formatMs(model.latencyMs.p50) },
+      { label: 'Latency p95', kind: 'number', cell: (model) => formatMs(model.latencyMs.p95) },
+      { label: 'TTFT p50', kind: 'number', cell: (model) => formatMs(model.ttftMs.p50) },
+    ],
+  });
 }
 
 export function renderWorkloadPage(data: WorkloadPageData): SafeHtml {

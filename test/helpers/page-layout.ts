@@ -9,9 +9,9 @@
  * the canvas `fillText` and records every piece of text actually drawn, with
  * its box in CSS pixels: measured with the context's own `measureText` in its
  * font, alignment, baseline and transform at that moment. A full-canvas
- * `clearRect` (uPlot's start of a redraw) or a resize starts the record
- * afresh, so it holds what is on the canvas now. The recorder knows nothing of
- * the chart script: it sees what reached the canvas.
+ * `clearRect` (uPlot's first step in every redraw, a resize's too) starts the
+ * record afresh, so it holds what is on the canvas now. The recorder knows
+ * nothing of the chart script: it sees what reached the canvas.
  */
 import type { Page } from 'playwright-core';
 
@@ -39,7 +39,7 @@ export const CANVAS_TEXT_RECORDER = String.raw`(() => {
     const xs = corners.map((point) => point.x / scale);
     const ys = corners.map((point) => point.y / scale);
     const list = drawn.get(canvas) || [];
-    list.push({ text: String(text), font: this.font, left: Math.min(...xs), right: Math.max(...xs), top: Math.min(...ys), bottom: Math.max(...ys), canvasWidth: canvas.clientWidth, canvasHeight: canvas.clientHeight });
+    list.push({ text: String(text), left: Math.min(...xs), right: Math.max(...xs), top: Math.min(...ys), bottom: Math.max(...ys), canvasWidth: canvas.clientWidth, canvasHeight: canvas.clientHeight });
     drawn.set(canvas, list);
     return fillText.apply(this, arguments);
   };
@@ -47,7 +47,6 @@ export const CANVAS_TEXT_RECORDER = String.raw`(() => {
 
 export interface DrawnText {
   text: string;
-  font: string;
   left: number;
   right: number;
   top: number;
@@ -61,6 +60,8 @@ export interface DrawnChart {
   /** The chart's container width and the width uPlot draws at, to check the chart follows its container. */
   containerWidth: number;
   chartWidth: number;
+  /** Where the data is drawn on the canvas (uPlot's `.u-over` covers it): time labels go below, value labels left of it. */
+  plot: { left: number; top: number; right: number; bottom: number };
   texts: DrawnText[];
 }
 
@@ -69,10 +70,12 @@ export async function drawnCharts(page: Page): Promise<DrawnChart[]> {
   return page.evaluate<DrawnChart[]>(`[...document.querySelectorAll('.plot')].map((plot) => {
     const canvas = plot.querySelector('canvas');
     const chart = plot.querySelector('.uplot');
+    const over = plot.querySelector('.u-over');
     return {
       id: plot.id,
       containerWidth: plot.clientWidth,
       chartWidth: chart === null ? -1 : chart.getBoundingClientRect().width,
+      plot: over === null ? { left: 0, top: 0, right: 0, bottom: 0 } : { left: over.offsetLeft, top: over.offsetTop, right: over.offsetLeft + over.offsetWidth, bottom: over.offsetTop + over.offsetHeight },
       texts: canvas === null ? [] : window.__drawnCanvasText.get(canvas) || [],
     };
   })`);
@@ -95,11 +98,23 @@ export async function chartsSettled(page: Page, timeoutMs = 5_000): Promise<void
   }
 }
 
-/** What is wrong with one chart's drawn text: labels that overlap one another, or are cut off by the canvas edge. */
-export function labelProblems(chart: DrawnChart): string[] {
+/**
+ * What is wrong with one chart: not as wide as its box, an axis without
+ * labels, a label over the data, labels that overlap one another (any two of
+ * the chart's labels, so neighbours on an axis and the two axes' labels
+ * alike) or that the canvas edge cuts off.
+ */
+export function chartProblems(chart: DrawnChart): string[] {
   const problems: string[] = [];
-  const { texts } = chart;
+  const { texts, plot } = chart;
   const describe = (text: DrawnText) => `"${text.text}" [${text.left.toFixed(1)}..${text.right.toFixed(1)} x ${text.top.toFixed(1)}..${text.bottom.toFixed(1)}]`;
+  if (Math.abs(chart.chartWidth - chart.containerWidth) > 1) problems.push(`${chart.id}: drawn ${chart.chartWidth} px wide in a ${chart.containerWidth} px box`);
+  const timeLabels = texts.filter((text) => text.top >= plot.bottom - 0.5);
+  const valueLabels = texts.filter((text) => text.right <= plot.left + 0.5 && text.top < plot.bottom - 0.5);
+  if (timeLabels.length < 2 || valueLabels.length < 2) problems.push(`${chart.id}: ${timeLabels.length} time and ${valueLabels.length} value labels, want 2 of each at least`);
+  for (const text of texts) {
+    if (!timeLabels.includes(text) && !valueLabels.includes(text)) problems.push(`${chart.id}: ${describe(text)} is drawn over the data (${plot.left}..${plot.right} x ${plot.top}..${plot.bottom})`);
+  }
   for (const text of texts) {
     const tolerance = 0.5;
     if (text.left < -tolerance || text.top < -tolerance || text.right > text.canvasWidth + tolerance || text.bottom > text.canvasHeight + tolerance) {
@@ -119,7 +134,8 @@ export function labelProblems(chart: DrawnChart): string[] {
 
 /**
  * What sticks out of the viewport: the page scrolling sideways, any element
- * whose box passes the left or right edge, any box that scrolls sideways.
+ * whose box passes the left or right edge, any box that scrolls sideways or
+ * cuts its content off (unless it shows an ellipsis).
  * Elements with no size, or inside a closed `<details>`, are not shown and
  * are ignored.
  */
@@ -140,9 +156,11 @@ export async function layoutProblems(page: Page): Promise<string[]> {
       if (box.width === 0 || box.height === 0) continue;
       if (box.right > width + 0.5) problems.push(name(element) + ' ends at ' + box.right.toFixed(1) + ' px, past the ' + width + ' px viewport');
       if (box.left < -0.5) problems.push(name(element) + ' starts at ' + box.left.toFixed(1) + ' px, left of the viewport');
-      const overflow = getComputedStyle(element).overflowX;
-      if ((overflow === 'auto' || overflow === 'scroll') && element.scrollWidth > element.clientWidth + 1) {
-        problems.push(name(element) + ' scrolls sideways (' + element.scrollWidth + ' px of content in ' + element.clientWidth + ' px)');
+      const style = getComputedStyle(element);
+      if (style.overflowX !== 'visible' && element.scrollWidth > element.clientWidth + 1) {
+        if (style.overflowX === 'auto' || style.overflowX === 'scroll') problems.push(name(element) + ' scrolls sideways (' + element.scrollWidth + ' px of content in ' + element.clientWidth + ' px)');
+        // Clipped content is lost unless an ellipsis says so.
+        else if (style.textOverflow !== 'ellipsis') problems.push(name(element) + ' cuts off its content (' + element.scrollWidth + ' px of it in ' + element.clientWidth + ' px)');
       }
     }
     return problems;

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import type { Trace } from '../store/store.js';
+import { renderTracePage } from './trace-page.js';
+
+const account = { name: 'default', keyPrefix: 'tg_live_abc…' };
+const request = '{"model":"acme-large","messages":[{"role":"user","content":"Summarise"}]}';
+
+function trace(fields: Partial<Trace>): Trace {
+  return {
+    requestId: 'req_1',
+    accountId: 'acct_1',
+    keyId: 'key_1',
+    environment: 'production',
+    project: 'shop',
+    workload: 'summarise',
+    user: null,
+    requestedModel: 'acme-large',
+    servedModel: 'acme-large',
+    replica: 'large',
+    status: 'ok',
+    errorClass: null,
+    errorMessage: null,
+    httpStatus: 200,
+    finishReason: 'stop',
+    promptTokens: 10,
+    completionTokens: 2,
+    costUsd: 0.001,
+    latencyMs: 120,
+    ttftMs: null,
+    stream: false,
+    metadata: null,
+    startedAt: Date.UTC(2026, 10, 24, 12),
+    requestBody: request,
+    replyBody: '{"id":"chatcmpl-1"}',
+    ...fields,
+  };
+}
+
+function section(page: string, id: string): string {
+  const start = page.indexOf(`<section id="${id}">`);
+  return page.slice(start, page.indexOf('</section>', start));
+}
+
+describe('trace page bodies', () => {
+  it("shows a failed call's request body, and says the reply is missing because the call failed, not because bodies are off", () => {
+    const page = renderTracePage({ account, feedback: null, trace: trace({ status: 'error', errorClass: 'engine_error', errorMessage: 'CUDA out of memory', httpStatus: 502, replyBody: null }) }).text;
+    expect(section(page, 'request-body')).toContain('<pre>{\n  &quot;model&quot;: &quot;acme-large&quot;');
+    expect(section(page, 'reply-body')).toContain('the call failed before a reply was made, and the caller got HTTP 502 (<strong>engine_error</strong>)');
+    expect(page).not.toContain('Not kept');
+  });
+
+  it('says a call the client abandoned had no reply to keep', () => {
+    const page = renderTracePage({ account, feedback: null, trace: trace({ status: 'aborted', errorClass: 'client_closed', httpStatus: 499, replyBody: null }) }).text;
+    expect(section(page, 'reply-body')).toContain('the client closed the connection');
+    expect(page).not.toContain('Not kept');
+  });
+
+  it('says bodies were not kept when neither was', () => {
+    const page = renderTracePage({ account, feedback: null, trace: trace({ requestBody: null, replyBody: null }) }).text;
+    expect(section(page, 'request-body')).toContain('Not kept');
+    expect(section(page, 'reply-body')).toContain('Not kept');
+  });
+
+  it('shows both bodies of a call that kept them', () => {
+    const page = renderTracePage({ account, feedback: null, trace: trace({}) }).text;
+    expect(section(page, 'reply-body')).toContain('<pre>{\n  &quot;id&quot;: &quot;chatcmpl-1&quot;\n}</pre>');
+    expect(page).not.toContain('Not kept');
+  });
+});
