@@ -3,7 +3,6 @@
  * created here and passed down; `stop` takes it down in reverse order, after
  * the last trace is written.
  */
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { createAuthenticator } from './auth/authenticator.js';
 import { ensureBootstrapAdminKey } from './auth/key-issuer.js';
 import { createCatalog } from './catalog/catalog.js';
@@ -17,15 +16,14 @@ import type { ModelDownloads } from './models/model-downloads.js';
 import { createRouteTable } from './routing/route-table.js';
 import { createRouterWorker, type RouterWorker } from './routing/router-worker.js';
 import { createDashboard } from './dashboard/dashboard-handler.js';
-import { createApp, newRequestId } from './server/app.js';
+import { createApp } from './server/app.js';
+import { createMetricsApp } from './server/metrics-app.js';
 import { createRollupStatsService } from './tracking/rollup-stats-service.js';
-import { createMetrics, type Metrics } from './tracking/metrics.js';
+import { createMetrics } from './tracking/metrics.js';
 import { createRetention, type Retention } from './tracking/retention.js';
 import { createCallGate } from './server/call-gate.js';
 import { createRoutingHandlers } from './server/routing-handlers.js';
 import { listen, type HttpServer } from './server/http-server.js';
-import { sendError, sendMetrics } from './server/http-response.js';
-import { NotFoundError } from './api/errors.js';
 import { createScopeRegistry } from './server/scope-registry.js';
 import { openStore } from './store/open-store.js';
 import type { Store } from './store/store.js';
@@ -143,7 +141,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   const listening: HttpServer[] = [];
   try {
     listening.push(await listen(handle, { host: settings.host, port: settings.port }));
-    if (config.server.metrics !== null) listening.push(await listen(metricsOnly(metrics), config.server.metrics));
+    if (config.server.metrics !== null) listening.push(await listen(createMetricsApp(metrics), config.server.metrics));
   } catch (error) {
     // The port is taken (or not ours to take): undo what started, so the process can exit cleanly.
     for (const started of listening) await started.stop(0);
@@ -169,16 +167,6 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
       await server.stop(config.server.shutdown_timeout_ms);
       await closeParts();
     },
-  };
-}
-
-/** The metrics address's whole app: `GET /metrics`, and a 404 for anything else. */
-function metricsOnly(metrics: Metrics) {
-  return async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
-    const headers: OutgoingHttpHeaders = { 'x-request-id': newRequestId() };
-    const path = (request.url ?? '/').split('?')[0];
-    if (path === '/metrics' && (request.method === 'GET' || request.method === 'HEAD')) await sendMetrics(metrics, response, headers);
-    else sendError(response, new NotFoundError('This address serves only GET /metrics.', 'unknown_path'), headers);
   };
 }
 
