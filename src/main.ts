@@ -88,10 +88,11 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     catalog,
     pools,
     isBusy: (modelId) => hasWaitingCalls(catalog.resolve(modelId)?.servedBy ?? [], engines),
+    replayConcurrency: new Map(config.engines.map((engine) => [engine.id, engine.replay_concurrency ?? (engine.type === 'openai' ? Math.max(1, Math.floor(engine.max_concurrency / 8)) : 1)])),
     logger: logger.child({ part: 'router' }),
   });
   const stats = createRollupStatsService(store.rollups);
-  const dashboard = createDashboard({ authenticator, store, stats, routing: createRoutingHandlers({ store, catalog, routes }), logger: logger.child({ part: 'dashboard' }) });
+  const dashboard = createDashboard({ authenticator, store, stats, routing: createRoutingHandlers({ store, catalog, routes, router }), logger: logger.child({ part: 'dashboard' }) });
   const retention = createRetention({
     store: store.retention,
     defaults: { bodies: config.traces.bodies ? 'all' : 'none', sampleRate: 1, bodiesTtlDays: config.traces.bodies_ttl_days, tracesTtlDays: config.traces.ttl_days },

@@ -26,7 +26,8 @@ beforeAll(async () => {
   const models = Object.entries(prices)
     .map(([id, price]) => `  - { id: ${id}, served_by: [{ engine: arithmetic, name: ${id} }], price: { input: ${price}, output: ${price} }, context_window: 8192 }`)
     .join('\n');
-  taskgate = await startTestGateway(`engines:\n  - { id: arithmetic, type: openai, base_url: "${engine.baseUrl}" }\nmodels:\n${models}\n`);
+  // Thousands of calls a minute: above the default key rate.
+  taskgate = await startTestGateway(`engines:\n  - { id: arithmetic, type: openai, base_url: "${engine.baseUrl}" }\nmodels:\n${models}\nlimits: { requests_per_minute: 1000000 }\n`);
 });
 afterAll(async () => {
   await taskgate?.stop();
@@ -104,7 +105,8 @@ describe('routing', () => {
     expect(route.certificate!.lower).toBeGreaterThanOrEqual(0.8);
     // mid was certified on the way down: a reply of small that fails the guard is re-asked of mid, not big.
     expect((route as unknown as { fallbacks: string[] }).fallbacks).toEqual(['mid']);
-    expect(route.candidates.find((candidate) => candidate.model === 'tiny')?.state).toBe('eliminated');
+    // tiny (30 %) is ruled out, or no longer worth testing: either way it never serves.
+    expect(['eliminated', 'paused']).toContain(route.candidates.find((candidate) => candidate.model === 'tiny')?.state);
     expect(view.history.some((change) => change.reason === 'certified' && change.to_model === 'small')).toBe(true);
 
     // Calls now carry the cheaper model, and their savings show.
@@ -132,10 +134,10 @@ describe('routing', () => {
     expect((await management('PUT', '/projects/default/workloads/strict/eval', { pass_rate: 0.97, sample_rate: 1, min_samples: 10 })).status).toBe(200);
     const served = await askUntil('strict', (model) => model === 'mid', 1_500);
     expect(served.at(-1)).toBe('mid');
-    // small (90 %) stays on trial below mid until its upper bound rules it out; it never serves.
-    const smallState = async () => (await routesOf('strict')).routes[0]?.candidates.find((candidate) => candidate.model === 'small')?.state;
-    for (let round = 0; round < 60 && (await smallState()) !== 'eliminated'; round++) served.push(...(await askUntil('strict', () => false, 20)));
-    expect(await smallState()).toBe('eliminated');
+    // small (90 %) stays on trial below mid until its upper bound rules it out, or until more tests are not worth their cost; it never serves.
+    const smallState = async () => (await routesOf('strict')).routes[0]?.candidates.find((candidate) => candidate.model === 'small')?.state ?? '';
+    for (let round = 0; round < 60 && !['eliminated', 'paused'].includes(await smallState()); round++) served.push(...(await askUntil('strict', () => false, 20)));
+    expect(['eliminated', 'paused']).toContain(await smallState());
     expect(served).not.toContain('small');
     expect(served.at(-1)).toBe('mid');
   });

@@ -31,6 +31,8 @@ const openAIEngine = z
     api_key: z.string().min(1).optional(),
     /** Connections kept open to the engine; calls beyond this wait in undici's queue. */
     max_concurrency: z.number().int().min(1).max(4096).default(256),
+    /** The router's shadow replays and judge calls on this engine at once: below its own capacity, so they never crowd out callers. Default max_concurrency / 8. */
+    replay_concurrency: z.number().int().min(1).max(4096).optional(),
     /** Time to connect to the engine. */
     connect_timeout_ms: z.number().int().min(1).default(5_000),
     /** Time until the engine starts replying (a whole reply, when not streamed). */
@@ -63,6 +65,8 @@ const llamaCppEngine = z
     gpu: z.union([z.enum(['auto', 'cuda', 'vulkan', 'metal']), z.literal(false)]).default('auto'),
     /** Per model: calls that may wait for a free sequence. Beyond it a call gets 503 with `retry-after`. */
     max_queue: z.number().int().min(0).max(100_000).default(64),
+    /** The router's shadow replays and judge calls on this engine at once (default 1: a model's sequences stay with callers). */
+    replay_concurrency: z.number().int().min(1).max(256).optional(),
     circuit_breaker: circuitBreaker,
   })
   .strict();

@@ -20,6 +20,7 @@ import type { Logger } from '../log/logger.js';
 import { errorFields } from '../log/logger.js';
 import { CircuitBreaker, type CircuitBreakerOptions, type CircuitPermit, type CircuitState } from './circuit-breaker.js';
 import type { Engine, EngineChunk, EngineCompletion, EngineRequest } from './engine.js';
+import { StreamRecorder } from './stream-recorder.js';
 
 export interface Replica {
   engine: Engine;
@@ -50,6 +51,39 @@ export interface ModelPool {
   openStream(parameters: GenerationParameters, signal: AbortSignal, attempt?: ReplicaAttempt): Promise<{ replica: string; chunks: AsyncIterator<EngineChunk> }>;
   inFlight(): number;
   replicaStates(): Array<{ replica: string; inFlight: number; circuit: CircuitState }>;
+  /**
+   * A call for the router's shadow replays, which must never hurt production
+   * traffic: it goes only to a replica whose circuit is closed (never taking a
+   * half-open circuit's one trial) and whose engine can serve the model now,
+   * is never retried elsewhere, and is never counted for or against a
+   * circuit. `gate` waits for one of the engine's replay slots (a bound below
+   * the engine's own). Rejects with `NoReplicaForReplayError` when no replica
+   * qualifies; otherwise as `complete`. With `stream`, the reply is streamed
+   * and assembled, so its time to first token is measured.
+   */
+  replay(parameters: GenerationParameters, signal: AbortSignal, options: ReplayOptions): Promise<ReplayResult>;
+}
+
+export interface ReplayOptions {
+  stream: boolean;
+  /** Resolves with a release function once the engine has a free replay slot. */
+  gate: (engineId: string, signal: AbortSignal) => Promise<() => void>;
+}
+
+export interface ReplayResult {
+  completion: EngineCompletion;
+  replica: string;
+  latencyMs: number;
+  /** Time to the first chunk of a streamed replay; null for a whole reply. */
+  ttftMs: number | null;
+}
+
+/** No replica may take a replay now (circuits not closed, model file missing): a reason to skip, not a failure of the model. */
+export class NoReplicaForReplayError extends Error {
+  constructor(modelId: string) {
+    super(`no replica of '${modelId}' can take a replay now`);
+    this.name = 'NoReplicaForReplayError';
+  }
 }
 
 /** What `pickReplica` needs to know of a replica. */
@@ -156,6 +190,41 @@ class ReplicaPool implements ModelPool {
       const second = this.retryTarget(first, error, signal);
       if (second === -1) throw error;
       return await this.openStreamOn(second, parameters, signal, attempt);
+    }
+  }
+
+  async replay(parameters: GenerationParameters, signal: AbortSignal, options: ReplayOptions): Promise<ReplayResult> {
+    const now = this.now();
+    let index = -1;
+    for (let candidate = 0; candidate < this.slots.length; candidate++) {
+      const slot = this.slots[candidate]!;
+      if (slot.circuit.state(now) !== 'closed' || (slot.engine.unavailableReason?.(slot.modelName) ?? null) !== null) continue;
+      if (index === -1 || slot.inFlight < this.slots[index]!.inFlight) index = candidate;
+    }
+    if (index === -1) throw new NoReplicaForReplayError(this.modelId);
+    const slot = this.slots[index]!;
+    const release = await options.gate(slot.engine.id, signal);
+    slot.inFlight += 1;
+    this.total += 1;
+    const started = performance.now();
+    try {
+      if (!options.stream) {
+        const completion = await slot.engine.complete(this.request(index, parameters), signal);
+        return { completion, replica: slot.engine.id, latencyMs: performance.now() - started, ttftMs: null };
+      }
+      const recorder = new StreamRecorder(true);
+      let ttftMs: number | null = null;
+      for await (const chunk of slot.engine.stream(this.request(index, parameters), signal)) {
+        ttftMs ??= performance.now() - started;
+        recorder.observe(chunk);
+      }
+      const message = recorder.message() ?? { role: 'assistant' as const, content: null };
+      const finish = (recorder.finishReason ?? 'stop') as EngineCompletion['choices'][number]['finish_reason'];
+      return { completion: { choices: [{ index: 0, message, finish_reason: finish }], usage: recorder.usage }, replica: slot.engine.id, latencyMs: performance.now() - started, ttftMs };
+    } finally {
+      slot.inFlight -= 1;
+      this.total -= 1;
+      release();
     }
   }
 

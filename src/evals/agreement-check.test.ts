@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AssistantMessage, ToolCall } from '../api/chat-types.js';
-import { agreementMethodFor, evaluateAgreement, normalizeText } from './agreement-check.js';
+import { agreementMethodFor, evaluateAgreement, needsPairwiseJudge, normalizeText } from './agreement-check.js';
 import type { AgreementMethod } from './eval-contract.js';
 
 const request = { messages: [{ role: 'user' as const, content: 'Question?' }] };
@@ -104,10 +104,49 @@ describe('agreement: auto picks the method from the reference reply', () => {
 
   it('applies the picked method', () => {
     expect(agree('auto', text('{"a":1,"b":2}'), text('{"b":2,"a":1}')).verdict).toBe('pass'); // json_equal; normalized text would differ
+    expect(agree('auto', text('{"a":1}'), text('{"a":2}')).verdict).toBe('fail'); // JSON that differs fails by rule, no judge
     expect(agree('auto', text('Paris.'), text('paris')).verdict).toBe('pass'); // normalized
-    expect(agree('auto', text('42'), text('42.0')).verdict).toBe('fail'); // a scalar compares as text
     expect(agree('auto', calling(call('a', '{"x":1}')), { role: 'assistant', content: 'other words', tool_calls: [call('a', '{"x": 1}')] }).verdict).toBe('pass');
     expect(agree('auto', calling(call('a', '{"x":1}')), text('{"x":1}')).verdict).toBe('fail');
     expect(agree('auto', null, text('x')).verdict).toBe('not_applicable');
+  });
+});
+
+describe('agreement: auto on free text leaves differing text to the pairwise judge', () => {
+  const needs = (method: AgreementMethod, reference: AssistantMessage | null, candidate: AssistantMessage) =>
+    needsPairwiseJudge({ type: 'agreement', method }, { request, reference, candidate });
+
+  it('is not failed by rule: not applicable without a judge, and needsPairwiseJudge says so', () => {
+    expect(agree('auto', text('The capital is Canberra.'), text('Canberra is the capital.'))).toEqual({
+      verdict: 'not_applicable',
+      reason: 'the free text differs from the reference: only the pairwise judge can tell whether it is as good',
+    });
+    expect(agree('auto', text('42'), text('42.0')).verdict).toBe('not_applicable'); // a JSON scalar is free text
+    expect(needs('auto', text('The capital is Canberra.'), text('Canberra is the capital.'))).toBe(true);
+    expect(needs('auto', text('42'), text('{"a":1}'))).toBe(true); // JSON where the reference wrote text: still text to compare
+  });
+
+  it('decides by rule what a rule can decide', () => {
+    expect(needs('auto', text('Paris.'), text('paris'))).toBe(false); // equal after normalising: passes, no judge paid
+    expect(needs('auto', text('{"a":1}'), text('{"a":2}'))).toBe(false); // json_equal
+    expect(needs('auto', calling(call('a', '{}')), text('done'))).toBe(false); // tool_calls_equal
+    expect(needs('auto', null, text('x'))).toBe(false); // nothing to compare with
+    expect(needs('auto', text(null), text('x'))).toBe(false); // the reference has no content
+  });
+
+  it('fails by rule a reply of another shape: tool calls, or no content, where the reference answered in text', () => {
+    const toolsInstead: AssistantMessage = { role: 'assistant', content: 'Let me check.', tool_calls: [call('lookup', '{}')] };
+    expect(needs('auto', text('Paris'), toolsInstead)).toBe(false);
+    expect(agree('auto', text('Paris'), toolsInstead).verdict).toBe('fail');
+    for (const empty of [text(null), text('  ')]) {
+      expect(needs('auto', text('Paris'), empty)).toBe(false);
+      expect(agree('auto', text('Paris'), empty).verdict).toBe('fail');
+    }
+  });
+
+  it('always needs the judge for method judge, never for the other rules', () => {
+    expect(needs('judge', text('Paris'), text('paris'))).toBe(true);
+    expect(needs('normalized', text('Paris'), text('Lyon'))).toBe(false);
+    expect(agree('normalized', text('Paris'), text('Lyon')).verdict).toBe('fail');
   });
 });

@@ -9,14 +9,18 @@
  *   and ids of the calls do not count, the content beside them does not either.
  * - `auto` (the default contract): picked from the reference's shape, because
  *   that is what the caller's code consumes: tool calls → tool_calls_equal;
- *   content that is a JSON object or array → json_equal; else normalized.
+ *   content that is a JSON object or array → json_equal; else free text,
+ *   which passes by rule when the normalized texts are equal and is otherwise
+ *   left to the pairwise judge (`needsPairwiseJudge`): two good answers in
+ *   prose rarely match word for word, so a rule could only fail them. Without
+ *   a judge, such a pair is `not_applicable`, evidence of nothing.
  *
  * For the content methods, a candidate that calls tools where the reference
  * answered in content fails: the caller's code would take another branch.
  */
 import type { AssistantMessage, ToolCall } from '../api/chat-types.js';
 import type { AgreementMethod, EvalCheckOf } from './eval-contract.js';
-import { excerpt, fail, notApplicable, pass, type EvalOutcome, type SyncEvaluator } from './evaluator.js';
+import { excerpt, fail, notApplicable, pass, type EvalInput, type EvalOutcome, type SyncEvaluator } from './evaluator.js';
 import { canonicalJson, isJsonObject, parseJson } from './json-value.js';
 import { toolCallsOf } from './reply-shape.js';
 
@@ -38,7 +42,10 @@ export function normalizeText(text: string): string {
     .replace(/[\s.,;:!?…。、]+$/u, '');
 }
 
-/** The rule `auto` applies, from the reference reply's shape. */
+/**
+ * The rule `auto` applies, from the reference reply's shape. For free text
+ * (`normalized`) the rule only decides equal texts; see `needsPairwiseJudge`.
+ */
 export function agreementMethodFor(reference: AssistantMessage): RuleMethod {
   if (toolCallsOf(reference).length > 0) return 'tool_calls_equal';
   const parsed = reference.content === null ? null : parseJson(reference.content);
@@ -46,9 +53,25 @@ export function agreementMethodFor(reference: AssistantMessage): RuleMethod {
   return 'normalized';
 }
 
-export const evaluateAgreement: SyncEvaluator<EvalCheckOf<'agreement'>> = (check, { reference, candidate }) => {
+/**
+ * Whether the check is decided by the pairwise judge rather than by rule:
+ * always for method `judge`; for `auto`, when both replies are free text
+ * whose normalized forms differ. A candidate that calls tools where the
+ * reference answered in text, or answers with no content, still fails by rule.
+ */
+export function needsPairwiseJudge(check: EvalCheckOf<'agreement'>, { reference, candidate }: EvalInput): boolean {
+  if (check.method === 'judge') return true;
+  if (check.method !== 'auto' || reference === null || reference.content === null) return false;
+  if (agreementMethodFor(reference) !== 'normalized' || toolCallsOf(candidate).length > 0) return false;
+  const content = candidate.content;
+  return content !== null && content.trim() !== '' && normalizeText(content) !== normalizeText(reference.content);
+}
+
+export const evaluateAgreement: SyncEvaluator<EvalCheckOf<'agreement'>> = (check, input) => {
+  const { reference, candidate } = input;
   if (reference === null) return notApplicable('no reference reply to agree with');
   if (check.method === 'judge') return notApplicable('agreement by judge needs a judge model');
+  if (needsPairwiseJudge(check, input)) return notApplicable('the free text differs from the reference: only the pairwise judge can tell whether it is as good');
   const method = check.method === 'auto' ? agreementMethodFor(reference) : check.method;
   if (method === 'tool_calls_equal') return compareToolCalls(reference, candidate);
   if (reference.content === null) return notApplicable('the reference reply has no content to compare');

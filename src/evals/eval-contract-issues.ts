@@ -15,7 +15,7 @@ export interface EvalContractIssue {
   message: string;
 }
 
-const CHECK_TYPES = ['json_schema', 'regex', 'tool_call_valid', 'agreement', 'judge'];
+const CHECK_TYPES = ['json_schema', 'regex', 'tool_call_valid', 'response_format_valid', 'agreement', 'judge'];
 const AGREEMENT_METHODS = new Set(['auto', 'normalized', 'json_equal', 'tool_calls_equal', 'judge']);
 
 /** `checks[1].pattern`; `(contract)` for the top level. */
@@ -38,9 +38,14 @@ function describe(issue: z.core.$ZodIssue, value: unknown): string {
       if (value === undefined) return 'required';
       return `must be ${article(issue.expected)}, got ${typeName(value)}`;
     case 'invalid_union':
-      // Only the discriminated union of checks yields this: its `type` matched no check.
-      if (value === undefined) return `required: one of ${CHECK_TYPES.join(', ')}`;
-      return `unknown check type ${JSON.stringify(value)} (expected one of ${CHECK_TYPES.join(', ')})`;
+      // The discriminated union of checks reports at the `type` key: it matched no check.
+      if (issue.path.at(-1) === 'type') {
+        if (value === undefined) return `required: one of ${CHECK_TYPES.join(', ')}`;
+        return `unknown check type ${JSON.stringify(value)} (expected one of ${CHECK_TYPES.join(', ')})`;
+      }
+      // A field with alternatives (sample_rate: a number or "auto") that matched none.
+      if (value === undefined) return 'required';
+      return `must be ${alternatives(issue.errors)}, got ${typeName(value)}`;
     case 'invalid_value':
       return `must be one of ${issue.values.map((option) => JSON.stringify(option)).join(', ')}, got ${JSON.stringify(value)}`;
     case 'too_small':
@@ -57,6 +62,17 @@ function bound(origin: string, word: 'at least' | 'at most', limit: number | big
   if (origin === 'string') return word === 'at least' && limit === 1 ? 'must not be empty' : `must be ${word} ${limit} characters`;
   if (inclusive) return `must be ${word} ${limit}`;
   return `must be ${word === 'at least' ? 'more' : 'less'} than ${limit}`;
+}
+
+/** `a number or "auto"`, from the first issue of each alternative. */
+function alternatives(errors: readonly (readonly z.core.$ZodIssue[])[]): string {
+  const options = errors.flatMap((issues) => {
+    const first = issues[0];
+    if (first?.code === 'invalid_type') return [article(first.expected)];
+    if (first?.code === 'invalid_value') return first.values.map((option) => JSON.stringify(option));
+    return [];
+  });
+  return options.length === 0 ? 'one of the allowed values' : options.join(' or ');
 }
 
 function article(expected: string): string {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../api/errors.js';
-import { DEFAULT_CONTRACT, parseEvalContract, validateEvalContract } from './eval-contract.js';
+import { DEFAULT_CONTRACT, checksKey, parseEvalContract, validateEvalContract } from './eval-contract.js';
 
 function errorOf(input: unknown): InvalidRequestError {
   try {
@@ -13,24 +13,46 @@ function errorOf(input: unknown): InvalidRequestError {
 }
 
 describe('parseEvalContract: defaults', () => {
-  it('fills every default, with the agreement check when no checks are given', () => {
+  it('fills every default: the structural checks and agreement when no checks are given, an adaptive sample rate, latency limits', () => {
     expect(parseEvalContract({})).toEqual({
-      checks: [{ type: 'agreement', method: 'auto' }],
+      checks: [{ type: 'response_format_valid' }, { type: 'tool_call_valid' }, { type: 'agreement', method: 'auto' }],
       pass_rate: 0.95,
       confidence: 0.95,
       min_samples: 50,
-      sample_rate: 0.05,
+      sample_rate: 'auto',
       daily_budget_usd: 5,
       allow_upgrade: false,
+      max_latency_ms: null,
+      max_ttft_ms: null,
+      latency_percentile: 95,
+      max_latency_factor: 2,
     });
   });
 
   it('equals DEFAULT_CONTRACT, which is frozen, and gives each parse its own arrays', () => {
     const first = parseEvalContract({});
     expect(first).toEqual(DEFAULT_CONTRACT);
-    expect(Object.isFrozen(DEFAULT_CONTRACT) && Object.isFrozen(DEFAULT_CONTRACT.checks) && Object.isFrozen(DEFAULT_CONTRACT.checks[0])).toBe(true);
-    first.checks.push({ type: 'tool_call_valid' });
-    expect(parseEvalContract({}).checks).toHaveLength(1);
+    expect(Object.isFrozen(DEFAULT_CONTRACT) && Object.isFrozen(DEFAULT_CONTRACT.checks) && DEFAULT_CONTRACT.checks.every((check) => Object.isFrozen(check))).toBe(true);
+    expect(Object.isFrozen(first.checks[0])).toBe(false);
+    first.checks.push({ type: 'regex', pattern: 'x' });
+    expect(parseEvalContract({}).checks).toHaveLength(3);
+  });
+
+  it('keeps the sample rate and latency limits given', () => {
+    expect(parseEvalContract({ sample_rate: 0.2, max_latency_ms: 1500, max_ttft_ms: 300.5, latency_percentile: 99.9, max_latency_factor: 1 })).toMatchObject({
+      sample_rate: 0.2,
+      max_latency_ms: 1500,
+      max_ttft_ms: 300.5,
+      latency_percentile: 99.9,
+      max_latency_factor: 1,
+    });
+    expect(parseEvalContract({ sample_rate: 'auto', max_latency_ms: null, max_ttft_ms: null, latency_percentile: 50, max_latency_factor: null })).toMatchObject({
+      sample_rate: 'auto',
+      max_latency_ms: null,
+      max_ttft_ms: null,
+      latency_percentile: 50,
+      max_latency_factor: null,
+    });
   });
 
   it('defaults agreement method to auto and keeps what is given', () => {
@@ -85,7 +107,7 @@ describe('parseEvalContract: errors name every bad path', () => {
     expect(parts).toEqual(['checks[1].pattern', 'checks[2].schema', 'checks[3].type', 'checks[4].rubric', 'pass_rate', 'min_samples', 'bogus']);
     expect(error.message).toContain('checks[1].pattern: not a valid regular expression (Invalid regular expression: /(unclosed/: Unterminated group)');
     expect(error.message).toContain('checks[2].schema: not a valid JSON Schema (');
-    expect(error.message).toContain('checks[3].type: unknown check type "nope" (expected one of json_schema, regex, tool_call_valid, agreement, judge)');
+    expect(error.message).toContain('checks[3].type: unknown check type "nope" (expected one of json_schema, regex, tool_call_valid, response_format_valid, agreement, judge)');
     expect(error.message).toContain('checks[4].rubric: required');
     expect(error.message).toContain('pass_rate: must be at most 0.9999');
     expect(error.message).toContain('min_samples: must be an integer');
@@ -121,6 +143,17 @@ describe('parseEvalContract: errors name every bad path', () => {
     ['confidence as a string', { confidence: '0.9' }, 'confidence: must be a number, got string "0.9"', 'confidence'],
     ['min_samples zero', { min_samples: 0 }, 'min_samples: must be at least 1', 'min_samples'],
     ['sample_rate above 1', { sample_rate: 1.5 }, 'sample_rate: must be at most 1', 'sample_rate'],
+    ['sample_rate negative', { sample_rate: -0.1 }, 'sample_rate: must be at least 0', 'sample_rate'],
+    ['sample_rate another word', { sample_rate: 'fast' }, 'sample_rate: must be a number or "auto", got string "fast"', 'sample_rate'],
+    ['sample_rate null', { sample_rate: null }, 'sample_rate: must be a number or "auto", got null', 'sample_rate'],
+    ['max_latency_ms zero', { max_latency_ms: 0 }, 'max_latency_ms: must be more than 0', 'max_latency_ms'],
+    ['max_latency_ms as a string', { max_latency_ms: '2s' }, 'max_latency_ms: must be a number, got string "2s"', 'max_latency_ms'],
+    ['max_ttft_ms negative', { max_ttft_ms: -5 }, 'max_ttft_ms: must be more than 0', 'max_ttft_ms'],
+    ['latency_percentile below 50', { latency_percentile: 49 }, 'latency_percentile: must be at least 50', 'latency_percentile'],
+    ['latency_percentile 100', { latency_percentile: 100 }, 'latency_percentile: must be at most 99.9', 'latency_percentile'],
+    ['latency_percentile null', { latency_percentile: null }, 'latency_percentile: must be a number, got null', 'latency_percentile'],
+    ['max_latency_factor below 1', { max_latency_factor: 0.5 }, 'max_latency_factor: must be at least 1', 'max_latency_factor'],
+    ['unknown key in response_format_valid', { checks: [{ type: 'response_format_valid', schema: {} }] }, 'checks[0].schema: unknown key', 'checks[0].schema'],
     ['negative budget', { daily_budget_usd: -1 }, 'daily_budget_usd: must be at least 0', 'daily_budget_usd'],
     ['empty candidate id', { candidates: [''] }, 'candidates[0]: must not be empty', 'candidates[0]'],
     ['duplicate candidate', { candidates: ['a', 'b', 'a'] }, 'candidates[2]: duplicate of candidates[0]', 'candidates[2]'],
@@ -136,5 +169,29 @@ describe('parseEvalContract: errors name every bad path', () => {
     expect(validation.ok).toBe(false);
     if (validation.ok) return;
     expect(validation.issues.map((issue) => issue.path)).toEqual([['pass_rate'], ['checks', 0, 'pattern']]);
+  });
+});
+
+describe('checksKey', () => {
+  it('is the same for contracts with the same checks, whatever the key order and the other fields', () => {
+    const checks = [{ type: 'json_schema', schema: { type: 'object', required: ['a'] } }, { type: 'agreement', method: 'judge', judge_model: 'm' }];
+    const reordered = [{ schema: { required: ['a'], type: 'object' }, type: 'json_schema' }, { judge_model: 'm', type: 'agreement', method: 'judge' }];
+    const key = checksKey(parseEvalContract({ checks, pass_rate: 0.9 }));
+    expect(checksKey(parseEvalContract({ checks: reordered, pass_rate: 0.99, sample_rate: 1, max_latency_ms: 800 }))).toBe(key);
+    expect(checksKey(parseEvalContract({}))).toBe(checksKey(DEFAULT_CONTRACT));
+    // An agreement check's method defaults to auto, so writing it out changes nothing.
+    expect(checksKey(parseEvalContract({ checks: [{ type: 'agreement' }] }))).toBe(checksKey(parseEvalContract({ checks: [{ type: 'agreement', method: 'auto' }] })));
+  });
+
+  it('differs when the checks differ: a value, the order of checks, an optional key', () => {
+    const base = checksKey(parseEvalContract({ checks: [{ type: 'regex', pattern: '^a$' }, { type: 'tool_call_valid' }] }));
+    expect(checksKey(parseEvalContract({ checks: [{ type: 'regex', pattern: '^b$' }, { type: 'tool_call_valid' }] }))).not.toBe(base);
+    expect(checksKey(parseEvalContract({ checks: [{ type: 'tool_call_valid' }, { type: 'regex', pattern: '^a$' }] }))).not.toBe(base);
+    expect(checksKey(parseEvalContract({ checks: [{ type: 'regex', pattern: '^a$', flags: 'i' }, { type: 'tool_call_valid' }] }))).not.toBe(base);
+  });
+
+  it('treats an optional key set to undefined as absent', () => {
+    const contract = parseEvalContract({ checks: [{ type: 'judge', rubric: 'r' }] });
+    expect(checksKey({ ...contract, checks: [{ type: 'judge', rubric: 'r', model: undefined }] })).toBe(checksKey(contract));
   });
 });

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { InvalidRequestError } from '../api/errors.js';
 import { findSemanticIssues, formatPath, sortIssues, zodIssues, type EvalContractIssue } from './eval-contract-issues.js';
-import { isJsonObject } from './json-value.js';
+import { canonicalJson, isJsonObject } from './json-value.js';
 
 export type { EvalContractIssue } from './eval-contract-issues.js';
 
@@ -21,9 +21,11 @@ export type EvalCheck =
   | { type: 'regex'; pattern: string; flags?: string }
   /** Every tool call names an offered tool, with arguments valid against its `parameters`. Reference-free. */
   | { type: 'tool_call_valid' }
-  /** The reply agrees with the requested model's own reply (see agreement-check.ts for each method). */
+  /** The content is what the request's `response_format` asked for (a JSON object, or JSON valid against its schema). Reference-free. */
+  | { type: 'response_format_valid' }
+  /** The reply agrees with the requested model's own reply (see agreement-check.ts for each method; `auto` leaves differing free text to the pairwise judge). */
   | { type: 'agreement'; method: AgreementMethod; judge_model?: string }
-  /** An LLM judge of another family grades the reply against `rubric` (PASS/FAIL). */
+  /** An LLM judge (of another family than the candidate when one is available) grades the reply against `rubric` (PASS/FAIL). */
   | { type: 'judge'; model?: string; rubric: string };
 
 export type EvalCheckOf<Type extends EvalCheck['type']> = Extract<EvalCheck, { type: Type }>;
@@ -37,26 +39,56 @@ export interface EvalContract {
   confidence: number;
   /** Evaluated samples before a candidate may be certified, whatever its bound says. */
   min_samples: number;
-  /** Share of production calls replayed on candidates: 0 to 1. */
-  sample_rate: number;
+  /**
+   * Share of production calls replayed on candidates: 0 to 1, or `"auto"`:
+   * the router adapts the rate to the workload's traffic and to the saving
+   * still possible (a workload already served by its cheapest model needs few).
+   */
+  sample_rate: number | 'auto';
   /** Eval spend (replays and judges) per day, USD. */
   daily_budget_usd: number;
   /** When set, only these catalog ids are tried as candidates. */
   candidates?: string[];
   /** May candidates include models pricier than the requested one? By default only cheaper models are tried. */
   allow_upgrade: boolean;
+  /** When set, a candidate's latency (ms) at `latency_percentile` must be at most this; null: no absolute limit. */
+  max_latency_ms: number | null;
+  /** The same limit for the time to first token (ms), measured on streamed calls; null: no limit. */
+  max_ttft_ms: number | null;
+  /** The percentile (50 to 99.9) at which the latency limits apply: 95 means 19 calls in 20 are that fast. */
+  latency_percentile: number;
+  /**
+   * A candidate's latency at `latency_percentile` must be at most this many
+   * times the requested model's own on the workload (at least 1; null: no
+   * relative limit). A cheaper model that makes the workload much slower is
+   * a saving the caller did not ask for.
+   */
+  max_latency_factor: number | null;
 }
 
-/** Agreement with the requested model's own reply, by the shape of that reply: works with no configuration. */
+/**
+ * Works with no configuration: the structural checks (JSON when the request
+ * asks for it, tool calls against their schemas), then agreement with the
+ * requested model's own reply, by the shape of that reply.
+ */
 export const DEFAULT_CONTRACT: EvalContract = Object.freeze({
-  checks: Object.freeze([Object.freeze({ type: 'agreement', method: 'auto' })]) as EvalCheck[],
+  checks: Object.freeze(defaultChecks().map((check) => Object.freeze(check))) as EvalCheck[],
   pass_rate: 0.95,
   confidence: 0.95,
   min_samples: 50,
-  sample_rate: 0.05,
+  sample_rate: 'auto',
   daily_budget_usd: 5,
   allow_upgrade: false,
+  max_latency_ms: null,
+  max_ttft_ms: null,
+  latency_percentile: 95,
+  max_latency_factor: 2,
 });
+
+/** A new array each call, so a parsed contract never shares (frozen) objects with DEFAULT_CONTRACT. */
+function defaultChecks(): EvalCheck[] {
+  return [{ type: 'response_format_valid' }, { type: 'tool_call_valid' }, { type: 'agreement', method: 'auto' }];
+}
 
 const MAX_CHECKS = 32;
 const MAX_PATTERN_LENGTH = 10_000;
@@ -65,6 +97,7 @@ const REGEX_FLAGS = /^(?!.*(.).*\1)(?!.*u.*v|.*v.*u)[imsuv]*$/;
 
 const modelId = z.string().trim().min(1).max(256);
 const share = z.number().min(0.5).max(0.9999);
+const milliseconds = z.number().positive();
 
 const checkSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('json_schema'), schema: z.custom<Record<string, unknown>>(isJsonObject, 'must be a JSON Schema object') }).strict(),
@@ -77,6 +110,7 @@ const checkSchema = z.discriminatedUnion('type', [
     })
     .strict(),
   z.object({ type: z.literal('tool_call_valid') }).strict(),
+  z.object({ type: z.literal('response_format_valid') }).strict(),
   z
     .object({
       type: z.literal('agreement'),
@@ -89,18 +123,18 @@ const checkSchema = z.discriminatedUnion('type', [
 
 const contractSchema = z
   .object({
-    checks: z
-      .array(checkSchema)
-      .min(1)
-      .max(MAX_CHECKS)
-      .default(() => [{ type: 'agreement', method: 'auto' } as const]),
+    checks: z.array(checkSchema).min(1).max(MAX_CHECKS).default(defaultChecks),
     pass_rate: share.default(0.95),
     confidence: share.default(0.95),
     min_samples: z.number().int().min(1).max(1_000_000).default(50),
-    sample_rate: z.number().min(0).max(1).default(0.05),
+    sample_rate: z.union([z.number().min(0).max(1), z.literal('auto')]).default('auto'),
     daily_budget_usd: z.number().min(0).max(1_000_000).default(5),
     candidates: z.array(modelId).max(1_000).optional(),
     allow_upgrade: z.boolean().default(false),
+    max_latency_ms: milliseconds.nullable().default(null),
+    max_ttft_ms: milliseconds.nullable().default(null),
+    latency_percentile: z.number().min(50).max(99.9).default(95),
+    max_latency_factor: z.number().min(1).nullable().default(2),
   })
   .strict();
 
@@ -126,6 +160,17 @@ export function parseEvalContract(input: unknown): EvalContract {
   const first = validation.issues[0];
   const param = first === undefined || first.path.length === 0 ? null : formatPath(first.path);
   throw new InvalidRequestError(`Invalid eval contract: ${message}`, param, 'invalid_eval_contract');
+}
+
+/**
+ * The contract's checks alone, canonically (key order and absent-vs-undefined
+ * optional keys do not count): two contracts with the same key judge replies
+ * alike, so evidence gathered under one still holds under the other when only
+ * thresholds, budgets or latency limits changed.
+ */
+export function checksKey(contract: EvalContract): string {
+  // The JSON round trip drops optional keys set to undefined, which canonicalJson would write as null.
+  return canonicalJson(JSON.parse(JSON.stringify(contract.checks)) as unknown);
 }
 
 function dedupe(issues: EvalContractIssue[]): EvalContractIssue[] {

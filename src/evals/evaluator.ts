@@ -6,11 +6,12 @@
  *
  * Two kinds of evaluator exist:
  * - `SyncEvaluator`: a pure, synchronous function of the check and the input
- *   (json_schema, regex, tool_call_valid, agreement by rule). No I/O, no
- *   clock, no randomness, so the same input always gives the same outcome and
- *   it is cheap enough for the hot path.
+ *   (json_schema, regex, tool_call_valid, response_format_valid, agreement
+ *   by rule). No I/O, no clock, no randomness, so the same input always gives
+ *   the same outcome and it is cheap enough for the hot path.
  * - `JudgeEvaluator`: asks an LLM judge through an injected `JudgeRunner`
- *   (judge, agreement by judge). Async, costs money, never on the hot path.
+ *   (judge, agreement by judge, `auto` agreement on free text that differs).
+ *   Async, costs money, never on the hot path.
  *
  * An evaluator never throws for a bad reply: a reply that breaks the check is
  * a `fail` with a reason a person can read. It answers `not_applicable` when
@@ -46,9 +47,9 @@ export type EvalOutcome =
 /**
  * Runs a judge prompt on a model and returns its text reply. Injected: the
  * router gives it an engine call (which also meters the judge's spend as eval
- * spend). The runner picks the sampling: temperature 0, and a small
- * `max_tokens` is enough, since the prompts ask for the verdict first. It
- * rejects when the engine fails or `signal` aborts.
+ * spend). The runner picks the sampling: temperature 0 and `JUDGE_MAX_TOKENS`
+ * (judge-prompts.ts), room for the pairwise judge's explanation before its
+ * verdict. It rejects when the engine fails or `signal` aborts.
  */
 export type JudgeRunner = (model: string, messages: ChatMessage[], signal: AbortSignal) => Promise<string>;
 
@@ -58,7 +59,7 @@ export type SyncEvaluator<Check> = (check: Check, input: EvalInput) => EvalOutco
 /** What a judge-based check needs besides the input: who judges, and how to stop. */
 export interface JudgeContext {
   run: JudgeRunner;
-  /** The judge model: of another family than the candidate (see `pickJudgeModel`). */
+  /** The judge model: of another family than the candidate when one is available (see `chooseJudge`). */
   model: string;
   signal: AbortSignal;
 }

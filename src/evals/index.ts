@@ -1,6 +1,7 @@
 /** The evals part: eval contracts, the evaluators that apply them, and the judge pick. */
 export {
   DEFAULT_CONTRACT,
+  checksKey,
   parseEvalContract,
   validateEvalContract,
   type AgreementMethod,
@@ -10,7 +11,9 @@ export {
   type EvalContractIssue,
   type EvalContractValidation,
 } from './eval-contract.js';
-export type { EvalInput, EvalOutcome, JudgeRunner } from './evaluator.js';
+export type { EvalInput, EvalOutcome, JudgeContext, JudgeRunner } from './evaluator.js';
 export { evaluateContract, guardChecks, type ContractResult, type EvaluateOptions } from './evaluate-contract.js';
-export { pickJudgeModel, type JudgeOption } from './pick-judge-model.js';
-export { agreementMethodFor, normalizeText } from './agreement-check.js';
+export { chooseJudge, pickJudgeModel, type JudgeChoice, type JudgeOption } from './pick-judge-model.js';
+export { agreementMethodFor, needsPairwiseJudge, normalizeText } from './agreement-check.js';
+export { evaluatePairwiseJudge } from './judge-check.js';
+export { JUDGE_MAX_TOKENS } from './judge-prompts.js';

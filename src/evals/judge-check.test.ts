@@ -30,7 +30,7 @@ function scriptedJudge(...answers: Array<string | Error>): { run: JudgeRunner; c
 /** Which reply the pairwise prompt shows as A. */
 function replyA(call: Call | undefined): string {
   const content = call?.messages[1]?.content;
-  return typeof content === 'string' ? (/<reply_a>\n([\s\S]*?)\n<\/reply_a>/.exec(content)?.[1] ?? '') : '';
+  return typeof content === 'string' ? (/\[The Start of Assistant A's Answer\]\n([\s\S]*?)\n\[The End of Assistant A's Answer\]/.exec(content)?.[1] ?? '') : '';
 }
 
 const context = (run: JudgeRunner, signal = new AbortController().signal): JudgeContext => ({ run, model: 'judge-model', signal });
@@ -74,7 +74,7 @@ describe('agreement by judge (pairwise, both orders)', () => {
   const check = { type: 'agreement' as const, method: 'judge' as const };
 
   it('asks in both orders: reference first, then candidate first', async () => {
-    const judge = scriptedJudge('[[TIE]]', '[[TIE]]');
+    const judge = scriptedJudge('[[C]]', '[[C]]');
     expect(await evaluatePairwiseJudge(check, input, context(judge.run))).toEqual({ verdict: 'pass' });
     expect(judge.calls.map(replyA)).toEqual(['Canberra.', 'It is Sydney.']);
   });
@@ -82,26 +82,24 @@ describe('agreement by judge (pairwise, both orders)', () => {
   it.each<[string, string, string, 'pass' | 'fail']>([
     // [case, answer with the reference as A, answer with the candidate as A, verdict]
     ['candidate better in both orders', '[[B]]', '[[A]]', 'pass'],
-    ['tie in both orders', '[[TIE]]', '[[TIE]]', 'pass'],
-    ['candidate better once, tie once', '[[TIE]]', '[[A]]', 'pass'],
+    ['tie in both orders', '[[C]]', '[[C]]', 'pass'],
+    ['tie in both orders, written [[TIE]]', '[[TIE]]', '[[tie]]', 'pass'],
+    ['candidate better once, tie once', '[[C]]', '[[A]]', 'pass'],
     ['a flip: A wins both times (position bias) counts as a tie', '[[A]]', '[[A]]', 'pass'],
     ['a flip: B wins both times counts as a tie', '[[B]]', '[[B]]', 'pass'],
+    ['reference better once, tie once: unconfirmed, a tie', '[[A]]', '[[C]]', 'pass'],
+    ['tie once, reference better once: unconfirmed, a tie', '[[C]]', '[[B]]', 'pass'],
     ['reference better in both orders', '[[A]]', '[[B]]', 'fail'],
-    ['reference better once, tie once', '[[A]]', '[[TIE]]', 'fail'],
-    ['tie once, reference better once', '[[TIE]]', '[[B]]', 'fail'],
+    ['reference better in both orders, verdicts after explanations', 'A names the capital; B does not. [[A]]', 'B names the capital. [[B]]', 'fail'],
   ])('%s → %s', async (_case, referenceFirst, candidateFirst, verdict) => {
     const outcome = await evaluatePairwiseJudge(check, input, context(scriptedJudge(referenceFirst, candidateFirst).run));
     expect(outcome.verdict).toBe(verdict);
   });
 
-  it('says how the reference won', async () => {
-    expect(await evaluatePairwiseJudge(check, input, context(scriptedJudge('[[A]] Canberra is right.', '[[B]] Sydney is wrong.').run))).toEqual({
+  it('says why the reference won, quoting the judge', async () => {
+    expect(await evaluatePairwiseJudge(check, input, context(scriptedJudge('Canberra is right. [[A]]', 'Sydney is wrong. [[B]]').run))).toEqual({
       verdict: 'fail',
-      reason: 'judge judge-model prefers the reference in both orders: "[[A]] Canberra is right."',
-    });
-    expect(await evaluatePairwiseJudge(check, input, context(scriptedJudge('[[TIE]] same', '[[B]] Sydney is wrong.').run))).toEqual({
-      verdict: 'fail',
-      reason: 'judge judge-model prefers the reference in one order and equivalent in the other: "[[B]] Sydney is wrong."',
+      reason: 'judge judge-model prefers the reference in both orders: "Canberra is right. [[A]]"',
     });
   });
 

@@ -3,12 +3,16 @@
  *
  * - `judge`: the judge grades the candidate against the contract's rubric;
  *   its first PASS/FAIL decides.
- * - `agreement` with method `judge`: pairwise. The judge compares the
- *   reference and the candidate twice, once in each order, because judges
- *   favour a position. The candidate passes when it is judged at least as good
- *   as the reference in both orders; a flip (each reply wins in one order) is
- *   the position bias showing, and counts as a tie, which passes. Losing in
- *   one order and tying in the other fails.
+ * - `agreement` with method `judge` (and `auto` on free text that differs):
+ *   pairwise. The question is "is the candidate at least as good as the
+ *   reference?". The judge compares the two twice, once in each order,
+ *   because judges favour a position. Only a loss in both orders fails.
+ *   Anything else is a tie or better, and passes: a flip (each reply wins
+ *   once) is the position bias showing; a loss in one order and a tie in the
+ *   other is one verdict the other order does not confirm. Failing on a single
+ *   unconfirmed loss would fail two equally good answers as often as the
+ *   judge errs (about 1 in 20 for a judge right 95% of the time), which no
+ *   pass rate could tell from a worse model.
  *
  * A judge that errors or answers without a verdict gives `not_applicable`: the
  * candidate is not to blame for it.
@@ -28,8 +32,6 @@ export const evaluateJudge: JudgeEvaluator<EvalCheckOf<'judge'>> = async (check,
   return verdict === 'pass' ? pass : fail(`judge ${judge.model}: ${excerpt(answer, 200)}`);
 };
 
-type Preferred = 'reference' | 'candidate' | 'tie';
-
 export const evaluatePairwiseJudge: JudgeEvaluator<EvalCheckOf<'agreement'>> = async (_check, { request, reference, candidate }, judge) => {
   if (reference === null) return notApplicable('no reference reply to compare with');
   // Identical replies tie without paying a judge.
@@ -42,17 +44,12 @@ export const evaluatePairwiseJudge: JudgeEvaluator<EvalCheckOf<'agreement'>> = a
   if (typeof candidateFirst !== 'string') return candidateFirst;
   const first = parsePairwise(referenceFirst);
   const second = parsePairwise(candidateFirst);
-  if (first === null) return notApplicable(`judge ${judge.model} gave no [[A]]/[[B]]/[[TIE]] verdict: ${excerpt(referenceFirst)}`);
-  if (second === null) return notApplicable(`judge ${judge.model} gave no [[A]]/[[B]]/[[TIE]] verdict: ${excerpt(candidateFirst)}`);
-  const verdicts: [Preferred, Preferred] = [
-    first === 'A' ? 'reference' : first === 'B' ? 'candidate' : 'tie',
-    second === 'A' ? 'candidate' : second === 'B' ? 'reference' : 'tie',
-  ];
-  const losses = verdicts.filter((verdict) => verdict === 'reference').length;
-  const wins = verdicts.filter((verdict) => verdict === 'candidate').length;
-  if (losses === 0 || wins > 0) return pass;
-  const how = losses === 2 ? 'in both orders' : 'in one order and equivalent in the other';
-  return fail(`judge ${judge.model} prefers the reference ${how}: ${excerpt(losses === 2 || verdicts[0] === 'reference' ? referenceFirst : candidateFirst, 200)}`);
+  // Half an answer is no answer, even when the half we have could not fail: one order alone is the biased measure.
+  if (first === null) return notApplicable(`judge ${judge.model} gave no [[A]]/[[B]]/[[C]] verdict: ${excerpt(referenceFirst)}`);
+  if (second === null) return notApplicable(`judge ${judge.model} gave no [[A]]/[[B]]/[[C]] verdict: ${excerpt(candidateFirst)}`);
+  // The reference is A in the first order and B in the second.
+  const referenceWinsBoth = first === 'A' && second === 'B';
+  return referenceWinsBoth ? fail(`judge ${judge.model} prefers the reference in both orders: ${excerpt(referenceFirst, 200)}`) : pass;
 };
 
 /** The judge's answer, or the outcome when it could not answer. Only an abort of the caller's signal rejects. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pickJudgeModel, type JudgeOption } from './pick-judge-model.js';
+import { chooseJudge, pickJudgeModel, type JudgeOption } from './pick-judge-model.js';
 
 const available: JudgeOption[] = [
   { id: 'qwen-small', family: 'qwen2.5', costPerCall: 0.001 },
@@ -32,5 +32,35 @@ describe('pickJudgeModel', () => {
   it('returns null when no model is of another family', () => {
     expect(pickJudgeModel('qwen2.5', available.slice(0, 2), 'qwen-small')).toBeNull();
     expect(pickJudgeModel('qwen2.5', [])).toBeNull();
+  });
+});
+
+describe('chooseJudge', () => {
+  it('takes the strongest model of another family, the requested model among them', () => {
+    expect(chooseJudge('llama3.2', available)).toEqual({ model: 'qwen-large', sameFamily: false });
+    expect(chooseJudge('qwen2.5', available)).toEqual({ model: 'llama-large', sameFamily: false });
+  });
+
+  it('prefers another family even when a stronger model of the candidate family is available', () => {
+    expect(chooseJudge('qwen2.5', [{ id: 'qwen-huge', family: 'qwen2.5', costPerCall: 1 }, { id: 'tiny', family: 'smollm2', costPerCall: 0.0001 }])).toEqual({ model: 'tiny', sameFamily: false });
+  });
+
+  it('falls back to the strongest of the candidate family, flagged, when no other family is available', () => {
+    expect(chooseJudge('qwen2.5', available.slice(0, 2))).toEqual({ model: 'qwen-large', sameFamily: true });
+    expect(chooseJudge(' QWEN2.5', [{ id: 'only', family: 'Qwen2.5' }])).toEqual({ model: 'only', sameFamily: true });
+  });
+
+  it('takes an available preferred model, whatever its family, and flags it', () => {
+    expect(chooseJudge('qwen2.5', available, 'llama-small')).toEqual({ model: 'llama-small', sameFamily: false });
+    expect(chooseJudge('qwen2.5', available, 'qwen-small')).toEqual({ model: 'qwen-small', sameFamily: true });
+  });
+
+  it('passes over a preferred model that is not available', () => {
+    expect(chooseJudge('qwen2.5', available, 'gpt-4o')).toEqual({ model: 'llama-large', sameFamily: false });
+  });
+
+  it('returns null when nothing is available', () => {
+    expect(chooseJudge('qwen2.5', [])).toBeNull();
+    expect(chooseJudge('qwen2.5', [], 'qwen-large')).toBeNull();
   });
 });

@@ -21,6 +21,7 @@
  * once. A changed contract starts every count again for the same reason.
  */
 import { passRateBounds, thresholdPrior, type BetaPrior } from './confidence-sequence.js';
+import type { LatencyVerdict } from './latency-limit.js';
 
 export interface DecisionPolicy {
   /** The contract's pass rate: the lowest acceptable true pass rate. */
@@ -68,15 +69,17 @@ export interface CandidateEvidence {
   model: string;
   /** Expected USD per call on this workload (from the candidate's price and the workload's observed tokens); orders candidates. */
   costPerCall: number;
-  /** Replays scored under the contract in force since the model (re-)entered testing. */
+  /** Replies scored under the contract's checks since the model (re-)entered testing. */
   evaluated: number;
   passed: number;
   /**
-   * Replays that ended in an engine error or timeout. They are failures and
-   * already counted in `evaluated - passed`; the field is informational (shown
-   * next to the verdict) and does not change it.
+   * Replays that ended in an engine error or timeout. An outage is not a
+   * verdict on quality: they are not in `evaluated`, and change nothing here
+   * (the worker backs off and tries again once the engine recovers).
    */
   errors: number;
+  /** Its latency against the contract's limits (latency-limit.ts); absent: no limit applies. */
+  latency?: LatencyVerdict;
   /** Demoted by the rollback detector and still cooling down: cannot serve. */
   coolingDown?: boolean;
   /**
@@ -94,6 +97,8 @@ export type CandidateState = 'testing' | 'certified' | 'eliminated';
 export interface CandidateVerdict {
   model: string;
   state: CandidateState;
+  /** Why an eliminated candidate is out, or what a testing one waits for, when it is not its pass rate. */
+  reason?: string;
   lower: number;
   upper: number;
   evaluated: number;
@@ -114,13 +119,23 @@ export interface RouteDecision {
   toTest: string[];
 }
 
+/**
+ * A candidate too slow for the contract is out whatever its pass rate; one
+ * whose latency is not known yet may be eliminated on quality but not
+ * certified.
+ */
 export function judgeCandidate(evidence: CandidateEvidence, policy: DecisionPolicy): CandidateVerdict {
   const { lower, upper } = passRateBounds(evidence.evaluated, evidence.passed, policy.confidence, { prior: policy.prior ?? thresholdPrior(policy.passRate) });
+  const latency = evidence.latency ?? { state: 'ok' };
   let state: CandidateState = 'testing';
+  let reason: string | undefined;
   if (upper < policy.passRate) state = 'eliminated';
-  else if (evidence.certified === true || (lower >= policy.passRate && evidence.evaluated >= policy.minSamples)) state = 'certified';
-  else if (evidence.evaluated >= policy.maxSamples) state = 'eliminated';
+  else if (latency.state === 'too_slow') [state, reason] = ['eliminated', latency.reason];
+  else if (evidence.certified === true || (lower >= policy.passRate && evidence.evaluated >= policy.minSamples && latency.state === 'ok')) state = 'certified';
+  else if (evidence.evaluated >= policy.maxSamples) [state, reason] = ['eliminated', `not certified within ${policy.maxSamples} evals`];
+  else if (latency.state === 'unknown' && lower >= policy.passRate) reason = latency.reason;
   const verdict: CandidateVerdict = { model: evidence.model, state, lower, upper, evaluated: evidence.evaluated, passed: evidence.passed, costPerCall: evidence.costPerCall };
+  if (reason !== undefined) verdict.reason = reason;
   if (evidence.coolingDown === true) verdict.coolingDown = true;
   return verdict;
 }

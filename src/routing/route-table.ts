@@ -20,6 +20,8 @@ export interface ContractInForce {
   contract: EvalContract;
   /** 0 for the default contract (never stored). */
   version: number;
+  /** Whose evidence this version uses: its own, or that of the last version with the same checks (0: the default's). */
+  evidenceVersion: number;
 }
 
 export interface RouteTable {
@@ -42,7 +44,7 @@ export interface RouteTableOptions {
   now?: () => number;
 }
 
-const defaultContract: ContractInForce = { contract: DEFAULT_CONTRACT, version: 0 };
+const defaultContract: ContractInForce = { contract: DEFAULT_CONTRACT, version: 0, evidenceVersion: 0 };
 
 export function scopeKey(scope: Scope): string {
   return `${scope.accountId}\u0000${scope.project}\u0000${scope.workload}`;
@@ -57,7 +59,7 @@ export function createRouteTable(options: RouteTableOptions): RouteTable {
     keyOf: scopeKey,
     read: async (scope) => {
       const stored = await routing.getContract(scope);
-      return stored === null ? null : { contract: parseEvalContract(stored.contract), version: stored.version };
+      return stored === null ? null : { contract: parseEvalContract(stored.contract), version: stored.version, evidenceVersion: stored.evidenceVersion };
     },
     fallback: defaultContract,
     ttlMs: options.contractTtlMs ?? 5_000,

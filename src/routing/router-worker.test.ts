@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { GenerationParameters } from '../api/chat-types.js';
 import { createCatalog } from '../catalog/catalog.js';
+import { DEFAULT_CONTRACT } from '../evals/eval-contract.js';
 import { parseConfig } from '../config/load-config.js';
 import type { ModelPool } from '../engines/engine-pool.js';
 import { silentLogger } from '../log/logger.js';
@@ -14,10 +15,12 @@ const parameters: GenerationParameters = { messages: [{ role: 'user', content: '
 
 /** A pool whose model always answers "4", recording what it was asked. */
 function answeringPool(calls: GenerationParameters[]): ModelPool {
+  const completion = { choices: [{ index: 0, message: { role: 'assistant' as const, content: '4' }, finish_reason: 'stop' as const }], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } };
   return {
-    async complete(request) {
+    complete: () => Promise.reject(new Error('replays go through replay()')),
+    async replay(request) {
       calls.push(request);
-      return { replica: 'fake', completion: { choices: [{ index: 0, message: { role: 'assistant', content: '4' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } } };
+      return { replica: 'fake', completion, latencyMs: 1, ttftMs: null };
     },
     openStream: () => Promise.reject(new Error('not used')),
     inFlight: () => 0,
@@ -32,7 +35,11 @@ beforeEach(async () => {
   store = createSqliteStore({ path: ':memory:' });
   await store.migrate();
   routes = createRouteTable({ routing: store.routing, logger: silentLogger });
-  routes.applyContract(scope, { contract: { checks: [{ type: 'agreement', method: 'auto' }], pass_rate: 0.9, confidence: 0.95, min_samples: 5, sample_rate: 1, daily_budget_usd: 5, allow_upgrade: false }, version: 1 });
+  routes.applyContract(scope, {
+    contract: { ...DEFAULT_CONTRACT, checks: [{ type: 'agreement', method: 'auto' }], pass_rate: 0.9, min_samples: 5, sample_rate: 1 },
+    version: 1,
+    evidenceVersion: 1,
+  });
 });
 afterEach(async () => {
   await routes.close();
@@ -53,7 +60,7 @@ models:
   const pools = new Map(Object.entries(calls).map(([id, list]) => [id, answeringPool(list)]));
   const worker = createRouterWorker({ routing: store.routing, routes, catalog: createCatalog(config.models), pools, logger: silentLogger, isBusy: (model) => busy.has(model) });
   const offer = (environment: 'production' | 'staging' = 'production') =>
-    worker.offer({ scope, environment, requestedModel: 'big', servedModel: 'big', parameters, reply: { role: 'assistant', content: '4' }, usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } });
+    worker.offer({ scope, environment, requestedModel: 'big', servedModel: 'big', parameters, reply: { role: 'assistant', content: '4' }, usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 }, latencyMs: 1, ttftMs: null, stream: false });
   return { worker, calls, offer };
 }
 

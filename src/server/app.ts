@@ -59,7 +59,7 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
   const { gate, store, engines, catalog, logger } = dependencies;
   const chat = createChatCompletionsHandler(dependencies);
   const management = createManagementHandlers({ store, authenticator: dependencies.authenticator });
-  const routing = createRoutingHandlers({ store, catalog, routes: dependencies.routes });
+  const routing = createRoutingHandlers({ store, catalog, routes: dependencies.routes, router: dependencies.router });
   const tracking = createTrackingHandlers({ store, stats: dependencies.stats, retention: dependencies.retention, routing });
   const startedAt = Math.floor(Date.now() / 1000);
 

@@ -27,7 +27,7 @@ import { sendError, sendJsonText } from './http-response.js';
 import { checkJsonContentType, readBody } from './read-body.js';
 import type { ScopeRegistry } from './scope-registry.js';
 import { SseWriter } from './sse-writer.js';
-import { StreamRecorder } from './stream-recorder.js';
+import { StreamRecorder } from '../engines/stream-recorder.js';
 
 export interface ChatCompletionsDependencies {
   gate: CallGate;
@@ -103,6 +103,9 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       environment: reply.call.key.environment,
       requestedModel: reply.requested.id,
       servedModel: reply.model.id,
+      latencyMs: performance.now() - reply.call.startedClock,
+      ttftMs: reply.call.ttftMs,
+      stream: reply.chat.stream,
       parameters: reply.parameters,
       reply: message,
       usage,
@@ -200,7 +203,8 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       { id, created, model: model.id, metadata: chat.metadata, includeUsage: chat.stream_options?.include_usage === true, pingIntervalMs: dependencies.pingIntervalMs },
       headers,
     );
-    const recorder = new StreamRecorder(keepBodies);
+    // The assembled reply is what the router samples, bodies kept or not.
+    const recorder = new StreamRecorder(true);
     try {
       for (;;) {
         const next = await chunks.next();
@@ -221,7 +225,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       // Whatever ended the loop, the upstream call and its replica slot are released now.
       void chunks.return?.();
       recordUsage(call, model, recorder.usage ?? noUsage, recorder.finishReason);
-      call.replyBody = recorder.replyBody(id, created, model.id);
+      if (keepBodies) call.replyBody = recorder.replyBody(id, created, model.id);
     }
   }
 

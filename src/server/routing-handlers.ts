@@ -6,22 +6,25 @@
  */
 import { InvalidRequestError, NotFoundError } from '../api/errors.js';
 import { parseJsonObject } from '../api/parse-json-body.js';
-import { costOf, type Catalog, type CatalogModel } from '../catalog/catalog.js';
-import { DEFAULT_CONTRACT, parseEvalContract } from '../evals/eval-contract.js';
-import { judgeCandidate, DEFAULT_ROUTING } from '../routing/route-decision.js';
+import type { Catalog, CatalogModel } from '../catalog/catalog.js';
+import { checksKey, DEFAULT_CONTRACT, parseEvalContract } from '../evals/eval-contract.js';
 import type { RouteTable } from '../routing/route-table.js';
+import type { RouterWorker } from '../routing/router-worker.js';
 import type { RouteChange, RouteRecord, Scope } from '../store/routing-store.js';
 import type { ApiKey, Store } from '../store/store.js';
 import { accountWorkload } from './account-scope.js';
+import { routesView } from './routes-view.js';
 
 export interface RoutingHandlersDependencies {
   store: Store;
   catalog: Catalog;
   routes: RouteTable;
+  /** Decides routes again after a contract edit, and shows their activity. */
+  router?: Pick<RouterWorker, 'activity' | 'decideAgain'>;
   now?: () => number;
 }
 
-export function createRoutingHandlers({ store, catalog, routes, now = Date.now }: RoutingHandlersDependencies) {
+export function createRoutingHandlers({ store, catalog, routes, router, now = Date.now }: RoutingHandlersDependencies) {
   const scopeOf = (key: ApiKey, project: string, workload: string) => accountWorkload(store, key, project, workload);
 
   function catalogModel(name: string, param: string | null): CatalogModel {
@@ -47,94 +50,34 @@ export function createRoutingHandlers({ store, catalog, routes, now = Date.now }
       return { object: 'eval_contract', project, workload, version: stored?.version ?? 0, default: stored === null, contract: stored === null ? DEFAULT_CONTRACT : parseEvalContract(stored.contract) };
     },
 
-    /** A new version; certificates made under the old one no longer count, so routes go back to the requested models. */
+    /**
+     * A new version. Evidence depends on the checks alone: new checks start it
+     * again (routes go back to the requested models until certified anew); a
+     * new pass rate, confidence or min samples decides again on the same
+     * evidence; the budget, sample rate and candidate list keep it all.
+     */
     async putEval(key: ApiKey, project: string, workload: string, body: string) {
       const scope = await scopeOf(key, project, workload);
       const contract = parseEvalContract(parseJsonObject(body));
-      const stored = await store.routing.putContract(scope, contract, now());
-      routes.applyContract(scope, { contract, version: stored.version });
-      for (const route of await store.routing.listRoutes(scope)) {
-        if (route.servedModel === route.requestedModel && route.certificate === null) continue;
-        await saveRoute(scope, route.requestedModel, (current) => ({ ...current, servedModel: current.requestedModel, certificate: null }), 'contract_changed', `contract version ${stored.version}`);
+      const previous = routes.contract(scope).contract;
+      const keepEvidence = checksKey(contract) === checksKey(previous);
+      const stored = await store.routing.putContract(scope, contract, now(), keepEvidence);
+      routes.applyContract(scope, { contract, version: stored.version, evidenceVersion: stored.evidenceVersion });
+      const decisive = (['pass_rate', 'confidence', 'min_samples'] as const).filter((field) => contract[field] !== previous[field]);
+      if (!keepEvidence) {
+        for (const route of await store.routing.listRoutes(scope)) {
+          if (route.servedModel === route.requestedModel && route.certificate === null) continue;
+          await saveRoute(scope, route.requestedModel, (current) => ({ ...current, servedModel: current.requestedModel, certificate: null }), 'contract_changed', `contract version ${stored.version}: new checks, evidence starts again`);
+        }
+      } else if (decisive.length > 0 && router !== undefined) {
+        const changes = decisive.map((field) => `${field} ${String(previous[field])} → ${String(contract[field])}`).join(', ');
+        await router.decideAgain(scope, `contract version ${stored.version}: ${changes}, decided again on the same evidence`);
       }
-      return { object: 'eval_contract', project, workload, version: stored.version, default: false, contract };
+      return { object: 'eval_contract', project, workload, version: stored.version, default: false, evidence_kept: keepEvidence, contract };
     },
 
     async getRoutes(key: ApiKey, project: string, workload: string) {
-      const scope = await scopeOf(key, project, workload);
-      const stored = await store.routing.getContract(scope);
-      const contract = stored === null ? DEFAULT_CONTRACT : parseEvalContract(stored.contract);
-      const version = stored?.version ?? 0;
-      const policy = { passRate: contract.pass_rate, confidence: contract.confidence, minSamples: contract.min_samples, maxSamples: DEFAULT_ROUTING.maxSamples };
-      const usage = await store.routing.usageByModel(scope);
-      const list = [];
-      for (const route of await store.routing.listRoutes(scope)) {
-        const requested = catalog.resolve(route.requestedModel);
-        const evidence = await store.routing.listEvidence(scope, route.requestedModel, version);
-        // A demoted model's counts start again from zero: list it while it cools down even without any.
-        for (const model of Object.keys(route.cooldowns)) {
-          if (!evidence.some((counts) => counts.candidateModel === model)) {
-            evidence.push({ requestedModel: route.requestedModel, candidateModel: model, contractVersion: version, evaluated: 0, passed: 0, errors: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMsTotal: 0, updatedAt: 0 });
-          }
-        }
-        const candidates = evidence
-          .map((counts) => {
-            const perCall = counts.evaluated > 0 ? counts.costUsd / counts.evaluated : 0;
-            const verdict = judgeCandidate({ model: counts.candidateModel, costPerCall: perCall, evaluated: counts.evaluated, passed: counts.passed, errors: counts.errors }, policy);
-            const coolingUntil = route.cooldowns[counts.candidateModel] ?? 0;
-            return {
-              model: counts.candidateModel,
-              state: coolingUntil > now() ? 'cooling_down' : verdict.state,
-              evaluated: counts.evaluated,
-              passed: counts.passed,
-              errors: counts.errors,
-              pass_rate: counts.evaluated > 0 ? counts.passed / counts.evaluated : null,
-              lower_bound: verdict.lower,
-              upper_bound: verdict.upper,
-              cost_per_call_usd: perCall,
-              mean_latency_ms: counts.evaluated > 0 ? counts.latencyMsTotal / counts.evaluated : null,
-            };
-          })
-          .sort((left, right) => left.cost_per_call_usd - right.cost_per_call_usd);
-        const rows = usage.filter((row) => requested !== undefined && catalog.resolve(row.requestedModel)?.id === requested.id);
-        const routed = rows.filter((row) => row.servedModel !== requested?.id);
-        const savings = requested === undefined ? 0 : routed.reduce((sum, row) => sum + costOf(requested, { prompt_tokens: row.promptTokens, completion_tokens: row.completionTokens }) - row.costUsd, 0);
-        list.push({
-          requested_model: route.requestedModel,
-          served_model: route.pinnedModel ?? route.servedModel,
-          router_choice: route.servedModel,
-          pinned_model: route.pinnedModel,
-          certificate: route.certificate,
-          /** Where the inline guard re-asks a failing reply: certified models dearer than the served one. */
-          fallbacks: route.fallbacks,
-          candidates,
-          calls: rows.reduce((sum, row) => sum + row.calls, 0),
-          routed_calls: routed.reduce((sum, row) => sum + row.calls, 0),
-          savings_usd: savings,
-        });
-      }
-      const history = (await store.routing.listRouteChanges(scope, 50)).map((change) => ({
-        requested_model: change.requestedModel,
-        from_model: change.fromModel,
-        to_model: change.toModel,
-        reason: change.reason,
-        detail: change.detail,
-        certificate: change.certificate,
-        at: Math.floor(change.at / 1000),
-      }));
-      const day = new Date(now()).toISOString().slice(0, 10);
-      return {
-        object: 'workload_routes',
-        project,
-        workload,
-        contract_version: version,
-        pass_rate: contract.pass_rate,
-        confidence: contract.confidence,
-        eval_spend_today_usd: await store.routing.getEvalSpend(scope, day),
-        daily_budget_usd: contract.daily_budget_usd,
-        routes: list,
-        history,
-      };
+      return routesView({ store, catalog, router, now }, await scopeOf(key, project, workload));
     },
 
     async pin(key: ApiKey, project: string, workload: string, requestedName: string, body: string) {
@@ -172,14 +115,20 @@ export function createRoutingHandlers({ store, catalog, routes, now = Date.now }
       const trace = await store.traces.get(key.accountId, input.request_id);
       if (trace === null) throw new NotFoundError(`No call '${input.request_id.slice(0, 64)}'. Traces are written within a second of the call.`, 'trace_not_found', 'request_id');
       const at = now();
+      const previous = await store.routing.getFeedback(key.accountId, trace.requestId);
       await store.routing.recordFeedback({ requestId: trace.requestId, accountId: key.accountId, model: trace.servedModel, project: trace.project, workload: trace.workload, pass, score, comment, createdAt: at });
       const requested = trace.requestedModel === null ? undefined : catalog.resolve(trace.requestedModel);
-      const counted = pass !== null && trace.environment === 'production' && trace.project !== null && trace.workload !== null && requested !== undefined && trace.servedModel !== null && trace.servedModel !== requested.id;
-      if (counted) {
+      const counts = pass !== null && trace.environment === 'production' && trace.project !== null && trace.workload !== null && requested !== undefined && trace.servedModel !== null && trace.servedModel !== requested.id;
+      // Idempotent: a second post for a call replaces the first, in the evidence as in the store.
+      const before = counts && previous?.pass != null ? { evaluated: 1, passed: previous.pass ? 1 : 0 } : { evaluated: 0, passed: 0 };
+      const after = counts ? { evaluated: 1, passed: pass ? 1 : 0 } : { evaluated: 0, passed: 0 };
+      if (counts && (after.evaluated !== before.evaluated || after.passed !== before.passed)) {
         const scope = { accountId: key.accountId, project: trace.project!, workload: trace.workload! };
-        const { version } = routes.contract(scope);
-        await store.routing.addEvidence(scope, requested.id, trace.servedModel!, version, { evaluated: 1, passed: pass ? 1 : 0, errors: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMsTotal: 0 }, at);
+        const { evidenceVersion } = routes.contract(scope);
+        const delta = { evaluated: after.evaluated - before.evaluated, passed: after.passed - before.passed, errors: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMsTotal: 0 };
+        await store.routing.addEvidence(scope, requested.id, trace.servedModel!, evidenceVersion, delta, at);
       }
+      const counted = counts;
       return { object: 'feedback', request_id: trace.requestId, model: trace.servedModel, pass, score, comment, counted_as_evidence: counted };
     },
   };

@@ -17,6 +17,12 @@ export interface Scope {
 /** One version of a workload's eval contract (the JSON as validated by `parseEvalContract`). */
 export interface StoredContract {
   version: number;
+  /**
+   * The version whose evidence this one uses: its own, or, when the checks did
+   * not change, the one before's (evidence depends on the checks alone, so a
+   * new pass rate, budget or sample rate keeps it). 0 is the default contract's.
+   */
+  evidenceVersion: number;
   contract: unknown;
   createdAt: number;
 }
@@ -34,23 +40,37 @@ export interface RouteCertificate {
   at: number;
 }
 
-/** The evidence for one candidate under one contract version. */
+/**
+ * The evidence for one model under one evidence version (`StoredContract.
+ * evidenceVersion`). The requested model has a row of its own: its latency on
+ * the workload, the yardstick of a candidate's.
+ */
 export interface CandidateCounts {
   requestedModel: string;
   candidateModel: string;
   contractVersion: number;
+  /** Replies scored (passed or failed). Engine errors are not scores: they count in `errors` alone. */
   evaluated: number;
   passed: number;
+  /** Replays that ended in an engine error or timeout. */
   errors: number;
   promptTokens: number;
   completionTokens: number;
   /** Eval spend on this candidate (replays), USD. */
   costUsd: number;
   latencyMsTotal: number;
+  /** DDSketch (protobuf) of the replies' latencies in ms, null before the first. */
+  latency: Uint8Array | null;
+  /** DDSketch of the times to first token of streamed replies, null before the first. */
+  ttft: Uint8Array | null;
   updatedAt: number;
 }
 
-export type EvidenceDelta = Pick<CandidateCounts, 'evaluated' | 'passed' | 'errors' | 'promptTokens' | 'completionTokens' | 'costUsd' | 'latencyMsTotal'>;
+export interface EvidenceDelta extends Pick<CandidateCounts, 'evaluated' | 'passed' | 'errors' | 'promptTokens' | 'completionTokens' | 'costUsd' | 'latencyMsTotal'> {
+  /** One reply's latency to add to the sketch (null: none measured). */
+  latencyMs?: number | null;
+  ttftMs?: number | null;
+}
 
 export interface RouteRecord {
   scope: Scope;
@@ -71,7 +91,13 @@ export interface RouteRecord {
   updatedAt: number;
 }
 
-export type RouteChangeReason = 'certified' | 'demoted' | 'pinned' | 'unpinned' | 'contract_changed';
+/**
+ * `demoted`: the rollback detector saw the pass rate drop; `too_slow`: the
+ * serving model's latency drifted past the contract's limit; `unmonitored`:
+ * the serving model could not be checked for too long (budget spent, judge or
+ * reference down); `contract_changed`: new checks, or a stricter pass rate.
+ */
+export type RouteChangeReason = 'certified' | 'demoted' | 'too_slow' | 'unmonitored' | 'pinned' | 'unpinned' | 'contract_changed';
 
 export interface RouteChange {
   requestedModel: string;
@@ -105,11 +131,22 @@ export interface ModelUsage {
   costUsd: number;
 }
 
+/** How often a judge, judging the reference against a second reply of the reference, wrongly failed it. */
+export interface JudgeCheckCounts {
+  judgeModel: string;
+  checks: number;
+  falseLosses: number;
+}
+
 export interface RoutingStore {
   /** The newest contract version, or null when the workload uses the default. */
   getContract(scope: Scope): Promise<StoredContract | null>;
-  /** Stores the next version (1, 2, …) and returns it. */
-  putContract(scope: Scope, contract: unknown, at: number): Promise<StoredContract>;
+  /**
+   * Stores the next version (1, 2, …) and returns it. `keepEvidence`: its
+   * checks equal the version before's (the default's for version 1), so it
+   * keeps that version's evidence version.
+   */
+  putContract(scope: Scope, contract: unknown, at: number, keepEvidence?: boolean): Promise<StoredContract>;
 
   /** Adds to a candidate's counts (created at zero the first time). */
   addEvidence(scope: Scope, requestedModel: string, candidateModel: string, contractVersion: number, delta: EvidenceDelta, at: number): Promise<void>;
@@ -134,9 +171,15 @@ export interface RoutingStore {
    */
   usageByModel(scope: Scope): Promise<ModelUsage[]>;
 
-  /** Eval spend of a workload on one UTC day (`YYYY-MM-DD`), USD. */
-  addEvalSpend(scope: Scope, day: string, costUsd: number): Promise<void>;
+  /** Eval spend of a workload on one UTC day (`YYYY-MM-DD`), USD, also added to the route's total. */
+  addEvalSpend(scope: Scope, day: string, costUsd: number, requestedModel: string): Promise<void>;
   getEvalSpend(scope: Scope, day: string): Promise<number>;
+  /** Eval spend of each route of a workload since it began, USD, by requested model. */
+  evalSpendByRoute(scope: Scope): Promise<Record<string, number>>;
+
+  /** One self-check of a judge: it judged two replies of the reference, and `falseLoss` says it failed one. */
+  addJudgeCheck(scope: Scope, judgeModel: string, falseLoss: boolean): Promise<void>;
+  listJudgeChecks(scope: Scope): Promise<JudgeCheckCounts[]>;
 
   /** One feedback per request id: a second replaces the first. */
   recordFeedback(feedback: Feedback): Promise<void>;

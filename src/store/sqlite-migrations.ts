@@ -216,6 +216,33 @@ export const migrations: readonly Migration[] = [
     id: '0005_route_fallbacks',
     sql: `ALTER TABLE routes ADD COLUMN fallbacks TEXT NOT NULL DEFAULT '[]';`,
   },
+  {
+    id: '0006_router_evidence',
+    sql: `
+      -- Versions whose checks did not change share their evidence (NULL: the version's own).
+      ALTER TABLE eval_contracts ADD COLUMN evidence_version INTEGER;
+      -- Latency and time-to-first-token sketches (DDSketch protobuf) per model.
+      ALTER TABLE route_evidence ADD COLUMN latency BLOB;
+      ALTER TABLE route_evidence ADD COLUMN ttft BLOB;
+      CREATE TABLE route_eval_spend (
+        account_id TEXT NOT NULL,
+        project TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        requested_model TEXT NOT NULL,
+        cost_usd REAL NOT NULL,
+        PRIMARY KEY (account_id, project, workload, requested_model)
+      );
+      CREATE TABLE judge_checks (
+        account_id TEXT NOT NULL,
+        project TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        judge_model TEXT NOT NULL,
+        checks INTEGER NOT NULL,
+        false_losses INTEGER NOT NULL,
+        PRIMARY KEY (account_id, project, workload, judge_model)
+      );
+    `,
+  },
 ];
 
 /**

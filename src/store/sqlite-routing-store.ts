@@ -1,6 +1,7 @@
 /** The routing domain (`routing-store.ts`) on SQLite: one table each, JSON columns for contracts and certificates. */
 import type Database from 'better-sqlite3';
-import type { CandidateCounts, Feedback, ModelUsage, RouteChange, RouteRecord, RoutingStore, Scope, StoredContract } from './routing-store.js';
+import { decodeSketch, encodeSketch, newSketch } from '../tracking/latency-sketch.js';
+import type { CandidateCounts, EvidenceDelta, Feedback, JudgeCheckCounts, ModelUsage, RouteChange, RouteRecord, RoutingStore, Scope, StoredContract } from './routing-store.js';
 
 interface RouteRow {
   account_id: string;
@@ -42,11 +43,14 @@ const scopeOf = (scope: Scope): [string, string, string] => [scope.accountId, sc
 
 function prepareRoutingStatements(database: Database.Database) {
   return {
-    latestContract: database.prepare<[string, string, string], { version: number; contract: string; created_at: number }>(
-      `SELECT version, contract, created_at FROM eval_contracts WHERE ${scopeWhere} ORDER BY version DESC LIMIT 1`,
+    latestContract: database.prepare<[string, string, string], { version: number; evidence_version: number | null; contract: string; created_at: number }>(
+      `SELECT version, evidence_version, contract, created_at FROM eval_contracts WHERE ${scopeWhere} ORDER BY version DESC LIMIT 1`,
     ),
-    insertContract: database.prepare<[string, string, string, number, string, number]>(
-      'INSERT INTO eval_contracts (account_id, project, workload, version, contract, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    insertContract: database.prepare<[string, string, string, number, number, string, number]>(
+      'INSERT INTO eval_contracts (account_id, project, workload, version, evidence_version, contract, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ),
+    sketchesOf: database.prepare<[string, string, string, string, string, number], { latency: Buffer | null; ttft: Buffer | null }>(
+      `SELECT latency, ttft FROM route_evidence WHERE ${scopeWhere} AND requested_model = ? AND candidate_model = ? AND contract_version = ?`,
     ),
     addEvidence: database.prepare(
       `INSERT INTO route_evidence (account_id, project, workload, requested_model, candidate_model, contract_version,
@@ -62,10 +66,13 @@ function prepareRoutingStatements(database: Database.Database) {
     resetEvidence: database.prepare<[string, string, string, string, string, number]>(
       `DELETE FROM route_evidence WHERE ${scopeWhere} AND requested_model = ? AND candidate_model = ? AND contract_version = ?`,
     ),
-    listEvidence: database.prepare<[string, string, string, string, number], CandidateCounts>(
+    setSketches: database.prepare<[Buffer | null, Buffer | null, string, string, string, string, string, number]>(
+      `UPDATE route_evidence SET latency = ?, ttft = ? WHERE ${scopeWhere} AND requested_model = ? AND candidate_model = ? AND contract_version = ?`,
+    ),
+    listEvidence: database.prepare<[string, string, string, string, number], Omit<CandidateCounts, 'latency' | 'ttft'> & { latency: Buffer | null; ttft: Buffer | null }>(
       `SELECT requested_model AS requestedModel, candidate_model AS candidateModel, contract_version AS contractVersion,
          evaluated, passed, errors, prompt_tokens AS promptTokens, completion_tokens AS completionTokens,
-         cost_usd AS costUsd, latency_ms_total AS latencyMsTotal, updated_at AS updatedAt
+         cost_usd AS costUsd, latency_ms_total AS latencyMsTotal, latency, ttft, updated_at AS updatedAt
        FROM route_evidence WHERE ${scopeWhere} AND requested_model = ? AND contract_version = ? ORDER BY candidate_model`,
     ),
     routesOf: database.prepare<[string, string, string], RouteRow>(`SELECT * FROM routes WHERE ${scopeWhere} ORDER BY requested_model`),
@@ -95,6 +102,20 @@ function prepareRoutingStatements(database: Database.Database) {
        ON CONFLICT (account_id, project, workload, day) DO UPDATE SET cost_usd = cost_usd + excluded.cost_usd`,
     ),
     spendOf: database.prepare<[string, string, string, string], number>(`SELECT cost_usd FROM eval_spend WHERE ${scopeWhere} AND day = ?`).pluck(),
+    addRouteSpend: database.prepare<[string, string, string, string, number]>(
+      `INSERT INTO route_eval_spend (account_id, project, workload, requested_model, cost_usd) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (account_id, project, workload, requested_model) DO UPDATE SET cost_usd = cost_usd + excluded.cost_usd`,
+    ),
+    routeSpendOf: database.prepare<[string, string, string], { requested_model: string; cost_usd: number }>(
+      `SELECT requested_model, cost_usd FROM route_eval_spend WHERE ${scopeWhere}`,
+    ),
+    addJudgeCheck: database.prepare<[string, string, string, string, number]>(
+      `INSERT INTO judge_checks (account_id, project, workload, judge_model, checks, false_losses) VALUES (?, ?, ?, ?, 1, ?)
+       ON CONFLICT (account_id, project, workload, judge_model) DO UPDATE SET checks = checks + 1, false_losses = false_losses + excluded.false_losses`,
+    ),
+    judgeChecksOf: database.prepare<[string, string, string], JudgeCheckCounts>(
+      `SELECT judge_model AS judgeModel, checks, false_losses AS falseLosses FROM judge_checks WHERE ${scopeWhere} ORDER BY judge_model`,
+    ),
     upsertFeedback: database.prepare(
       `INSERT INTO feedback (account_id, request_id, model, project, workload, pass, score, comment, created_at)
        VALUES (@accountId, @requestId, @model, @project, @workload, @pass, @score, @comment, @createdAt)
@@ -114,12 +135,24 @@ export function createSqliteRoutingStore(database: Database.Database): RoutingSt
   let statements: ReturnType<typeof prepareRoutingStatements> | null = null;
   const prepared = () => (statements ??= prepareRoutingStatements(database));
 
-  const nextContract = (scope: Scope, contract: unknown, at: number): StoredContract => {
-    const version = (prepared().latestContract.get(...scopeOf(scope))?.version ?? 0) + 1;
-    prepared().insertContract.run(...scopeOf(scope), version, JSON.stringify(contract), at);
-    return { version, contract, createdAt: at };
+  const nextContract = (scope: Scope, contract: unknown, at: number, keepEvidence: boolean): StoredContract => {
+    const latest = prepared().latestContract.get(...scopeOf(scope));
+    const version = (latest?.version ?? 0) + 1;
+    const evidenceVersion = keepEvidence ? (latest === undefined ? 0 : (latest.evidence_version ?? latest.version)) : version;
+    prepared().insertContract.run(...scopeOf(scope), version, evidenceVersion, JSON.stringify(contract), at);
+    return { version, evidenceVersion, contract, createdAt: at };
   };
   const putContract = database.transaction(nextContract);
+  /** Counts add up in SQL; a latency joins the row's sketch, read, merged and written back in the same transaction. */
+  const addEvidence = database.transaction((scope: Scope, requestedModel: string, candidateModel: string, contractVersion: number, delta: EvidenceDelta, at: number) => {
+    const key = [...scopeOf(scope), requestedModel, candidateModel, contractVersion] as const;
+    prepared().addEvidence.run({ ...scope, requestedModel, candidateModel, contractVersion, ...delta, at });
+    const latency = delta.latencyMs ?? null;
+    const ttft = delta.ttftMs ?? null;
+    if (latency === null && ttft === null) return;
+    const row = prepared().sketchesOf.get(...key);
+    prepared().setSketches.run(withValue(row?.latency ?? null, latency), withValue(row?.ttft ?? null, ttft), ...key);
+  });
   const saveRoute = database.transaction((route: RouteRecord, change: RouteChange | null) => {
     prepared().upsertRoute.run({
       ...route.scope,
@@ -139,19 +172,21 @@ export function createSqliteRoutingStore(database: Database.Database): RoutingSt
   return {
     async getContract(scope) {
       const row = prepared().latestContract.get(...scopeOf(scope));
-      return row === undefined ? null : { version: row.version, contract: JSON.parse(row.contract) as unknown, createdAt: row.created_at };
+      return row === undefined ? null : { version: row.version, evidenceVersion: row.evidence_version ?? row.version, contract: JSON.parse(row.contract) as unknown, createdAt: row.created_at };
     },
-    async putContract(scope, contract, at) {
-      return putContract.immediate(scope, contract, at);
+    async putContract(scope, contract, at, keepEvidence = false) {
+      return putContract.immediate(scope, contract, at, keepEvidence);
     },
     async addEvidence(scope, requestedModel, candidateModel, contractVersion, delta, at) {
-      prepared().addEvidence.run({ ...scope, requestedModel, candidateModel, contractVersion, ...delta, at });
+      addEvidence.immediate(scope, requestedModel, candidateModel, contractVersion, delta, at);
     },
     async resetEvidence(scope, requestedModel, candidateModel, contractVersion) {
       prepared().resetEvidence.run(...scopeOf(scope), requestedModel, candidateModel, contractVersion);
     },
     async listEvidence(scope, requestedModel, contractVersion) {
-      return prepared().listEvidence.all(...scopeOf(scope), requestedModel, contractVersion);
+      return prepared()
+        .listEvidence.all(...scopeOf(scope), requestedModel, contractVersion)
+        .map((row) => ({ ...row, latency: asBytes(row.latency), ttft: asBytes(row.ttft) }));
     },
     async listRoutes(scope) {
       return prepared().routesOf.all(...scopeOf(scope)).map(routeOf);
@@ -178,11 +213,21 @@ export function createSqliteRoutingStore(database: Database.Database): RoutingSt
     async usageByModel(scope) {
       return prepared().usageByModel.all(...scopeOf(scope));
     },
-    async addEvalSpend(scope, day, costUsd) {
+    async addEvalSpend(scope, day, costUsd, requestedModel) {
       prepared().addSpend.run(...scopeOf(scope), day, costUsd);
+      prepared().addRouteSpend.run(...scopeOf(scope), requestedModel, costUsd);
     },
     async getEvalSpend(scope, day) {
       return prepared().spendOf.get(...scopeOf(scope), day) ?? 0;
+    },
+    async evalSpendByRoute(scope) {
+      return Object.fromEntries(prepared().routeSpendOf.all(...scopeOf(scope)).map((row) => [row.requested_model, row.cost_usd]));
+    },
+    async addJudgeCheck(scope, judgeModel, falseLoss) {
+      prepared().addJudgeCheck.run(...scopeOf(scope), judgeModel, falseLoss ? 1 : 0);
+    },
+    async listJudgeChecks(scope) {
+      return prepared().judgeChecksOf.all(...scopeOf(scope));
     },
     async recordFeedback(feedback) {
       prepared().upsertFeedback.run({ ...feedback, pass: feedback.pass === null ? null : feedback.pass ? 1 : 0 });
@@ -206,6 +251,18 @@ export function createSqliteRoutingStore(database: Database.Database): RoutingSt
       } satisfies Feedback;
     },
   };
+}
+
+/** The sketch with one more value (a new one when there was none); unchanged when the value is null. */
+function withValue(encoded: Buffer | null, value: number | null): Buffer | null {
+  if (value === null) return encoded;
+  const sketch = encoded === null ? newSketch() : decodeSketch(encoded);
+  sketch.accept(Math.max(value, 0.001));
+  return Buffer.from(encodeSketch(sketch));
+}
+
+function asBytes(blob: Buffer | null): Uint8Array | null {
+  return blob === null ? null : new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength);
 }
 
 function routeOf(row: RouteRow): RouteRecord {

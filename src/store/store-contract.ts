@@ -393,8 +393,8 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
       });
 
       it('sums eval spend per day, and keeps one feedback per request', async () => {
-        await store.routing.addEvalSpend(scope, '2026-11-21', 0.25);
-        await store.routing.addEvalSpend(scope, '2026-11-21', 0.5);
+        await store.routing.addEvalSpend(scope, '2026-11-21', 0.25, 'big');
+        await store.routing.addEvalSpend(scope, '2026-11-21', 0.5, 'big');
         expect(await store.routing.getEvalSpend(scope, '2026-11-21')).toBeCloseTo(0.75, 12);
         expect(await store.routing.getEvalSpend(scope, '2026-11-22')).toBe(0);
         const feedback = { requestId: 'req-9', accountId: 'acct-1', model: 'small', project: 'shop', workload: 'summarise', pass: false, score: null, comment: 'wrong total', createdAt: 1 };

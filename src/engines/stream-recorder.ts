@@ -3,7 +3,7 @@
  * usage, and (when bodies are kept) the reply assembled as one message.
  */
 import type { AssistantMessage, ChatCompletion, ToolCall, Usage } from '../api/chat-types.js';
-import type { EngineChunk } from '../engines/engine.js';
+import type { EngineChunk } from './engine.js';
 
 export class StreamRecorder {
   finishReason: string | null = null;

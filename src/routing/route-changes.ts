@@ -1,0 +1,166 @@
+/**
+ * How the router reads its evidence into a decision, and writes a change of
+ * route: a certification, a demotion (the rollback detector, or a latency
+ * drift), a fallback when the serving model went unchecked for too long, or
+ * a decision made again after a contract edit. Every change is stored with
+ * its reason, detail and certificate, and applied to this process's route
+ * table at once.
+ */
+import type { CatalogModel } from '../catalog/catalog.js';
+import { errorFields } from '../log/logger.js';
+import type { CandidateCounts, RouteChange, RouteRecord, Scope } from '../store/routing-store.js';
+import { decodeSketch } from '../tracking/latency-sketch.js';
+import { costPerCall, eligibleCandidates, type CallShape } from './candidates.js';
+import { judgeLatency, latencyPolicyOf, type LatencySketches } from './latency-limit.js';
+import { decideRoute, DEFAULT_ROUTING, type RouteDecision } from './route-decision.js';
+import { dayOf, nextDayStart, routeState, type RouteState, type RouterContext } from './router-context.js';
+
+/** A route's decision, from the evidence in the store. `fresh`: judge every candidate anew (a changed pass rate), not keeping a certificate. */
+export async function decide(context: RouterContext, scope: Scope, requested: CatalogModel, shape: CallShape, fresh = false): Promise<RouteDecision> {
+  const { contract, evidenceVersion } = context.routes.contract(scope);
+  const rows = new Map((await context.routing.listEvidence(scope, requested.id, evidenceVersion)).map((counts) => [counts.candidateModel, counts]));
+  const reference = sketchesOf(rows.get(requested.id));
+  const latencyPolicy = latencyPolicyOf(contract);
+  const route = context.routes.route(scope, requested.id);
+  const cooldowns = route?.cooldowns ?? {};
+  const holder = !fresh && route?.certificate?.model === route?.servedModel ? route?.servedModel : null;
+  const now = context.now();
+  const candidates = eligibleCandidates(context.catalog.list(), requested, shape, contract)
+    .filter((model) => context.pools.has(model.id))
+    .map((model) => {
+      const counts = rows.get(model.id);
+      return {
+        model: model.id,
+        costPerCall: costPerCall(model, shape),
+        evaluated: counts?.evaluated ?? 0,
+        passed: counts?.passed ?? 0,
+        errors: counts?.errors ?? 0,
+        coolingDown: (cooldowns[model.id] ?? 0) > now,
+        certified: model.id === holder,
+        latency: judgeLatency(latencyPolicy, sketchesOf(counts), reference),
+      };
+    });
+  return decideRoute({
+    requestedModel: requested.id,
+    requestedCostPerCall: costPerCall(requested, shape),
+    candidates,
+    policy: { passRate: contract.pass_rate, confidence: contract.confidence, minSamples: contract.min_samples, maxSamples: DEFAULT_ROUTING.maxSamples },
+  });
+}
+
+export function sketchesOf(counts: CandidateCounts | undefined): LatencySketches {
+  return { latency: counts?.latency == null ? null : decodeSketch(counts.latency), ttft: counts?.ttft == null ? null : decodeSketch(counts.ttft) };
+}
+
+/** Stores and applies the decision when it changes the served model; `reason` defaults to certified (cheaper) or demoted (dearer). */
+export async function applyDecision(
+  context: RouterContext,
+  scope: Scope,
+  requested: CatalogModel,
+  decision: RouteDecision,
+  change: { reason?: RouteChange['reason']; detail?: string | null; cooldowns?: Record<string, number> } = {},
+): Promise<void> {
+  const current = context.routes.route(scope, requested.id);
+  const from = current?.servedModel ?? requested.id;
+  const cooldowns = change.cooldowns ?? current?.cooldowns ?? {};
+  if (decision.servedModel === from && change.cooldowns === undefined) return;
+  const at = context.now();
+  const { version } = context.routes.contract(scope);
+  const certificate = decision.certificate === null ? null : { ...decision.certificate, contractVersion: version, at };
+  const toCost = decision.verdicts.find((verdict) => verdict.model === decision.servedModel)?.costPerCall ?? Infinity;
+  const fromCost = decision.verdicts.find((verdict) => verdict.model === from)?.costPerCall ?? Infinity;
+  const reason = change.reason ?? (toCost > fromCost ? 'demoted' : 'certified');
+  const route: RouteRecord = { scope, requestedModel: requested.id, servedModel: decision.servedModel, pinnedModel: current?.pinnedModel ?? null, certificate, cooldowns, fallbacks: fallbacksOf(decision), updatedAt: at };
+  const history = decision.servedModel === from ? null : { requestedModel: requested.id, fromModel: from, toModel: decision.servedModel, reason, certificate, detail: change.detail ?? null, at };
+  await context.routing.saveRoute(route, history);
+  context.routes.apply(route);
+  if (history === null) return;
+  const state = routeState(context, scope, requested.id);
+  state.detector = null;
+  state.detectorModel = null;
+  state.uncheckedCalls = 0;
+  state.servedLatencies.length = 0;
+  state.servedTtfts.length = 0;
+  state.plan = null;
+  context.logger.info('route changed', { project: scope.project, workload: scope.workload, requested: requested.id, from, to: decision.servedModel, reason });
+}
+
+/** Takes the serving model off its route (quality or latency): it cools down, and its evidence starts again from zero. */
+export async function demote(context: RouterContext, state: RouteState, requested: CatalogModel, servedModel: string, reason: 'demoted' | 'too_slow', detail: string): Promise<void> {
+  await change(context, state, async () => {
+    const current = context.routes.route(state.scope, requested.id);
+    if (current === undefined || current.servedModel !== servedModel) return;
+    const { evidenceVersion } = context.routes.contract(state.scope);
+    await context.routing.resetEvidence(state.scope, requested.id, servedModel, evidenceVersion);
+    const cooldowns = { ...current.cooldowns, [servedModel]: context.now() + context.settings.cooldownMs };
+    context.routes.apply({ ...current, cooldowns });
+    await applyDecision(context, state.scope, requested, await decide(context, state.scope, requested, shapeOf(state)), { reason, detail, cooldowns });
+  });
+}
+
+/**
+ * Never unmonitored: a serving model that could not be checked for too long
+ * leaves its route (its evidence stays) until monitoring can resume: the next
+ * UTC day for a spent budget, a few minutes otherwise. Not when the requested
+ * model itself cannot serve: an unchecked certified model is better than
+ * every call failing.
+ */
+export async function fallBack(context: RouterContext, state: RouteState, requested: CatalogModel): Promise<void> {
+  await change(context, state, async () => {
+    const current = context.routes.route(state.scope, requested.id);
+    if (current === undefined || current.servedModel === requested.id) return;
+    const requestedPool = context.pools.get(requested.id);
+    if (requestedPool === undefined || requestedPool.replicaStates().every((replica) => replica.circuit === 'open')) {
+      context.logger.warn('route unmonitored, kept: the requested model cannot serve either', { workload: state.scope.workload, requested: requested.id, served: current.servedModel });
+      state.uncheckedCalls = 0;
+      return;
+    }
+    const now = context.now();
+    const budgetSpent = state.monitoringProblem?.includes('budget') === true;
+    const until = budgetSpent ? nextDayStart(now) : now + context.settings.unmonitoredRetryMs;
+    const cooldowns = { ...current.cooldowns, [current.servedModel]: until };
+    context.routes.apply({ ...current, cooldowns });
+    const detail = `${current.servedModel} went ${state.uncheckedCalls} calls without a check (${state.monitoringProblem ?? 'no check could be made'}); back ${budgetSpent ? `when the budget renews (${dayOf(until)})` : 'in a few minutes'}`;
+    await applyDecision(context, state.scope, requested, await decide(context, state.scope, requested, shapeOf(state)), { reason: 'unmonitored', detail, cooldowns });
+  });
+}
+
+/** After a contract edit that kept the evidence (only the pass rate, confidence or min samples changed): decide again on it. */
+export async function decideAgain(context: RouterContext, scope: Scope, detail: string): Promise<void> {
+  for (const route of await context.routing.listRoutes(scope)) {
+    const requested = context.catalog.resolve(route.requestedModel);
+    if (requested === undefined) continue;
+    const state = routeState(context, scope, requested.id);
+    await change(context, state, async () => {
+      const decision = await decide(context, scope, requested, shapeOf(state), true);
+      await applyDecision(context, scope, requested, decision, { reason: 'contract_changed', detail });
+    });
+  }
+}
+
+/** The certified models dearer than the one a decision serves, cheapest first: where the inline guard re-asks. */
+export function fallbacksOf(decision: RouteDecision): string[] {
+  const servedCost = decision.verdicts.find((verdict) => verdict.model === decision.servedModel)?.costPerCall ?? Infinity;
+  return decision.verdicts
+    .filter((verdict) => verdict.state === 'certified' && verdict.coolingDown !== true && verdict.costPerCall > servedCost)
+    .sort((left, right) => left.costPerCall - right.costPerCall)
+    .map((verdict) => verdict.model);
+}
+
+/** The route's last call shape (costs per call depend on its tokens), or a neutral one before any. */
+export function shapeOf(state: RouteState): CallShape {
+  return state.shape ?? { needsTools: false, needsJson: false, promptTokens: 1, completionTokens: 1 };
+}
+
+/** One change of a route at a time: a second that arrives meanwhile is dropped (the first decided on the same evidence). */
+async function change(context: RouterContext, state: RouteState, work: () => Promise<void>): Promise<void> {
+  if (state.changing) return;
+  state.changing = true;
+  try {
+    await work();
+  } catch (error) {
+    context.logger.warn('route change failed', { workload: state.scope.workload, requested: state.requestedModel, ...errorFields(error) });
+  } finally {
+    state.changing = false;
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * What the router worker's parts share: their dependencies, the router's
+ * settings, and the state it keeps in memory per route (the rollback
+ * detector, how long the serving model has gone unchecked, the exploration
+ * plan, recent production latencies of the serving model) and per model (the
+ * backoff after replay errors). The evidence itself lives in the store.
+ */
+import type { Catalog } from '../catalog/catalog.js';
+import type { ModelPool } from '../engines/engine-pool.js';
+import type { Logger } from '../log/logger.js';
+import type { RoutingStore, Scope } from '../store/routing-store.js';
+import type { CallShape } from './candidates.js';
+import type { CusumState } from './cusum.js';
+import type { ExplorationPlan } from './exploration.js';
+import type { ReplayGate } from './replay-gate.js';
+import { scopeKey, type RouteTable } from './route-table.js';
+import type { TrafficMeter } from './traffic-meter.js';
+
+export interface RouterSettings {
+  /** Share of a routed model's calls also scored against the reference, feeding the rollback detector. */
+  shadowRate: number;
+  /** Share of the daily eval budget kept for those checks: exploring stops at the rest. */
+  monitorBudgetShare: number;
+  /** Routed calls served without a successful check before the route falls back. */
+  maxUnmonitoredCalls: number;
+  /** How long a route that fell back for lack of monitoring waits before its model may serve again (a spent budget waits for the next UTC day). */
+  unmonitoredRetryMs: number;
+  /** How long a model demoted for quality or latency stays out before it is tested again from zero. */
+  cooldownMs: number;
+  /** How far ahead a saving counts when weighing a test. */
+  horizonDays: number;
+  maxSamplesPerDay: number;
+  /** An exploration plan older than this is made again on the next call. */
+  planTtlMs: number;
+  /** After a replay error the model rests this long, doubling up to `maxBackoffMs`. */
+  backoffMs: number;
+  maxBackoffMs: number;
+  /** Recent production latencies of the serving model kept to catch a drift. */
+  latencyWindow: number;
+  /** Samples processed at once. */
+  workers: number;
+  /** One judged sample in this many also judges the reference against itself. */
+  judgeSelfCheckEvery: number;
+  replayTimeoutMs: number;
+}
+
+export const DEFAULT_ROUTER_SETTINGS: RouterSettings = {
+  shadowRate: 0.05,
+  monitorBudgetShare: 0.5,
+  maxUnmonitoredCalls: 1_000,
+  unmonitoredRetryMs: 10 * 60_000,
+  cooldownMs: 24 * 60 * 60 * 1000,
+  horizonDays: 30,
+  maxSamplesPerDay: 20_000,
+  planTtlMs: 10 * 60_000,
+  backoffMs: 5_000,
+  maxBackoffMs: 60_000,
+  latencyWindow: 200,
+  workers: 4,
+  judgeSelfCheckEvery: 20,
+  replayTimeoutMs: 120_000,
+};
+
+/** In-memory state of one (workload, requested model). */
+export interface RouteState {
+  scope: Scope;
+  requestedModel: string;
+  /** The rollback detector of `detectorModel` (reset when another model serves). */
+  detector: CusumState | null;
+  detectorModel: string | null;
+  /** Routed calls since the serving model was last scored. */
+  uncheckedCalls: number;
+  /** Why the last check of the serving model could not be made. */
+  monitoringProblem: string | null;
+  plan: ExplorationPlan | null;
+  planAt: number;
+  /** When a call was last sampled to make a plan. */
+  planAskedAt: number;
+  /** Recent production latencies (and times to first token) of the serving model, newest last. */
+  servedLatencies: number[];
+  servedTtfts: number[];
+  /** The last sampled call's shape: what costs per call are computed for. */
+  shape: CallShape | null;
+  /** Judges used on this route, and whether each was of a candidate's own family (flagged in the routes view). */
+  judges: Map<string, { sameFamily: boolean }>;
+  /** The judge of the last judged reply: the one the self-checks measure. */
+  lastJudge: string | null;
+  /** Judged samples at which the next self-check of the judge is due. */
+  nextSelfCheckAt: number;
+  /** Judge spend per scored candidate reply, smoothed. */
+  judgeCostPerEval: number;
+  judgedSamples: number;
+  /** Samples dropped because the queue was full. */
+  dropped: number;
+  /** A fallback or demotion is being written: do not start another. */
+  changing: boolean;
+}
+
+export interface RouterContext {
+  routing: RoutingStore;
+  routes: RouteTable;
+  catalog: Catalog;
+  pools: ReadonlyMap<string, ModelPool>;
+  logger: Logger;
+  gate: ReplayGate;
+  traffic: TrafficMeter;
+  settings: RouterSettings;
+  isBusy: (modelId: string) => boolean;
+  random: () => number;
+  now: () => number;
+  /** Aborted when the worker closes. */
+  signal: AbortSignal;
+  states: Map<string, RouteState>;
+  /** Replay backoff per model: consecutive failures, and until when it rests. */
+  backoffs: Map<string, { failures: number; until: number }>;
+}
+
+export function routeKey(scope: Scope, requestedModel: string): string {
+  return `${scopeKey(scope)}\u0000${requestedModel}`;
+}
+
+export function routeState(context: RouterContext, scope: Scope, requestedModel: string): RouteState {
+  const key = routeKey(scope, requestedModel);
+  let state = context.states.get(key);
+  if (state === undefined) {
+    state = {
+      scope,
+      requestedModel,
+      detector: null,
+      detectorModel: null,
+      uncheckedCalls: 0,
+      monitoringProblem: null,
+      plan: null,
+      planAt: 0,
+      planAskedAt: -Infinity,
+      servedLatencies: [],
+      servedTtfts: [],
+      shape: null,
+      judges: new Map(),
+      lastJudge: null,
+      nextSelfCheckAt: 1,
+      judgeCostPerEval: 0,
+      judgedSamples: 0,
+      dropped: 0,
+      changing: false,
+    };
+    context.states.set(key, state);
+  }
+  return state;
+}
+
+/** Appends to a window of at most `size` values. */
+export function remember(window: number[], value: number | null | undefined, size: number): void {
+  if (value === null || value === undefined) return;
+  window.push(value);
+  if (window.length > size) window.splice(0, window.length - size);
+}
+
+/** The UTC day of a time, `YYYY-MM-DD`: eval budgets are per day. */
+export function dayOf(at: number): string {
+  return new Date(at).toISOString().slice(0, 10);
+}
+
+/** The next UTC midnight after `at`. */
+export function nextDayStart(at: number): number {
+  const date = new Date(at);
+  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1);
+}
