@@ -187,8 +187,9 @@ describe('routing', () => {
     expect(table.status).toBe(0);
     const lines = table.stdout.split('\n');
     expect(lines[0]).toMatch(/^WORKLOAD\s+REQUESTED\s+SERVED\s+CANDIDATE\s+STATE\s+N\s+K\s+LOWER/);
-    expect(lines[1]).toMatch(/^strict\s+big\s+mid\s+\d+\s+\d+\.\d{4}$/);
-    expect(lines.some((line) => /^\s+small\s+eliminated\s+\d+\s+\d+\s+0\.\d{3}/.test(line))).toBe(true);
+    expect(lines[1]).toMatch(/^strict\s+big\s+mid\s+\d+\s+\d+\.\d{4}\s+\d+\.\d{4}\s+-?\d+\.\d{4}$/);
+    expect(lines.some((line) => /^\s+small\s+(eliminated|paused)\s+\d+\s+\d+\s+0\.\d{3}\s+0\s+\d+/.test(line))).toBe(true);
+    expect(table.stdout).toMatch(/^strict big: .*eval spend today \$\d+\.\d{4} of \$5$/m);
 
     const all = await runTaskgateAsync(['routes', '--json', ...connection]);
     const workloads = (JSON.parse(all.stdout) as Array<{ workload: string }>).map((view) => view.workload);

@@ -5,6 +5,7 @@
 import { thresholdPrior, type BetaPrior } from '../../src/routing/confidence-sequence.js';
 import { CUSUM_THRESHOLD, cusumOptionsFor, type CusumOptions } from '../../src/routing/cusum.js';
 import { DEFAULT_ROUTING, judgeCandidate, type DecisionPolicy } from '../../src/routing/route-decision.js';
+import { DEFAULT_ROUTER_SETTINGS } from '../../src/routing/router-context.js';
 import { judgeNaively, type Judge } from './comparison-rules.js';
 
 export type Rule = 'taskgate' | 'naive';
@@ -15,13 +16,18 @@ export type Rule = 'taskgate' | 'naive';
  * a minute.
  */
 export const COOLDOWN_CALLS = 20_000;
+/** A day of a simulated workload (the cooldown's day too). */
+export const CALLS_PER_DAY = 20_000;
 
 export interface RouterSettings {
   rule: Rule;
   confidence: number;
   minSamples: number;
   maxSamples: number;
-  sampleRate: number;
+  /** 'auto': the worker's exploration plan (exploration.ts) sets the rate and the candidates; a number: that share of calls, on every candidate still testing. */
+  sampleRate: number | 'auto';
+  /** The workload's traffic, for the plan: how many calls a saving lasts. */
+  callsPerDay: number;
   shadowRate: number;
   cooldownCalls: number;
   cusumThreshold: number;
@@ -35,8 +41,10 @@ export function defaultSettings(rule: Rule): RouterSettings {
     confidence: DEFAULT_ROUTING.confidence,
     minSamples: DEFAULT_ROUTING.minSamples,
     maxSamples: DEFAULT_ROUTING.maxSamples,
-    sampleRate: DEFAULT_ROUTING.sampleRate,
-    shadowRate: DEFAULT_ROUTING.shadowRate,
+    // The naive rule is the old fixed 5%, as a baseline; taskgate plans.
+    sampleRate: rule === 'taskgate' ? 'auto' : 0.05,
+    callsPerDay: CALLS_PER_DAY,
+    shadowRate: DEFAULT_ROUTER_SETTINGS.shadowRate,
     cooldownCalls: COOLDOWN_CALLS,
     cusumThreshold: CUSUM_THRESHOLD,
     prior: null,

@@ -3,13 +3,16 @@
  * serves a model that is not good enough, on simulated workloads whose true
  * pass rates are known, running the real decision code (src/routing).
  *
- *   npm run bench:router -- [--workloads N] [--calls N] [--seed N] [--quick]
+ *   npm run bench:router -- [--workloads N] [--calls N] [--seed N] [--quick] [--scenarios-only | --no-scenarios]
  *   npm run bench:router -- --max-samples 2000 --shadow-rate 0.04 --threshold 4.5   (explore other settings)
  *
  * It runs the workload simulation (bench/router/worker-simulation.ts) with
  * taskgate's rule, the naive rule, and the naive rule without the rollback
  * detector, then the focused experiments (evals to certify, certification at
- * the threshold, drop detection, false alarms). It prints a Markdown report,
+ * the threshold, drop detection, false alarms), then the production
+ * scenarios (scenarios/scenarios.ts: the real router worker under spent
+ * budgets, outages, feedback, slow models, traffic levels, free text,
+ * contract edits and bursts). It prints a Markdown report,
  * writes it with the figures as JSON to bench/results/, and writes the plots
  * to docs/routing/*.svg (`--svg-dir` elsewhere, `--no-svg` not at all).
  * Everything is seeded: the same options give the same figures. About a
@@ -26,12 +29,14 @@ import { renderCharts, renderReport, type RuleRun, type SimulationResults } from
 import { defaultSettings, policyFor, type RouterSettings } from './settings.js';
 import { BAD_MARGIN, createTotals, simulateWorkload } from './worker-simulation.js';
 import { generateWorkloads, type Workload } from './workloads.js';
+import { renderScenarios, runScenarios } from './scenarios/scenarios.js';
 
 interface Options {
   workloads: number;
   calls: number;
   seed: number;
   quick: boolean;
+  scenarios: 'also' | 'only' | 'none';
   svgDirectory: string | null;
   overrides: Partial<Pick<RouterSettings, 'maxSamples' | 'sampleRate' | 'shadowRate' | 'cusumThreshold' | 'cooldownCalls' | 'minSamples'>>;
 }
@@ -46,7 +51,7 @@ const flags: Record<string, keyof Options['overrides']> = {
 };
 
 function readOptions(argv: string[]): Options {
-  const options: Options = { workloads: 200, calls: 200_000, seed: 1, quick: false, svgDirectory: 'docs/routing', overrides: {} };
+  const options: Options = { workloads: 200, calls: 200_000, seed: 1, quick: false, scenarios: 'also', svgDirectory: 'docs/routing', overrides: {} };
   for (let index = 0; index < argv.length; index += 1) {
     const flag = argv[index] ?? '';
     const value = (): number => {
@@ -56,6 +61,8 @@ function readOptions(argv: string[]): Options {
       return number;
     };
     if (flag === '--quick') options.quick = true;
+    else if (flag === '--scenarios-only') options.scenarios = 'only';
+    else if (flag === '--no-scenarios') options.scenarios = 'none';
     else if (flag === '--workloads') options.workloads = value();
     else if (flag === '--calls') options.calls = value();
     else if (flag === '--seed') options.seed = value();
@@ -75,7 +82,7 @@ function readOptions(argv: string[]): Options {
 }
 
 function readHeader(): string {
-  return 'npm run bench:router -- [--workloads N] [--calls N] [--seed N] [--quick] [--no-svg | --svg-dir DIR] [--max-samples N] [--min-samples N] [--sample-rate R] [--shadow-rate R] [--threshold H] [--cooldown-calls N]';
+  return 'npm run bench:router -- [--workloads N] [--calls N] [--seed N] [--quick] [--scenarios-only | --no-scenarios] [--no-svg | --svg-dir DIR] [--max-samples N] [--min-samples N] [--sample-rate R] [--shadow-rate R] [--threshold H] [--cooldown-calls N]';
 }
 
 function runRule(label: string, settings: RouterSettings, workloads: Workload[], options: Options): RuleRun {
@@ -90,9 +97,16 @@ function describeSettings(settings: RouterSettings): string {
   return `minSamples ${settings.minSamples}, maxSamples ${settings.maxSamples}, sample ${settings.sampleRate}, shadow ${settings.shadowRate}, h ${settings.cusumThreshold}, cooldown ${settings.cooldownCalls} calls`;
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const options = readOptions(process.argv.slice(2));
   const startedAt = Date.now();
+  if (options.scenarios === 'only') {
+    const scenarios = await runScenarios(options.seed);
+    const report = `## Production scenarios (seed ${options.seed}, ${((Date.now() - startedAt) / 1000).toFixed(0)} s)\n\n${renderScenarios(scenarios)}\n`;
+    process.stdout.write(report);
+    writeResults('router-scenarios', report, scenarios);
+    return;
+  }
   const taskgate = { ...defaultSettings('taskgate'), ...options.overrides };
   const naive = { ...defaultSettings('naive'), ...options.overrides };
   const workloads = generateWorkloads(options.workloads, options.calls, options.seed);
@@ -146,12 +160,11 @@ function main(): void {
     alarms,
     seconds: (Date.now() - startedAt) / 1000,
   };
-  const report = renderReport(results);
+  const scenarios = options.scenarios === 'none' ? [] : await runScenarios(options.seed);
+  const scenarioReport = scenarios.length === 0 ? '' : `\n## Production scenarios\n\n${renderScenarios(scenarios)}\n`;
+  const report = `${renderReport({ ...results, seconds: (Date.now() - startedAt) / 1000 })}${scenarioReport}`;
   process.stdout.write(report);
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  mkdirSync('bench/results', { recursive: true });
-  writeFileSync(join('bench/results', `router-simulation-${stamp}.md`), report);
-  writeFileSync(join('bench/results', `router-simulation-${stamp}.json`), JSON.stringify({ ...results, runs: runs.map(({ totals: _totals, ...run }) => run) }, null, 2));
+  writeResults('router-simulation', report, { ...results, runs: runs.map(({ totals: _totals, ...run }) => run), scenarios });
   if (options.svgDirectory !== null) {
     mkdirSync(options.svgDirectory, { recursive: true });
     for (const [name, svg] of Object.entries(renderCharts(results))) writeFileSync(join(options.svgDirectory, name), svg);
@@ -159,4 +172,11 @@ function main(): void {
   }
 }
 
-main();
+function writeResults(name: string, report: string, figures: unknown): void {
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  mkdirSync('bench/results', { recursive: true });
+  writeFileSync(join('bench/results', `${name}-${stamp}.md`), report);
+  writeFileSync(join('bench/results', `${name}-${stamp}.json`), JSON.stringify(figures, null, 2));
+}
+
+await main();

@@ -4,8 +4,11 @@
  *
  * - every call is served by the current route and costs the served model's
  *   price (production spend);
- * - with probability `sampleRate`, while `toTest` is not empty, the call is
- *   replayed on every candidate in `toTest`, cheapest first, each replay
+ * - the call is sampled at the exploration plan's rate and replayed on the
+ *   plan's candidates (exploration.ts: those whose tests are expected to
+ *   save more than they cost, at a workload of `callsPerDay`; the daily
+ *   budget is not modelled), or, for the naive rule, at a fixed
+ *   `sampleRate` on every candidate in `toTest`, cheapest first, each replay
  *   costing that candidate's price (eval spend) and scored by agreement with
  *   the reference's answer; the route is decided again after each sample;
  * - with probability `shadowRate`, while a cheaper model serves, the call is
@@ -21,7 +24,9 @@
  * Spend and quality are added per bucket of calls into shared totals, so the
  * report can show them over time; the daily eval budget is not modelled.
  */
+import { planExploration } from '../../src/routing/exploration.js';
 import { decideRoute, routeFromVerdicts, type CandidateEvidence, type RouteDecision } from '../../src/routing/route-decision.js';
+import { DEFAULT_ROUTER_SETTINGS } from '../../src/routing/router-context.js';
 import { initialCusum, updateCusum, type CusumState } from '../../src/routing/cusum.js';
 import { judgeNaively } from './comparison-rules.js';
 import { createRandom, seedFor } from './random.js';
@@ -85,6 +90,7 @@ export function simulateWorkload(workload: Workload, settings: RouterSettings, t
   const driftAt = workload.drift?.atCall ?? Number.POSITIVE_INFINITY;
 
   let call = 0;
+  let planned: { decision: RouteDecision; plan: { candidates: string[]; sampleRate: number } } | null = null;
   let decision: RouteDecision = decide();
   let served = reference;
   let cusum: CusumState = initialCusum();
@@ -93,6 +99,26 @@ export function simulateWorkload(workload: Workload, settings: RouterSettings, t
   let driftWatch: { servedCalls: number } | null = null;
   let nextCooldownEnd = Number.POSITIVE_INFINITY;
   applyDecision();
+
+  /** What to replay on and how often: the worker's plan (taskgate), or every candidate under test at a fixed rate. */
+  function explorationOf(current: RouteDecision): { candidates: string[]; sampleRate: number } {
+    if (settings.sampleRate !== 'auto') return { candidates: current.toTest, sampleRate: settings.sampleRate };
+    if (planned?.decision === current) return planned.plan;
+    const plan = planExploration({
+      policy,
+      decision: current,
+      servedCostPerCall: served.costPerCall,
+      referenceCostPerSample: served === reference ? 0 : reference.costPerCall,
+      judgeCostPerEval: 0,
+      callsPerDay: settings.callsPerDay,
+      horizonDays: DEFAULT_ROUTER_SETTINGS.horizonDays,
+      fixedRate: null,
+      budgetLeftToday: Number.POSITIVE_INFINITY,
+      maxSamplesPerDay: DEFAULT_ROUTER_SETTINGS.maxSamplesPerDay,
+    });
+    planned = { decision: current, plan };
+    return plan;
+  }
 
   function decide(): RouteDecision {
     for (const candidate of evidence) candidate.coolingDown = call < candidate.coolingUntil;
@@ -169,7 +195,8 @@ export function simulateWorkload(workload: Workload, settings: RouterSettings, t
     }
     if (driftWatch !== null && served.name === workload.drift?.model) driftWatch.servedCalls += 1;
 
-    const sampled = decision.toTest.length > 0 && random() < settings.sampleRate;
+    const explore = explorationOf(decision);
+    const sampled = explore.candidates.length > 0 && random() < explore.sampleRate;
     const shadowed = served !== reference && random() < settings.shadowRate;
     if (!sampled && !shadowed) continue;
     const problem = drawProblem(random);
@@ -181,7 +208,7 @@ export function simulateWorkload(workload: Workload, settings: RouterSettings, t
       if (result.alarm) demote();
     }
     if (!sampled) continue;
-    for (const name of decision.toTest) {
+    for (const name of explore.candidates) {
       const candidate = evidence.find((item) => item.model === name);
       if (candidate === undefined) continue;
       add(totals.evaluation, bucket, candidate.costPerCall);

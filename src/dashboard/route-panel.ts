@@ -36,16 +36,26 @@ function renderRoute(route: RouteView): SafeHtml {
             { label: 'Lower bound', kind: 'number', cell: (candidate) => formatRatio(candidate.lower_bound) },
             { label: 'Upper bound', kind: 'number', cell: (candidate) => formatRatio(candidate.upper_bound) },
             { label: 'Cost per call', kind: 'number', cell: (candidate) => formatUsd(candidate.cost_per_call_usd) },
-            { label: 'Mean latency', kind: 'number', cell: (candidate) => formatMs(candidate.mean_latency_ms) },
+            { label: `Latency p${route.latency.percentile}`, kind: 'number', cell: (candidate) => formatMs(candidate.latency_ms) },
+            { label: 'Why', kind: 'long', cell: (candidate) => candidate.reason ?? '' },
           ],
         });
+  const { exploration, monitoring } = route;
+  const rate = exploration.sample_rate === null ? 'no plan yet' : `${formatRatio(exploration.sample_rate)} of calls${exploration.auto ? ' (auto)' : ''}`;
+  const watched = route.router_choice === route.requested_model ? 'the requested model serves itself' : `${formatCount(monitoring.unchecked_calls)} calls since its last check${monitoring.problem === null ? '' : ` (${monitoring.problem})`}`;
   return html`<div class="route panel" data-requested="${route.requested_model}">
 <div class="route-head">
   <span class="arrow"><strong>${route.requested_model}</strong> → <strong data-field="served-model">${route.served_model}</strong></span>
   ${route.pinned_model === null ? null : html`<span class="badge pinned">pinned (router's choice: ${route.router_choice})</span>`}
-  <span class="muted">${formatCount(route.calls)} calls, ${formatCount(route.routed_calls)} routed to a cheaper model, savings <strong>${formatUsd(route.savings_usd)}</strong></span>
+  <span class="muted">${formatCount(route.calls)} calls, ${formatCount(route.routed_calls)} routed to a cheaper model, savings ${formatUsd(route.savings_usd)} − eval spend ${formatUsd(route.eval_spend_usd)} = <strong data-field="net-savings">${formatUsd(route.net_savings_usd)}</strong> net</span>
 </div>
-<dl class="facts"><dt>Certificate</dt><dd>${certificateText(route.certificate)}</dd></dl>
+<dl class="facts">
+<dt>Certificate</dt><dd>${certificateText(route.certificate)}</dd>
+<dt>Exploring</dt><dd data-field="exploration">${exploration.exploring.length === 0 ? 'nothing worth testing now' : `${exploration.exploring.join(', ')} on ${rate}`}</dd>
+<dt>Monitoring</dt><dd data-field="monitoring">${watched}</dd>
+<dt>Latency limit</dt><dd>${route.latency.limit_ms === null ? 'none' : `p${route.latency.percentile} ≤ ${formatMs(route.latency.limit_ms)} (the requested model: ${formatMs(route.latency.requested_model_ms)})`}</dd>
+${route.dropped_samples > 0 ? html`<dt>Dropped samples</dt><dd>${formatCount(route.dropped_samples)} (the router could not keep up)</dd>` : null}
+</dl>
 <h3>Candidates</h3>
 ${candidates}
 </div>`;
@@ -67,8 +77,17 @@ export function renderRoutePanel(routes: WorkloadRoutes): SafeHtml {
           ],
         });
   return html`<section id="route">
-<h2>Route <span class="muted">· contract v${routes.contract_version}, pass rate ${routes.pass_rate} at ${routes.confidence} confidence, eval spend today ${formatUsd(routes.eval_spend_today_usd)} of ${formatUsd(routes.daily_budget_usd)}</span></h2>
+<h2>Route <span class="muted">· contract v${routes.contract_version}, pass rate ${routes.pass_rate} at ${routes.confidence} confidence, eval spend today ${formatUsd(routes.eval_spend_today_usd)} of ${formatUsd(routes.daily_budget_usd)}, net saving <span data-field="workload-net-savings">${formatUsd(routes.net_savings_usd)}</span></span></h2>
 ${routes.routes.length === 0 ? html`<p class="empty">No route yet: every call is served by the model it asks for.</p>` : routes.routes.map(renderRoute)}
+${routes.judges.length === 0 ? null : html`<h3>Judges</h3>${renderTable({
+    rows: routes.judges,
+    columns: [
+      { label: 'Judge', kind: 'long', cell: (judge) => html`${judge.model}${judge.same_family ? html` <span class="badge">same family as a candidate</span>` : null}` },
+      { label: 'Self-checks', kind: 'number', cell: (judge) => formatCount(judge.self_checks) },
+      { label: 'Wrong', kind: 'number', cell: (judge) => formatCount(judge.false_losses) },
+      { label: 'Error rate', kind: 'number', cell: (judge) => formatRatio(judge.error_rate) },
+    ],
+  })}`}
 <h3>Route history</h3>
 ${history}
 </section>`;

@@ -206,21 +206,22 @@ class ReplicaPool implements ModelPool {
     const release = await options.gate(slot.engine.id, signal);
     slot.inFlight += 1;
     this.total += 1;
-    const started = performance.now();
+    // The pool's clock (milliseconds are enough for a replay), so a simulation can drive it.
+    const started = this.now();
     try {
       if (!options.stream) {
         const completion = await slot.engine.complete(this.request(index, parameters), signal);
-        return { completion, replica: slot.engine.id, latencyMs: performance.now() - started, ttftMs: null };
+        return { completion, replica: slot.engine.id, latencyMs: this.now() - started, ttftMs: null };
       }
       const recorder = new StreamRecorder(true);
       let ttftMs: number | null = null;
       for await (const chunk of slot.engine.stream(this.request(index, parameters), signal)) {
-        ttftMs ??= performance.now() - started;
+        ttftMs ??= this.now() - started;
         recorder.observe(chunk);
       }
       const message = recorder.message() ?? { role: 'assistant' as const, content: null };
       const finish = (recorder.finishReason ?? 'stop') as EngineCompletion['choices'][number]['finish_reason'];
-      return { completion: { choices: [{ index: 0, message, finish_reason: finish }], usage: recorder.usage }, replica: slot.engine.id, latencyMs: performance.now() - started, ttftMs };
+      return { completion: { choices: [{ index: 0, message, finish_reason: finish }], usage: recorder.usage }, replica: slot.engine.id, latencyMs: this.now() - started, ttftMs };
     } finally {
       slot.inFlight -= 1;
       this.total -= 1;

@@ -37,25 +37,17 @@ export interface DecisionPolicy {
 }
 
 /**
- * The router's defaults (contract fields `pass_rate`, `confidence`,
- * `min_samples`, `sample_rate`; the rest are router settings), tuned with the
- * simulation in bench/router (see docs/routing.md for the figures):
- * - `sampleRate`: share of production calls replayed on the candidates in `toTest`.
- * - `shadowRate`: share of the calls served by a cheaper model that are also
- *   sent to the reference and scored, feeding the rollback detector (cusum.ts).
- *   Calls sampled for replay are scored too, so the detector sees at least
- *   this share.
- * - `cooldownMs`: how long a model demoted by the rollback detector stays out
- *   before it is tested again from zero.
+ * The decision's defaults (contract fields `pass_rate`, `confidence`,
+ * `min_samples`; `maxSamples` is a router setting), tuned with the
+ * simulation in bench/router (see docs/routing.md for the figures). The
+ * worker's own settings (shadow rate, budgets, cooldowns) are in
+ * router-context.ts.
  */
 export const DEFAULT_ROUTING = {
   passRate: 0.95,
   confidence: 0.95,
   minSamples: 50,
   maxSamples: 3_000,
-  sampleRate: 0.05,
-  shadowRate: 0.05,
-  cooldownMs: 24 * 60 * 60 * 1000,
 } as const;
 
 export const DEFAULT_POLICY: DecisionPolicy = {

@@ -92,6 +92,9 @@ export interface RouteState {
   judgedSamples: number;
   /** Samples dropped because the queue was full. */
   dropped: number;
+  /** In this process: eval spend, and what routed calls cost less than on the requested model, USD. */
+  evalSpendUsd: number;
+  savedUsd: number;
   /** A fallback or demotion is being written: do not start another. */
   changing: boolean;
 }
@@ -142,6 +145,8 @@ export function routeState(context: RouterContext, scope: Scope, requestedModel:
       judgeCostPerEval: 0,
       judgedSamples: 0,
       dropped: 0,
+      evalSpendUsd: 0,
+      savedUsd: 0,
       changing: false,
     };
     context.states.set(key, state);

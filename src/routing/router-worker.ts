@@ -12,14 +12,15 @@
  * for a pool of workers; when it is full, new ones are dropped and counted
  * per workload.
  */
-import type { Catalog } from '../catalog/catalog.js';
+import { costOf, type Catalog } from '../catalog/catalog.js';
 import type { ModelPool } from '../engines/engine-pool.js';
 import { errorFields, type Logger } from '../log/logger.js';
 import type { RoutingStore, Scope } from '../store/routing-store.js';
 import { createReplayGate, type ReplayGate } from './replay-gate.js';
 import { decideAgain, fallBack } from './route-changes.js';
 import { routeKey, routeState, remember, DEFAULT_ROUTER_SETTINGS, type RouteState, type RouterContext, type RouterSettings } from './router-context.js';
-import type { RouteTable } from './route-table.js';
+import { scopeKey, type RouteTable } from './route-table.js';
+import type { RouterWorkloadCounters } from '../tracking/metrics.js';
 import { processSample, type QueuedSample, type ReplaySample } from './sample-processor.js';
 import { createTrafficMeter } from './traffic-meter.js';
 
@@ -57,7 +58,7 @@ export interface RouterWorker {
   activity(scope: Scope, requestedModel: string): RouteActivity;
   /** Resolves once the queue is empty and nothing is being processed. */
   idle(): Promise<void>;
-  stats(): { queued: number; dropped: number; processed: number; droppedByWorkload: Array<{ project: string; workload: string; dropped: number }> };
+  stats(): { queued: number; dropped: number; processed: number; workloads: RouterWorkloadCounters[] };
   /** Replays running and waiting per engine. */
   replayLoad(): ReturnType<ReplayGate['load']>;
   close(): Promise<void>;
@@ -129,6 +130,8 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
     context.traffic.observe(routeKey(sample.scope, requested.id), context.now());
     const routed = sample.servedModel !== requested.id;
     if (routed) {
+      const served = context.catalog.resolve(sample.servedModel);
+      if (served !== undefined) state.savedUsd += costOf(requested, sample.usage) - costOf(served, sample.usage);
       state.uncheckedCalls += 1;
       remember(state.servedLatencies, sample.latencyMs, settings.latencyWindow);
       remember(state.servedTtfts, sample.ttftMs, settings.latencyWindow);
@@ -188,15 +191,16 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
       while (running.size > 0 || queue.length > 0) await Promise.all(running);
     },
     stats() {
-      const byWorkload = new Map<string, { project: string; workload: string; dropped: number }>();
+      const byWorkload = new Map<string, RouterWorkloadCounters>();
       for (const state of context.states.values()) {
-        if (state.dropped === 0) continue;
-        const key = `${state.scope.accountId}\u0000${state.scope.project}\u0000${state.scope.workload}`;
-        const entry = byWorkload.get(key) ?? { project: state.scope.project, workload: state.scope.workload, dropped: 0 };
-        entry.dropped += state.dropped;
+        const key = scopeKey(state.scope);
+        const entry = byWorkload.get(key) ?? { ...state.scope, droppedSamples: 0, evalSpendUsd: 0, savedUsd: 0 };
+        entry.droppedSamples += state.dropped;
+        entry.evalSpendUsd += state.evalSpendUsd;
+        entry.savedUsd += state.savedUsd;
         byWorkload.set(key, entry);
       }
-      return { queued: queue.length, dropped, processed, droppedByWorkload: [...byWorkload.values()] };
+      return { queued: queue.length, dropped, processed, workloads: [...byWorkload.values()] };
     },
     replayLoad: () => context.gate.load(),
     async close() {

@@ -79,6 +79,7 @@ export async function processSample(context: RouterContext, sample: QueuedSample
   let spent = await context.routing.getEvalSpend(scope, day);
   const spend = async (costUsd: number) => {
     spent += costUsd;
+    state.evalSpendUsd += costUsd;
     if (costUsd > 0) await context.routing.addEvalSpend(scope, day, costUsd, requested.id);
   };
   const monitorBudgetLeft = () => contract.daily_budget_usd - spent;

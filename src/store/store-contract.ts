@@ -7,6 +7,7 @@
  * Ids and request ids are compared as plain code-unit strings (as JavaScript
  * sorts them), so a back end must order ties with a binary collation.
  */
+import { decodeSketch } from '../tracking/latency-sketch.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiKey, NewApiKey, Page, PageRequest, Store, Trace, TraceFilter } from './store.js';
 
@@ -360,6 +361,31 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
         expect(concurrent.map((stored) => stored.version).sort()).toEqual([1, 2, 3, 4, 5]);
       });
 
+      it('keeps the evidence version of the last contract when the checks did not change', async () => {
+        const workload = { ...scope, workload: 'evidence' };
+        const kept = await store.routing.putContract(workload, { pass_rate: 0.9 }, 1_000, true);
+        expect(kept).toMatchObject({ version: 1, evidenceVersion: 0 });
+        const fresh = await store.routing.putContract(workload, { checks: [{ type: 'regex', pattern: 'x' }] }, 2_000);
+        expect(fresh).toMatchObject({ version: 2, evidenceVersion: 2 });
+        const tightened = await store.routing.putContract(workload, { checks: [{ type: 'regex', pattern: 'x' }], pass_rate: 0.99 }, 3_000, true);
+        expect(tightened).toMatchObject({ version: 3, evidenceVersion: 2 });
+        expect(await store.routing.getContract(workload)).toEqual(tightened);
+      });
+
+      it('keeps a latency sketch per model beside its counts', async () => {
+        const workload = { ...scope, workload: 'latency' };
+        const none = { ...delta, evaluated: 0, passed: 0 };
+        for (const latencyMs of [10, 20, 30, 400]) await store.routing.addEvidence(workload, 'big', 'small', 1, { ...none, latencyMs, ttftMs: latencyMs / 10 }, 10);
+        await store.routing.addEvidence(workload, 'big', 'small', 1, none, 20);
+        const [counts] = await store.routing.listEvidence(workload, 'big', 1);
+        const latency = decodeSketch(counts?.latency as Uint8Array);
+        expect(latency.count).toBe(4);
+        expect(latency.getValueAtQuantile(1)).toBeCloseTo(400, -1);
+        expect(decodeSketch(counts?.ttft as Uint8Array).getValueAtQuantile(0)).toBeCloseTo(1, 1);
+        await store.routing.addEvidence(workload, 'big', 'tiny', 1, none, 30);
+        expect((await store.routing.listEvidence(workload, 'big', 1)).find((row) => row.candidateModel === 'tiny')).toMatchObject({ latency: null, ttft: null });
+      });
+
       it('adds evidence per candidate and contract version', async () => {
         await store.routing.addEvidence(scope, 'big', 'small', 1, delta, 10);
         await store.routing.addEvidence(scope, 'big', 'small', 1, { ...delta, passed: 0, errors: 1 }, 20);
@@ -397,6 +423,20 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
         await store.routing.addEvalSpend(scope, '2026-11-21', 0.5, 'big');
         expect(await store.routing.getEvalSpend(scope, '2026-11-21')).toBeCloseTo(0.75, 12);
         expect(await store.routing.getEvalSpend(scope, '2026-11-22')).toBe(0);
+        await store.routing.addEvalSpend(scope, '2026-11-22', 1, 'big');
+        await store.routing.addEvalSpend(scope, '2026-11-22', 0.5, 'mid');
+        const byRoute = await store.routing.evalSpendByRoute(scope);
+        expect(byRoute.big).toBeCloseTo(1.75, 12);
+        expect(byRoute.mid).toBeCloseTo(0.5, 12);
+        expect(await store.routing.evalSpendByRoute(other)).toEqual({});
+        await store.routing.addJudgeCheck(scope, 'judge-a', false);
+        await store.routing.addJudgeCheck(scope, 'judge-a', true);
+        await store.routing.addJudgeCheck(scope, 'judge-b', false);
+        expect(await store.routing.listJudgeChecks(scope)).toEqual([
+          { judgeModel: 'judge-a', checks: 2, falseLosses: 1 },
+          { judgeModel: 'judge-b', checks: 1, falseLosses: 0 },
+        ]);
+        expect(await store.routing.listJudgeChecks(other)).toEqual([]);
         const feedback = { requestId: 'req-9', accountId: 'acct-1', model: 'small', project: 'shop', workload: 'summarise', pass: false, score: null, comment: 'wrong total', createdAt: 1 };
         await store.routing.recordFeedback(feedback);
         await store.routing.recordFeedback({ ...feedback, pass: true, score: 0.8, comment: null, createdAt: 2 });

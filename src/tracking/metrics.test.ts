@@ -132,7 +132,7 @@ function mutableSources(): MetricSources & {
   return {
     engineList: [],
     writer: { enqueued: 0, written: 0, dropped: 0, failedWrites: 0, queued: 0 },
-    routerStats: { queued: 0, dropped: 0, processed: 0 },
+    routerStats: { queued: 0, dropped: 0, processed: 0, workloads: [] },
     routerFails: false,
     engines() {
       return this.engineList;
@@ -234,7 +234,7 @@ describe('createMetrics', () => {
       { engine: 'vllm-1', model: 'qwen-large', inFlight: 7, queued: 0 },
     ];
     sources.writer = { enqueued: 100, written: 90, dropped: 3, failedWrites: 1, queued: 7 };
-    sources.routerStats = { queued: 4, dropped: 2, processed: 50 };
+    sources.routerStats = { queued: 4, dropped: 2, processed: 50, workloads: [{ accountId: 'acct-1', project: 'shop', workload: 'summarise', droppedSamples: 2, evalSpendUsd: 0.25, savedUsd: 1.5 }] };
     let exposition = await scrape(metrics);
     expect(valueOf(exposition, 'taskgate_engine_in_flight_requests', { engine: 'llama-1', model: 'qwen-small' })).toBe(2);
     expect(valueOf(exposition, 'taskgate_engine_queued_requests', { engine: 'llama-1', model: 'qwen-small' })).toBe(5);
@@ -247,11 +247,15 @@ describe('createMetrics', () => {
     expect(valueOf(exposition, 'taskgate_router_queue_length')).toBe(4);
     expect(valueOf(exposition, 'taskgate_router_dropped_total')).toBe(2);
     expect(valueOf(exposition, 'taskgate_router_processed_total')).toBe(50);
+    const summarise = { project: 'shop', workload: 'summarise' };
+    expect(valueOf(exposition, 'taskgate_router_samples_dropped_total', summarise)).toBe(2);
+    expect(valueOf(exposition, 'taskgate_router_eval_spend_usd_total', summarise)).toBe(0.25);
+    expect(valueOf(exposition, 'taskgate_router_savings_usd_total', summarise)).toBe(1.5);
 
     // The next scrape sees the sources as they are then; a replica that went away is gone.
     sources.engineList = [{ engine: 'vllm-1', model: 'qwen-large', inFlight: 1, queued: 3 }];
     sources.writer = { enqueued: 180, written: 175, dropped: 3, failedWrites: 1, queued: 2 };
-    sources.routerStats = { queued: 0, dropped: 2, processed: 61 };
+    sources.routerStats = { queued: 0, dropped: 2, processed: 61, workloads: [] };
     exposition = await scrape(metrics);
     expect(samples(exposition, 'taskgate_engine_in_flight_requests', { engine: 'llama-1' })).toEqual([]);
     expect(samples(exposition, 'taskgate_engine_queued_requests', { engine: 'llama-1' })).toEqual([]);
@@ -267,7 +271,7 @@ describe('createMetrics', () => {
     const sources = mutableSources();
     const { logger, lines } = capturingLogger();
     const metrics = createMetrics({ sources, logger });
-    sources.routerStats = { queued: 4, dropped: 2, processed: 50 };
+    sources.routerStats = { queued: 4, dropped: 2, processed: 50, workloads: [{ accountId: 'acct-1', project: 'shop', workload: 'summarise', droppedSamples: 2, evalSpendUsd: 0.25, savedUsd: 1.5 }] };
     await scrape(metrics);
     sources.routerFails = true;
     sources.writer = { enqueued: 9, written: 9, dropped: 0, failedWrites: 0, queued: 0 };

@@ -23,8 +23,18 @@ export interface MetricSources {
   engines(): Array<{ engine: string; model: string; inFlight: number; queued: number }>;
   /** The trace writer's counters (`TraceWriterStats`), read at scrape time. */
   traceWriter(): { enqueued: number; written: number; dropped: number; failedWrites: number; queued: number };
-  /** The router worker's counters: samples queued, dropped, processed. */
-  router(): { queued: number; dropped: number; processed: number };
+  /** The router worker's counters: samples queued, dropped, processed; and per workload, in this process, what it dropped, spent and saved. */
+  router(): { queued: number; dropped: number; processed: number; workloads: RouterWorkloadCounters[] };
+}
+
+export interface RouterWorkloadCounters {
+  accountId: string;
+  project: string;
+  workload: string;
+  droppedSamples: number;
+  evalSpendUsd: number;
+  /** What routed calls cost less than on the requested model. */
+  savedUsd: number;
 }
 
 export interface Metrics {
@@ -102,6 +112,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const routerQueue = gauge('taskgate_router_queue_length', 'Router samples waiting to be processed.');
   const routerDropped = counter('taskgate_router_dropped_total', 'Router samples dropped because its queue was full.');
   const routerProcessed = counter('taskgate_router_processed_total', 'Router samples processed.');
+  const workloadNames = ['project', 'workload'] as const;
+  const routerWorkloadDropped = counter('taskgate_router_samples_dropped_total', 'Router samples of a workload dropped because the queue was full.', workloadNames);
+  const routerEvalSpend = counter('taskgate_router_eval_spend_usd_total', 'What evaluating a workload\'s routes cost (replays and judges), USD.', workloadNames);
+  const routerSavings = counter('taskgate_router_savings_usd_total', 'What a workload\'s routed calls cost less than on the requested models, USD (net saving: this minus the eval spend).', workloadNames);
 
   const accounts = new Map<string, AccountScopes>();
   const series = new Map<string, CallSeries>();
@@ -109,12 +123,14 @@ export function createMetrics(options: MetricsOptions): Metrics {
   /** The (project, workload) labels of a call, folded past the account's cap. */
   function scopeOf(trace: Trace): [string, string] {
     if (trace.project === null && trace.workload === null) return [noneLabel, noneLabel];
-    const project = trace.project ?? noneLabel;
-    const workload = trace.workload ?? noneLabel;
-    let account = accounts.get(trace.accountId);
+    return workloadLabels(trace.accountId, trace.project ?? noneLabel, trace.workload ?? noneLabel);
+  }
+
+  function workloadLabels(accountId: string, project: string, workload: string): [string, string] {
+    let account = accounts.get(accountId);
     if (account === undefined) {
       account = { pairs: new Set(), folding: false };
-      accounts.set(trace.accountId, account);
+      accounts.set(accountId, account);
     }
     const pair = `${project}\u0000${workload}`;
     if (account.pairs.has(pair)) return [project, workload];
@@ -125,7 +141,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     if (!account.folding) {
       account.folding = true;
       logger.warn('metrics: too many workloads for their own labels; further ones are reported as project and workload "other"', {
-        account_id: trace.accountId,
+        account_id: accountId,
         max_workloads_per_account: maxPairs,
       });
     }
@@ -213,6 +229,13 @@ export function createMetrics(options: MetricsOptions): Metrics {
       routerQueue.set(stats.queued);
       setCounter(routerDropped, stats.dropped);
       setCounter(routerProcessed, stats.processed);
+      for (const metric of [routerWorkloadDropped, routerEvalSpend, routerSavings]) metric.reset();
+      for (const entry of stats.workloads) {
+        const [project, workload] = workloadLabels(entry.accountId, entry.project, entry.workload);
+        routerWorkloadDropped.inc({ project, workload }, amount(entry.droppedSamples));
+        routerEvalSpend.inc({ project, workload }, amount(entry.evalSpendUsd));
+        routerSavings.inc({ project, workload }, amount(entry.savedUsd));
+      }
     });
     return { contentType: register.contentType, body: await register.metrics() };
   }
