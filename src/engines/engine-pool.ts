@@ -147,6 +147,8 @@ class ReplicaPool implements ModelPool {
   private readonly slots: ReplicaSlot[];
   private readonly logger: Logger;
   private readonly now: () => number;
+  /** Measures replays: a monotonic clock, or the injected `now` (a simulation drives both). */
+  private readonly elapsed: () => number;
   private cursor = 0;
   private total = 0;
 
@@ -154,6 +156,7 @@ class ReplicaPool implements ModelPool {
     this.modelId = options.modelId;
     this.logger = options.logger.child({ model: options.modelId });
     this.now = options.now ?? Date.now;
+    this.elapsed = options.now ?? (() => performance.now());
     this.slots = options.replicas.map((replica) => ({
       engine: replica.engine,
       modelName: replica.modelName,
@@ -206,22 +209,21 @@ class ReplicaPool implements ModelPool {
     const release = await options.gate(slot.engine.id, signal);
     slot.inFlight += 1;
     this.total += 1;
-    // The pool's clock (milliseconds are enough for a replay), so a simulation can drive it.
-    const started = this.now();
+    const started = this.elapsed();
     try {
       if (!options.stream) {
         const completion = await slot.engine.complete(this.request(index, parameters), signal);
-        return { completion, replica: slot.engine.id, latencyMs: this.now() - started, ttftMs: null };
+        return { completion, replica: slot.engine.id, latencyMs: this.elapsed() - started, ttftMs: null };
       }
       const recorder = new StreamRecorder(true);
       let ttftMs: number | null = null;
       for await (const chunk of slot.engine.stream(this.request(index, parameters), signal)) {
-        ttftMs ??= this.now() - started;
+        ttftMs ??= this.elapsed() - started;
         recorder.observe(chunk);
       }
       const message = recorder.message() ?? { role: 'assistant' as const, content: null };
       const finish = (recorder.finishReason ?? 'stop') as EngineCompletion['choices'][number]['finish_reason'];
-      return { completion: { choices: [{ index: 0, message, finish_reason: finish }], usage: recorder.usage }, replica: slot.engine.id, latencyMs: this.now() - started, ttftMs };
+      return { completion: { choices: [{ index: 0, message, finish_reason: finish }], usage: recorder.usage }, replica: slot.engine.id, latencyMs: this.elapsed() - started, ttftMs };
     } finally {
       slot.inFlight -= 1;
       this.total -= 1;

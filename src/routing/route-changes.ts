@@ -116,9 +116,12 @@ export async function fallBack(context: RouterContext, state: RouteState, reques
       return;
     }
     const now = context.now();
-    const budgetSpent = state.monitoringProblem?.includes('budget') === true;
+    const { contract } = context.routes.contract(state.scope);
+    const budgetSpent = (await context.routing.getEvalSpend(state.scope, dayOf(now))) >= contract.daily_budget_usd;
+    if (budgetSpent) state.monitoringProblem = `the day's eval budget of $${contract.daily_budget_usd} is spent`;
     const until = budgetSpent ? nextDayStart(now) : now + context.settings.unmonitoredRetryMs;
     const cooldowns = { ...current.cooldowns, [current.servedModel]: until };
+    state.probation.add(current.servedModel);
     context.routes.apply({ ...current, cooldowns });
     const detail = `${current.servedModel} went ${state.uncheckedCalls} calls without a check (${state.monitoringProblem ?? 'no check could be made'}); back ${budgetSpent ? `when the budget renews (${dayOf(until)})` : 'in a few minutes'}`;
     await applyDecision(context, state.scope, requested, await decide(context, state.scope, requested, shapeOf(state)), { reason: 'unmonitored', detail, cooldowns });

@@ -70,6 +70,12 @@ export interface RouteState {
   detectorModel: string | null;
   /** Routed calls since the serving model was last scored. */
   uncheckedCalls: number;
+  /**
+   * Models that left this route unchecked (`unmonitored`): their evidence is
+   * older than the gap, so when one serves again its detector starts halfway
+   * to the alarm, and a model that degraded meanwhile is caught twice as fast.
+   */
+  probation: Set<string>;
   /** Why the last check of the serving model could not be made. */
   monitoringProblem: string | null;
   plan: ExplorationPlan | null;
@@ -132,6 +138,7 @@ export function routeState(context: RouterContext, scope: Scope, requestedModel:
       detector: null,
       detectorModel: null,
       uncheckedCalls: 0,
+      probation: new Set(),
       monitoringProblem: null,
       plan: null,
       planAt: 0,

@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { GenerationParameters } from '../api/chat-types.js';
 import { createCatalog } from '../catalog/catalog.js';
+import { EngineError } from '../api/errors.js';
 import { DEFAULT_CONTRACT } from '../evals/eval-contract.js';
+import type { RouterSettings } from './router-context.js';
 import { parseConfig } from '../config/load-config.js';
 import type { ModelPool } from '../engines/engine-pool.js';
 import { silentLogger } from '../log/logger.js';
@@ -14,17 +16,21 @@ const scope = { accountId: 'acct-1', project: 'shop', workload: 'sums' };
 const parameters: GenerationParameters = { messages: [{ role: 'user', content: 'What is 2 + 2?' }] };
 
 /** A pool whose model always answers "4", recording what it was asked. */
-function answeringPool(calls: GenerationParameters[]): ModelPool {
+/** What a fake pool's replays do: answer "4", or fail as an engine error would. */
+const failing = new Set<string>();
+
+function answeringPool(calls: GenerationParameters[], model = ''): ModelPool {
   const completion = { choices: [{ index: 0, message: { role: 'assistant' as const, content: '4' }, finish_reason: 'stop' as const }], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } };
   return {
     complete: () => Promise.reject(new Error('replays go through replay()')),
     async replay(request) {
       calls.push(request);
+      if (failing.has(model)) throw new EngineError(`engine of ${model} is down`);
       return { replica: 'fake', completion, latencyMs: 1, ttftMs: null };
     },
     openStream: () => Promise.reject(new Error('not used')),
     inFlight: () => 0,
-    replicaStates: () => [],
+    replicaStates: () => [{ replica: 'fake', inFlight: 0, circuit: 'closed' }],
   };
 }
 
@@ -46,7 +52,7 @@ afterEach(async () => {
   await store.close();
 });
 
-function setUp(busy: ReadonlySet<string> = new Set()) {
+function setUp(busy: ReadonlySet<string> = new Set(), settings: Partial<RouterSettings> = {}, now: () => number = Date.now) {
   const config = parseConfig(
     `engines: [{ id: e, type: openai, base_url: "http://127.0.0.1:1/v1" }]
 models:
@@ -57,10 +63,10 @@ models:
     {},
   );
   const calls = { big: [] as GenerationParameters[], small: [] as GenerationParameters[], tiny: [] as GenerationParameters[] };
-  const pools = new Map(Object.entries(calls).map(([id, list]) => [id, answeringPool(list)]));
-  const worker = createRouterWorker({ routing: store.routing, routes, catalog: createCatalog(config.models), pools, logger: silentLogger, isBusy: (model) => busy.has(model) });
-  const offer = (environment: 'production' | 'staging' = 'production') =>
-    worker.offer({ scope, environment, requestedModel: 'big', servedModel: 'big', parameters, reply: { role: 'assistant', content: '4' }, usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 }, latencyMs: 1, ttftMs: null, stream: false });
+  const pools = new Map(Object.entries(calls).map(([id, list]) => [id, answeringPool(list, id)]));
+  const worker = createRouterWorker({ routing: store.routing, routes, catalog: createCatalog(config.models), pools, logger: silentLogger, isBusy: (model) => busy.has(model), settings, now });
+  const offer = (environment: 'production' | 'staging' = 'production', servedModel = 'big') =>
+    worker.offer({ scope, environment, requestedModel: 'big', servedModel, parameters, reply: { role: 'assistant', content: '4' }, usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 }, latencyMs: 1, ttftMs: null, stream: false });
   return { worker, calls, offer };
 }
 
@@ -91,6 +97,50 @@ describe('router worker', () => {
     await worker.idle();
     expect(calls.tiny).toHaveLength(0);
     expect(calls.small.length).toBeGreaterThan(0);
+  });
+});
+
+describe('router worker under faults', () => {
+  afterEach(() => failing.clear());
+
+  it('counts replay errors apart from scores, rests the model, and certifies it once its engine is back', async () => {
+    let clock = 1_800_000_000_000;
+    const { worker, calls, offer } = setUp(new Set(['small']), {}, () => clock);
+    failing.add('tiny');
+    for (let sample = 0; sample < 10; sample++) offer();
+    await worker.idle();
+    const tiny = async () => (await store.routing.listEvidence(scope, 'big', 1)).find((row) => row.candidateModel === 'tiny');
+    // Errors are not scores; the samples already running when the first failed may each hit the engine once (4 workers).
+    const errors = (await tiny())?.errors ?? 0;
+    expect(await tiny()).toMatchObject({ evaluated: 0, passed: 0 });
+    expect(errors).toBeGreaterThanOrEqual(1);
+    expect(errors).toBeLessThanOrEqual(4);
+    // The model rests after its errors: the later samples do not call it.
+    expect(calls.tiny).toHaveLength(errors);
+    // Back a minute later: tested again, certified on its replies alone.
+    failing.clear();
+    clock += 61_000;
+    for (let sample = 0; sample < 40; sample++) offer();
+    await worker.idle();
+    expect(await tiny()).toMatchObject({ errors });
+    expect((await tiny())?.evaluated).toBeGreaterThanOrEqual(20);
+    expect(routes.servedModel(scope, 'big')).toBe('tiny');
+  });
+
+  it('falls back when the serving model goes unchecked, and says why', async () => {
+    const { worker, offer } = setUp(new Set(), { maxUnmonitoredCalls: 10 });
+    for (let sample = 0; sample < 40; sample++) offer();
+    await worker.idle();
+    expect(routes.servedModel(scope, 'big')).toBe('tiny');
+    // The day's budget is gone: checks of tiny stop, and it may serve only so many calls unchecked.
+    routes.applyContract(scope, { contract: { ...routes.contract(scope).contract, daily_budget_usd: 0 }, version: 2, evidenceVersion: 1 });
+    for (let call = 0; call < 12; call++) offer('production', 'tiny');
+    await worker.idle();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(routes.servedModel(scope, 'big')).not.toBe('tiny');
+    const [change] = await store.routing.listRouteChanges(scope, 1);
+    expect(change).toMatchObject({ reason: 'unmonitored', fromModel: 'tiny' });
+    expect(change?.detail).toContain('budget');
   });
 });
 

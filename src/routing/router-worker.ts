@@ -37,6 +37,8 @@ export interface RouteActivity {
   sampleRate: number | null;
   /** Candidates the plan replays on, and the net saving it expects over the horizon. */
   exploring: string[];
+  /** Every candidate the plan weighed, tested or not. */
+  assessed: string[];
   expectedNetUsd: number | null;
   callsPerDay: number;
   /** Routed calls since the serving model was last checked, and why a check failed. */
@@ -112,14 +114,15 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
   function explorationRate(state: RouteState, fixed: number | 'auto'): number {
     const now = context.now();
     const fresh = state.plan !== null && now - state.planAt <= settings.planTtlMs;
-    // No plan yet, or an old one (traffic and cooldowns change): a call is sampled to make a new one.
+    const nothingToTest = fresh && state.plan?.candidates.length === 0;
+    // A fixed rate samples at that rate (each sample remakes the plan first); a fresh plan with nothing to test stops it.
+    if (fixed !== 'auto') return nothingToTest ? 0 : fixed;
+    // No plan yet, or an old one (traffic and cooldowns change): one call, sampled, makes a new one.
     if (!fresh && now - state.planAskedAt > PLAN_RETRY_MS) {
       state.planAskedAt = now;
       return 1;
     }
-    const nothingToTest = state.plan !== null && state.plan.candidates.length === 0;
-    if (fixed !== 'auto') return fresh && nothingToTest ? 0 : fixed;
-    return state.plan === null || nothingToTest ? 0 : state.plan.sampleRate;
+    return state.plan === null || state.plan.candidates.length === 0 ? 0 : state.plan.sampleRate;
   }
 
   function offer(sample: ReplaySample): void {
@@ -179,6 +182,7 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
       return {
         sampleRate: state.plan === null ? null : state.plan.candidates.length === 0 ? 0 : state.plan.sampleRate,
         exploring: state.plan?.candidates ?? [],
+        assessed: state.plan?.assessed.map((entry) => entry.model) ?? [],
         expectedNetUsd: state.plan?.expectedNetUsd ?? null,
         callsPerDay: context.traffic.callsPerDay(routeKey(scope, requestedModel), context.now()),
         uncheckedCalls: state.uncheckedCalls,

@@ -180,11 +180,14 @@ export async function replan(context: RouterContext, state: RouteState, requeste
 
 /** The rollback detector and the latency watch of the serving model; true when it was demoted. */
 async function watch(context: RouterContext, state: RouteState, requested: CatalogModel, servedModel: string, passed: boolean, contract: EvalContract): Promise<boolean> {
+  const options = cusumOptionsFor(contract.pass_rate);
   if (state.detectorModel !== servedModel) {
-    state.detector = initialCusum();
+    // Back after going unchecked: its evidence predates the gap, so its detector starts halfway to the alarm.
+    const onProbation = state.probation.delete(servedModel);
+    state.detector = onProbation ? { statistic: options.threshold / 2, observed: 0 } : initialCusum();
     state.detectorModel = servedModel;
   }
-  const { state: detector, alarm } = updateCusum(state.detector ?? initialCusum(), passed, cusumOptionsFor(contract.pass_rate));
+  const { state: detector, alarm } = updateCusum(state.detector ?? initialCusum(), passed, options);
   state.detector = detector;
   if (alarm) {
     await demote(context, state, requested, servedModel, 'demoted', `the pass rate of ${servedModel} dropped: rollback alarm after ${detector.observed} shadow comparisons`);

@@ -57,9 +57,11 @@ export async function routesView({ store, catalog, router, now = Date.now }: Rou
     const reference = sketchesOf(evidence.find((counts) => counts.candidateModel === route.requestedModel));
     const limit = latencyLimitMs(latencyPolicy, reference.latency);
     const rows = evidence.filter((counts) => counts.candidateModel !== route.requestedModel);
-    // A demoted model's counts start again from zero: list it while it cools down even without any.
-    for (const model of Object.keys(route.cooldowns)) if (!rows.some((counts) => counts.candidateModel === model)) rows.push(empty(route.requestedModel, model, evidenceVersion));
     const activity = router?.activity(scope, route.requestedModel);
+    // Listed without evidence too: a demoted model while it cools down (its counts start again from zero), and a candidate the plan weighed but does not test.
+    for (const model of [...Object.keys(route.cooldowns), ...(activity?.assessed ?? [])]) {
+      if (!rows.some((counts) => counts.candidateModel === model)) rows.push(empty(route.requestedModel, model, evidenceVersion));
+    }
     const candidates = rows
       .map((counts) => {
         const perCall = counts.evaluated > 0 ? counts.costUsd / counts.evaluated : 0;

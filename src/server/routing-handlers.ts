@@ -116,19 +116,22 @@ export function createRoutingHandlers({ store, catalog, routes, router, now = Da
       if (trace === null) throw new NotFoundError(`No call '${input.request_id.slice(0, 64)}'. Traces are written within a second of the call.`, 'trace_not_found', 'request_id');
       const at = now();
       const previous = await store.routing.getFeedback(key.accountId, trace.requestId);
-      await store.routing.recordFeedback({ requestId: trace.requestId, accountId: key.accountId, model: trace.servedModel, project: trace.project, workload: trace.workload, pass, score, comment, createdAt: at });
       const requested = trace.requestedModel === null ? undefined : catalog.resolve(trace.requestedModel);
-      const counts = pass !== null && trace.environment === 'production' && trace.project !== null && trace.workload !== null && requested !== undefined && trace.servedModel !== null && trace.servedModel !== requested.id;
-      // Idempotent: a second post for a call replaces the first, in the evidence as in the store.
-      const before = counts && previous?.pass != null ? { evaluated: 1, passed: previous.pass ? 1 : 0 } : { evaluated: 0, passed: 0 };
-      const after = counts ? { evaluated: 1, passed: pass ? 1 : 0 } : { evaluated: 0, passed: 0 };
-      if (counts && (after.evaluated !== before.evaluated || after.passed !== before.passed)) {
-        const scope = { accountId: key.accountId, project: trace.project!, workload: trace.workload! };
-        const { evidenceVersion } = routes.contract(scope);
-        const delta = { evaluated: after.evaluated - before.evaluated, passed: after.passed - before.passed, errors: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMsTotal: 0 };
-        await store.routing.addEvidence(scope, requested.id, trace.servedModel!, evidenceVersion, delta, at);
+      const counted = pass !== null && trace.environment === 'production' && trace.project !== null && trace.workload !== null && requested !== undefined && trace.servedModel !== null && trace.servedModel !== requested.id;
+      const scope = counted ? { accountId: key.accountId, project: trace.project!, workload: trace.workload! } : null;
+      const evidenceVersion = scope === null ? null : routes.contract(scope).evidenceVersion;
+      await store.routing.recordFeedback({ requestId: trace.requestId, accountId: key.accountId, model: trace.servedModel, project: trace.project, workload: trace.workload, pass, score, comment, evidenceVersion, createdAt: at });
+      if (scope !== null && evidenceVersion !== null) {
+        // Idempotent: a second post for a call replaces the first in the evidence it counted in. Evidence
+        // reset since then (new checks, a demotion) no longer holds the first: the second counts afresh.
+        const rows = await store.routing.listEvidence(scope, requested!.id, evidenceVersion);
+        const row = rows.find((counts) => counts.candidateModel === trace.servedModel);
+        const heldPass = previous?.pass === true && (row?.passed ?? 0) >= 1;
+        const heldFail = previous?.pass === false && (row?.evaluated ?? 0) - (row?.passed ?? 0) >= 1;
+        const held = previous?.evidenceVersion === evidenceVersion && (heldPass || heldFail);
+        const delta = { evaluated: held ? 0 : 1, passed: (pass ? 1 : 0) - (held && previous?.pass === true ? 1 : 0), errors: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMsTotal: 0 };
+        if (delta.evaluated !== 0 || delta.passed !== 0) await store.routing.addEvidence(scope, requested!.id, trace.servedModel!, evidenceVersion, delta, at);
       }
-      const counted = counts;
       return { object: 'feedback', request_id: trace.requestId, model: trace.servedModel, pass, score, comment, counted_as_evidence: counted };
     },
   };

@@ -119,6 +119,8 @@ export interface Feedback {
   pass: boolean | null;
   score: number | null;
   comment: string | null;
+  /** The evidence version it counted in as an evaluation of `model`; null when it did not count. */
+  evidenceVersion: number | null;
   createdAt: number;
 }
 

@@ -224,6 +224,8 @@ export const migrations: readonly Migration[] = [
       -- Latency and time-to-first-token sketches (DDSketch protobuf) per model.
       ALTER TABLE route_evidence ADD COLUMN latency BLOB;
       ALTER TABLE route_evidence ADD COLUMN ttft BLOB;
+      -- Which evidence a feedback counted in, so a second post replaces it there.
+      ALTER TABLE feedback ADD COLUMN evidence_version INTEGER;
       CREATE TABLE route_eval_spend (
         account_id TEXT NOT NULL,
         project TEXT NOT NULL,

@@ -35,6 +35,7 @@ interface FeedbackRow {
   pass: number | null;
   score: number | null;
   comment: string | null;
+  evidence_version: number | null;
   created_at: number;
 }
 
@@ -117,10 +118,10 @@ function prepareRoutingStatements(database: Database.Database) {
       `SELECT judge_model AS judgeModel, checks, false_losses AS falseLosses FROM judge_checks WHERE ${scopeWhere} ORDER BY judge_model`,
     ),
     upsertFeedback: database.prepare(
-      `INSERT INTO feedback (account_id, request_id, model, project, workload, pass, score, comment, created_at)
-       VALUES (@accountId, @requestId, @model, @project, @workload, @pass, @score, @comment, @createdAt)
+      `INSERT INTO feedback (account_id, request_id, model, project, workload, pass, score, comment, evidence_version, created_at)
+       VALUES (@accountId, @requestId, @model, @project, @workload, @pass, @score, @comment, @evidenceVersion, @createdAt)
        ON CONFLICT (account_id, request_id) DO UPDATE SET model = excluded.model, project = excluded.project, workload = excluded.workload,
-         pass = excluded.pass, score = excluded.score, comment = excluded.comment, created_at = excluded.created_at`,
+         pass = excluded.pass, score = excluded.score, comment = excluded.comment, evidence_version = excluded.evidence_version, created_at = excluded.created_at`,
     ),
     feedbackOf: database.prepare<[string, string], FeedbackRow>('SELECT * FROM feedback WHERE account_id = ? AND request_id = ?'),
     feedbackSummary: database.prepare<[string, string, string], { model: string; count: number; passed: number; failed: number; meanScore: number | null }>(
@@ -247,6 +248,7 @@ export function createSqliteRoutingStore(database: Database.Database): RoutingSt
         pass: row.pass === null ? null : row.pass === 1,
         score: row.score,
         comment: row.comment,
+        evidenceVersion: row.evidence_version,
         createdAt: row.created_at,
       } satisfies Feedback;
     },

@@ -437,10 +437,10 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
           { judgeModel: 'judge-b', checks: 1, falseLosses: 0 },
         ]);
         expect(await store.routing.listJudgeChecks(other)).toEqual([]);
-        const feedback = { requestId: 'req-9', accountId: 'acct-1', model: 'small', project: 'shop', workload: 'summarise', pass: false, score: null, comment: 'wrong total', createdAt: 1 };
+        const feedback = { requestId: 'req-9', accountId: 'acct-1', model: 'small', project: 'shop', workload: 'summarise', pass: false, score: null, comment: 'wrong total', evidenceVersion: 3, createdAt: 1 };
         await store.routing.recordFeedback(feedback);
-        await store.routing.recordFeedback({ ...feedback, pass: true, score: 0.8, comment: null, createdAt: 2 });
-        expect(await store.routing.getFeedback('acct-1', 'req-9')).toEqual({ ...feedback, pass: true, score: 0.8, comment: null, createdAt: 2 });
+        await store.routing.recordFeedback({ ...feedback, pass: true, score: 0.8, comment: null, evidenceVersion: null, createdAt: 2 });
+        expect(await store.routing.getFeedback('acct-1', 'req-9')).toEqual({ ...feedback, pass: true, score: 0.8, comment: null, evidenceVersion: null, createdAt: 2 });
         expect(await store.routing.getFeedback('acct-2', 'req-9')).toBeNull();
         await store.routing.recordFeedback({ ...feedback, requestId: 'req-10', pass: false, score: 0.2 });
         expect(await store.routing.feedbackSummary(scope)).toEqual([{ model: 'small', count: 2, passed: 1, failed: 1, meanScore: 0.5 }]);

@@ -126,7 +126,8 @@ async function blindAfterBudget(seed: number): Promise<ScenarioResult[]> {
         else gone = true;
       },
     });
-    const exit = (await routesOf(world, 'drift')).history.find((change) => change.from_model === 'cheap' && change.at * 1000 >= driftAt);
+    // History is newest first: the first exit after the drift is the last match.
+    const exit = (await routesOf(world, 'drift')).history.findLast((change) => change.from_model === 'cheap' && change.at * 1000 >= Math.floor(driftAt / 1000) * 1000);
     served.push(afterDrift);
     const when = Number.isFinite(driftAt) ? `drift at ${new Date(driftAt).toISOString().slice(11, 16)} UTC` : 'no drift (cheap never served)';
     results.push(await result(world, name, 'drift', tally, `${when}; the degraded model served ${afterDrift} calls after it, then left: ${exit?.reason ?? 'never'}${exit?.detail ? ` (${exit.detail})` : ''}`, exit !== undefined));
@@ -275,9 +276,9 @@ async function contractEdits(seed: number): Promise<ScenarioResult> {
   return outcome;
 }
 
-/** 8: 300 calls at once, on a router whose replays are slow. */
+/** 8: 300 calls at once: more samples than the router's queue holds. */
 async function burst(seed: number): Promise<ScenarioResult> {
-  const world = await createWorld({ seed, models: [model('reference', 'acme', 10, steady(1)), model('cheap', 'beta', 0.5, steady(0.995), { latencyMs: 200 })], maxQueue: 64 });
+  const world = await createWorld({ seed, models: [model('reference', 'acme', 10, steady(1)), model('cheap', 'beta', 0.5, steady(0.995), { latencyMs: 60 })], maxQueue: 64 });
   await setContract(world, 'main', { ...EXACT, sample_rate: 1 });
   const tally = newTally();
   await Promise.all(Array.from({ length: 300 }, () => world.call('main', 'reference', tally, PASS_RATE)));
