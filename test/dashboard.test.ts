@@ -332,6 +332,9 @@ describe.skipIf(BROWSER === null)('dashboard in a browser', () => {
     expect(workload.routes).toEqual([expect.objectContaining({ requested_model: 'acme-large', served_model: 'acme-small' })]);
     expect(await text('.route[data-requested="acme-large"] [data-field=served-model]')).toBe('acme-small');
     expect(await text('#route')).toContain('pinned');
+    const routes = await api<{ net_savings_usd: number; routes: Array<{ net_savings_usd: number }> }>('/projects/shop/workloads/summarise/routes');
+    expect(await text('[data-field=workload-net-savings]')).toBe(formatUsd(routes.net_savings_usd));
+    expect(await text('.route[data-requested="acme-large"] [data-field=net-savings]')).toBe(formatUsd(routes.routes[0]?.net_savings_usd ?? Number.NaN));
     expect(Object.keys(workload.stats.failures)).toEqual(['engine_error']);
     expect(await text('#failures [data-error-class="engine_error"] [data-field=count]')).toBe(formatCount(workload.stats.failures.engine_error as number));
     expect(await page.locator('#failures [data-error-class="engine_error"] tbody tr').count()).toBe(3); // the latest examples
