@@ -155,8 +155,12 @@ export function shapeOf(state: RouteState): CallShape {
   return state.shape ?? { needsTools: false, needsJson: false, promptTokens: 1, completionTokens: 1 };
 }
 
-/** One change of a route at a time: a second that arrives meanwhile is dropped (the first decided on the same evidence). */
-async function change(context: RouterContext, state: RouteState, work: () => Promise<void>): Promise<void> {
+/**
+ * One change of a route at a time: a second that arrives meanwhile is
+ * dropped (the first decided on the same evidence; a fallback that was
+ * dropped is asked again by the next unchecked call).
+ */
+export async function change(context: RouterContext, state: RouteState, work: () => Promise<void>): Promise<void> {
   if (state.changing) return;
   state.changing = true;
   try {

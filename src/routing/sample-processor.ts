@@ -32,7 +32,7 @@ import { callShapeOf, costPerCall } from './candidates.js';
 import { cusumOptionsFor, initialCusum, updateCusum } from './cusum.js';
 import { planExploration } from './exploration.js';
 import { latencyLimitMs, latencyPolicyOf, percentileOf } from './latency-limit.js';
-import { applyDecision, decide, demote, sketchesOf } from './route-changes.js';
+import { applyDecision, change, decide, demote, sketchesOf } from './route-changes.js';
 import { DEFAULT_ROUTING } from './route-decision.js';
 import { dayOf, routeKey, routeState, type RouteState, type RouterContext } from './router-context.js';
 import { newSketch } from '../tracking/latency-sketch.js';
@@ -151,8 +151,8 @@ export async function processSample(context: RouterContext, sample: QueuedSample
     }
     if (!routed) await selfCheckJudge(scoring, sample, reference);
   }
-  const decision = await decide(context, scope, requested, state.shape);
-  await applyDecision(context, scope, requested, decision);
+  const shape = state.shape;
+  await change(context, state, async () => applyDecision(context, scope, requested, await decide(context, scope, requested, shape)));
   await replan(context, state, requested, contract, exploreBudgetLeft());
 }
 
