@@ -25,7 +25,9 @@ import { createCallGate } from './server/call-gate.js';
 import { createRoutingHandlers } from './server/routing-handlers.js';
 import { listen, type HttpServer } from './server/http-server.js';
 import { createScopeRegistry } from './server/scope-registry.js';
+import { describeStoreWrites } from './server/readiness.js';
 import { openStore } from './store/open-store.js';
+import { withStoreErrors } from './store/store-errors.js';
 import type { Store } from './store/store.js';
 import { createTraceWriter, type TraceWriter } from './store/trace-writer.js';
 
@@ -49,11 +51,13 @@ export interface Taskgate {
 export interface StartOptions {
   /** Model files being downloaded by this process (the first start's pull): their calls and `/readyz` say so. */
   downloads?: ModelDownloads;
+  /** A store to use instead of opening the one the settings name (embedding taskgate; tests that make the store fail). */
+  store?: Store;
 }
 
 export async function startTaskgate(settings: Settings, logger: Logger, options: StartOptions = {}): Promise<Taskgate> {
   const { config } = settings;
-  const store = openStore(settings);
+  const store = withStoreErrors(options.store ?? openStore(settings));
   await store.migrate();
   // A key the operator chose is in place before the first call; a generated one only once the port is ours (below).
   if (settings.adminKey !== null) await ensureBootstrapAdminKey(store.accounts, settings.adminKey);
@@ -79,7 +83,9 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   const limiter = createMemoryRateLimiter();
   const authenticator = createAuthenticator({ accounts: store.accounts, logger });
   const gate = createCallGate({ authenticator, limiter, defaultRequestsPerMinute: config.limits.requests_per_minute });
-  const traces = createTraceWriter({ traces: store.traces, logger });
+  const traces = createTraceWriter({ traces: store.traces, logger, flushIntervalMs: config.traces.flush_interval_ms });
+  const scopes = createScopeRegistry({ projects: store.projects, logger });
+  const storeWrites = () => describeStoreWrites(traces.stats(), scopes.unwritten());
   const routes = createRouteTable({ routing: store.routing, logger });
   await routes.load();
   const router = createRouterWorker({
@@ -92,7 +98,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     logger: logger.child({ part: 'router' }),
   });
   const stats = createRollupStatsService(store.rollups);
-  const dashboard = createDashboard({ authenticator, store, stats, routing: createRoutingHandlers({ store, catalog, routes, router }), logger: logger.child({ part: 'dashboard' }) });
+  const dashboard = createDashboard({ authenticator, store, stats, bodyTimeoutMs: config.server.request_timeout_ms, routing: createRoutingHandlers({ store, catalog, routes, router }), logger: logger.child({ part: 'dashboard' }) });
   const retention = createRetention({
     store: store.retention,
     defaults: { bodies: config.traces.bodies ? 'all' : 'none', sampleRate: 1, bodiesTtlDays: config.traces.bodies_ttl_days, tracesTtlDays: config.traces.ttl_days },
@@ -104,6 +110,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     sources: {
       engines: () => engineLoad(engines, pools),
       traceWriter: () => traces.stats(),
+      storeWrites: () => ({ failing: storeWrites() !== null, unwrittenScopes: scopes.unwritten() }),
       router: () => router.stats(),
     },
   });
@@ -120,10 +127,12 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     routes,
     router,
     pools,
-    scopes: createScopeRegistry(store.projects),
+    scopes,
+    storeWrites,
     traces,
     logger,
     maxBodyBytes: config.limits.max_body_bytes,
+    bodyTimeoutMs: config.server.request_timeout_ms,
     keepBodies: config.traces.bodies,
     pingIntervalMs: config.server.stream_ping_interval_ms,
   });
@@ -132,6 +141,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     await router.close();
     await routes.close();
     await retention.close();
+    scopes.close();
     await traces.close();
     await authenticator.close();
     await limiter.close();
@@ -141,7 +151,14 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
 
   const listening: HttpServer[] = [];
   try {
-    listening.push(await listen(handle, { host: settings.host, port: settings.port }));
+    listening.push(
+      await listen(handle, {
+        host: settings.host,
+        port: settings.port,
+        requestTimeoutMs: config.server.request_timeout_ms,
+        maxSlowPerAddress: config.server.max_slow_connections_per_address,
+      }),
+    );
     if (config.server.metrics !== null) listening.push(await listen(createMetricsApp(metrics), config.server.metrics));
   } catch (error) {
     // The port is taken (or not ours to take): undo what started, so the process can exit cleanly.

@@ -50,3 +50,32 @@ it('finishes calls in flight on SIGTERM, loses no trace and exits 0', async () =
   expect(await store.traces.count(account.id, { status: 'ok' })).toBe(calls);
   await store.close();
 });
+
+it('kill -9 loses at most the traces of the last flush window (traces.flush_interval_ms)', async () => {
+  const directory = temporaryDirectory('taskgate-sigkill-');
+  const configPath = join(directory, 'taskgate.yaml');
+  writeFileSync(configPath, `${engineConfig([engine.baseUrl])}\ntraces: { flush_interval_ms: 20 }\n`);
+  const server = await serveTaskgate(['--config', configPath, '--data-dir', directory], { TASKGATE_ADMIN_KEY: adminKey });
+  engine.script({ kind: 'reply', content: 'ok' });
+
+  const answered: string[] = [];
+  for (let index = 0; index < 30; index++) {
+    const response = await fetch(`${server.baseUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'model-0', messages: [{ role: 'user', content: `call ${index}` }] }),
+    });
+    expect(response.status).toBe(200);
+    answered.push(response.headers.get('x-request-id') as string);
+  }
+  // Well past the window: every answered call's trace is on disk, so the kill loses none.
+  await sleep(500);
+  server.child.kill('SIGKILL');
+  await server.exited;
+
+  const store = createSqliteStore({ path: join(directory, 'taskgate.db') });
+  const account = await store.accounts.ensureAccount('default');
+  const stored = await store.traces.list(account.id, {}, { limit: 100 });
+  expect(stored.items.map((trace) => trace.requestId).sort()).toEqual([...answered].sort());
+  await store.close();
+});

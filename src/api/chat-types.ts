@@ -1,10 +1,19 @@
 /**
  * Wire types of `POST /v1/chat/completions`: the OpenAI chat-completions shapes
- * plus taskgate's `task`. A `ChatCompletionRequest` is what
- * `validateChatRequest` returns: every field has been checked, so code past
- * validation trusts these types.
+ * (OpenAI's `CreateChatCompletionRequest`; the reference is the fixture in
+ * `test/fixtures/openai-openapi/`) plus taskgate's `task`. A
+ * `ChatCompletionRequest` is what `validateChatRequest` returns: every field
+ * has been checked, so code past validation trusts these types.
+ *
+ * Past validation there is one way to say each thing: custom tools are
+ * function tools taking one string `input`, the legacy `functions` /
+ * `function_call` are `tools` / `tool_choice`, a `function` message is a
+ * `tool` message, `allowed_tools` is a narrowed `tools` list. Engines, evals
+ * and the router see only that form; `RequestNotes` says how to give the
+ * reply back in the form the caller used (`chat-reply.ts`).
  */
 
+/** `function` messages (legacy) become `tool` messages in validation. */
 export type Role = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
 
 export interface TextContentPart {
@@ -12,13 +21,25 @@ export interface TextContentPart {
   text: string;
 }
 
-/** Non-text parts (images, audio, files) pass through to engines that accept them. */
-export interface OtherContentPart {
-  type: string;
-  [field: string]: unknown;
+/** User messages only; needs a model whose catalog entry `supports` `vision`. */
+export interface ImageContentPart {
+  type: 'image_url';
+  image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
 }
 
-export type ContentPart = TextContentPart | OtherContentPart;
+/** User messages only; passed on to engines, which refuse it when they cannot hear. */
+export interface AudioContentPart {
+  type: 'input_audio';
+  input_audio: { data: string; format: 'wav' | 'mp3' };
+}
+
+/** User messages only; passed on to engines, which refuse it when they cannot read it. */
+export interface FileContentPart {
+  type: 'file';
+  file: { filename?: string; file_data?: string; file_id?: string };
+}
+
+export type ContentPart = TextContentPart | ImageContentPart | AudioContentPart | FileContentPart;
 
 export interface ToolCall {
   id: string;
@@ -26,9 +47,21 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
+/** A call of a custom tool as the caller sees it; engines see a `ToolCall` with arguments `{"input": …}`. */
+export interface CustomToolCall {
+  id: string;
+  type: 'custom';
+  custom: { name: string; input: string };
+}
+
 export interface ChatMessage {
   role: Role;
-  /** `null` only on an assistant message that carries `tool_calls`. */
+  /**
+   * `null` only on an assistant message (OpenAI lets one carry no content,
+   * e.g. when it has `tool_calls`). Assistant content parts are text (a
+   * `refusal` part becomes a text part); system, developer and tool messages
+   * take text parts; user messages take every kind.
+   */
   content: string | ContentPart[] | null;
   name?: string;
   tool_calls?: ToolCall[];
@@ -51,6 +84,9 @@ export type ResponseFormat =
       json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean };
     };
 
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+export type Verbosity = 'low' | 'medium' | 'high';
+
 /** The generation parameters an engine receives (no scope, no transport fields). */
 export interface GenerationParameters {
   messages: ChatMessage[];
@@ -70,6 +106,9 @@ export interface GenerationParameters {
   logit_bias?: Record<string, number>;
   logprobs?: boolean;
   top_logprobs?: number;
+  /** Passed on to engines that read them (reasoning models); the CPU engine ignores them. */
+  reasoning_effort?: ReasoningEffort;
+  verbosity?: Verbosity;
   /** Engine extras (vLLM, SGLang, llama.cpp): documented in the README. */
   top_k?: number;
   min_p?: number;
@@ -83,6 +122,21 @@ export interface ChatCompletionRequest extends GenerationParameters {
   /** Alias of the workload name; the `x-taskgate-workload` header wins over it. */
   task?: string;
   metadata?: Record<string, string>;
+  /** Present when validation translated or set aside something the reply must account for. Never sent to engines. */
+  notes?: RequestNotes;
+}
+
+/** What the reply needs to know about how the caller wrote the request. */
+export interface RequestNotes {
+  /**
+   * Fields that were sent (not null) and mean nothing on own capacity, in the
+   * order sent: named in the `x-taskgate-ignored-fields` response header.
+   */
+  ignoredFields: string[];
+  /** Names of the custom tools: their calls go back to the caller as `type: "custom"` calls. */
+  customTools: string[];
+  /** The request offered the legacy `functions` (and no `tools`): the reply carries `function_call`. */
+  legacyFunctions: boolean;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
@@ -103,11 +157,38 @@ export interface AssistantMessage {
   refusal?: string | null;
 }
 
+/** A choice as engines return it (engines may leave `finish_reason` null and `logprobs` out). */
 export interface ChatChoice {
   index: number;
   message: AssistantMessage;
   finish_reason: FinishReason | null;
-  logprobs?: unknown;
+  logprobs?: ChoiceLogprobs | null;
+}
+
+/** Log probabilities as OpenAI's reply carries them: both lists present, each possibly null. */
+export interface ChoiceLogprobs {
+  content: unknown[] | null;
+  refusal: unknown[] | null;
+}
+
+/**
+ * A choice as sent to the caller (`CreateChatCompletionResponse`): `refusal`
+ * and `logprobs` always present (null when there are none), a finish reason
+ * always set, custom and legacy calls in the caller's form.
+ */
+export interface ReplyChoice {
+  index: number;
+  message: {
+    role: 'assistant';
+    content: string | null;
+    refusal: string | null;
+    tool_calls?: Array<ToolCall | CustomToolCall>;
+    /** Legacy `functions` requests only. */
+    function_call?: { name: string; arguments: string };
+    reasoning_content?: string;
+  };
+  finish_reason: FinishReason;
+  logprobs: ChoiceLogprobs | null;
 }
 
 export interface ChatCompletion {
@@ -115,7 +196,7 @@ export interface ChatCompletion {
   object: 'chat.completion';
   created: number;
   model: string;
-  choices: ChatChoice[];
+  choices: Array<ChatChoice | ReplyChoice>;
   usage: Usage;
   system_fingerprint?: string | null;
   metadata?: Record<string, string>;
@@ -140,7 +221,26 @@ export interface ChunkChoice {
   index: number;
   delta: ChunkDelta;
   finish_reason: FinishReason | null;
-  logprobs?: unknown;
+  logprobs?: ChoiceLogprobs | null;
+}
+
+/** A custom tool call in a stream: sent whole, in one delta, once its input is complete. */
+export interface CustomToolCallDelta {
+  index: number;
+  id: string;
+  type: 'custom';
+  custom: { name: string; input: string };
+}
+
+/** A stream choice as sent to the caller: custom calls and legacy `function_call` in the caller's form. */
+export interface ReplyChunkChoice {
+  index: number;
+  delta: Omit<ChunkDelta, 'tool_calls'> & {
+    tool_calls?: Array<ToolCallDelta | CustomToolCallDelta>;
+    function_call?: { name?: string; arguments?: string };
+  };
+  finish_reason: FinishReason | null;
+  logprobs?: ChoiceLogprobs | null;
 }
 
 export interface ChatCompletionChunk {

@@ -106,6 +106,49 @@ export class PayloadTooLargeError extends GatewayError {
   }
 }
 
+/** 408: the request (headers or body) did not arrive in time; the connection is closed. */
+export class RequestTimeoutError extends GatewayError {
+  constructor(timeoutMs: number) {
+    super(`The request did not arrive within ${timeoutMs} ms (server.request_timeout_ms). Send the whole body at once.`, {
+      status: 408,
+      code: 'request_timeout',
+      type: 'invalid_request_error',
+      headers: { connection: 'close' },
+    });
+  }
+}
+
+/** 431: the request's headers are over the HTTP parser's limit. */
+export class HeadersTooLargeError extends GatewayError {
+  constructor(limitBytes: number) {
+    super(`Request headers are larger than the limit of ${limitBytes} bytes.`, {
+      status: 431,
+      code: 'request_headers_too_large',
+      type: 'invalid_request_error',
+    });
+  }
+}
+
+/** 400 from the HTTP parser: the bytes are not a valid HTTP/1.1 request (a control byte in a header, a bad request line). */
+export class MalformedHttpError extends GatewayError {
+  constructor(reason: string) {
+    super(`The request is not valid HTTP/1.1: ${reason}.`, { status: 400, code: 'malformed_http', type: 'invalid_request_error' });
+  }
+}
+
+/** 429: one address holds too many connections that are slow to send their request. */
+export class TooManyConnectionsError extends GatewayError {
+  constructor(limit: number) {
+    super(`This address already holds ${limit} connections that have taken over a second without sending a whole request (server.max_slow_connections_per_address).`, {
+      status: 429,
+      code: 'too_many_connections',
+      type: 'rate_limit_error',
+      retryable: true,
+      headers: { 'retry-after': '1' },
+    });
+  }
+}
+
 export class UnsupportedMediaTypeError extends GatewayError {
   constructor(contentType: string | undefined) {
     super(

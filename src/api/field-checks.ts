@@ -82,14 +82,67 @@ export function arrayTooLongError(param: string, maximum: number, length: number
   );
 }
 
-/** An optional string field: `null` and absent mean "not sent". */
+/**
+ * A string's length in characters (Unicode code points), as JSON Schema's
+ * `maxLength` and OpenAI count it: an emoji is one character, though
+ * JavaScript's `length` counts it as two UTF-16 units.
+ */
+export function characterCount(text: string): number {
+  let count = text.length;
+  for (let index = 0; index < text.length - 1; index++) {
+    const unit = text.charCodeAt(index);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(index + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        count--;
+        index++;
+      }
+    }
+  }
+  return count;
+}
+
+/** True when `text` has at most `maximum` characters; a string short in UTF-16 units needs no count. */
+export function fitsLength(text: string, maximum: number): boolean {
+  return text.length <= maximum || characterCount(text) <= maximum;
+}
+
+/** An optional string field: `null` and absent mean "not sent"; the limit is in characters. */
 export function optionalString(value: unknown, param: string, maximumLength: number): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'string') throw invalidTypeError(param, 'a string', value);
-  if (value.length > maximumLength) {
-    throw invalidValueError(param, `expected at most ${maximumLength} characters, got ${value.length}.`);
+  if (!fitsLength(value, maximumLength)) {
+    throw invalidValueError(param, `expected at most ${maximumLength} characters, got ${characterCount(value)}.`);
   }
   return value;
+}
+
+/** A required string field (absent or null is a missing parameter). */
+export function requiredString(value: unknown, param: string): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) throw missingParameterError(param);
+  throw invalidTypeError(param, 'a string', value);
+}
+
+/** One of a fixed list of strings; `null` and absent mean "not sent". */
+export function optionalEnum<T extends string>(value: unknown, param: string, allowed: readonly T[]): T | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
+  const list = allowed.map((item) => `'${item}'`).join(', ');
+  if (typeof value !== 'string') throw invalidTypeError(param, `one of ${list}`, value);
+  throw invalidValueError(param, `expected one of ${list}, got ${quoteForMessage(value)}.`);
+}
+
+/** A required object field, checked to be a JSON object. */
+export function requiredObject(value: unknown, param: string, expected = 'an object'): Record<string, unknown> {
+  if (isJsonObject(value)) return value;
+  if (value === undefined || value === null) throw missingParameterError(param);
+  throw invalidTypeError(param, expected, value);
+}
+
+/** 400 for a field that asks for what taskgate cannot serve; the message says why. */
+export function unsupportedError(param: string, why: string): InvalidRequestError {
+  return new InvalidRequestError(`Unsupported value for '${param}': ${why}`, param, 'unsupported_parameter');
 }
 
 /** An optional boolean field: `null` and absent mean "not sent"; `"true"` is not a boolean. */

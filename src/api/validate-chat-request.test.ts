@@ -54,8 +54,6 @@ describe('validateChatRequest rejects bad input, naming the field', () => {
     ['content a number', messages(user, user, { role: 'user', content: 5 }), 'messages[2].content', 'invalid_type'],
     ['content an object', messages({ role: 'user', content: { text: 'x' } }), 'messages[0].content', 'invalid_type'],
     ['user content null', messages({ role: 'user', content: null }), 'messages[0].content', 'missing_required_parameter'],
-    ['assistant without content or tool_calls', messages(user, { role: 'assistant' }), 'messages[1].content', 'missing_required_parameter'],
-    ['assistant null content, empty tool_calls', messages(user, { role: 'assistant', content: null, tool_calls: [] }), 'messages[1].content', 'missing_required_parameter'],
     ['content parts empty', messages({ role: 'user', content: [] }), 'messages[0].content', 'invalid_value'],
     ['content part a string', messages({ role: 'user', content: ['hi'] }), 'messages[0].content[0]', 'invalid_type'],
     ['content part without type', messages({ role: 'user', content: [{ text: 'hi' }] }), 'messages[0].content[0].type', 'missing_required_parameter'],
@@ -92,16 +90,15 @@ describe('validateChatRequest rejects bad input, naming the field', () => {
     ['top_p above 1', body({ top_p: 1.5 }), 'top_p', 'invalid_value'],
     ['presence_penalty above 2', body({ presence_penalty: 3 }), 'presence_penalty', 'invalid_value'],
     ['frequency_penalty below -2', body({ frequency_penalty: -2.5 }), 'frequency_penalty', 'invalid_value'],
-    ['n 2', body({ n: 2 }), 'n', 'invalid_value'],
+    ['n 2', body({ n: 2 }), 'n', 'unsupported_parameter'],
+    ['n 129', body({ n: 129 }), 'n', 'invalid_value'],
     ['n 0', body({ n: 0 }), 'n', 'invalid_value'],
     ['n 1.5', body({ n: 1.5 }), 'n', 'invalid_type'],
     ['seed 1.5', body({ seed: 1.5 }), 'seed', 'invalid_type'],
     ['seed beyond safe integers', '{"model":"m","messages":[{"role":"user","content":"hi"}],"seed":18446744073709551615}', 'seed', 'invalid_value'],
     ['seed a string', body({ seed: '7' }), 'seed', 'invalid_type'],
     ['stop five sequences', body({ stop: ['a', 'b', 'c', 'd', 'e'] }), 'stop', 'array_above_max_length'],
-    ['stop with an empty sequence', body({ stop: ['a', ''] }), 'stop[1]', 'invalid_value'],
     ['stop with a number', body({ stop: [1] }), 'stop[0]', 'invalid_type'],
-    ['stop an empty string', body({ stop: '' }), 'stop', 'invalid_value'],
     ['stop a number', body({ stop: 5 }), 'stop', 'invalid_type'],
     ['response_format a string', body({ response_format: 'json' }), 'response_format', 'invalid_type'],
     ['response_format unknown type', body({ response_format: { type: 'xml' } }), 'response_format.type', 'invalid_value'],
@@ -109,7 +106,6 @@ describe('validateChatRequest rejects bad input, naming the field', () => {
     ['json_schema missing', body({ response_format: { type: 'json_schema' } }), 'response_format.json_schema', 'missing_required_parameter'],
     ['json_schema name missing', body({ response_format: { type: 'json_schema', json_schema: { schema: {} } } }), 'response_format.json_schema.name', 'missing_required_parameter'],
     ['json_schema name with spaces', body({ response_format: { type: 'json_schema', json_schema: { name: 'my schema', schema: {} } } }), 'response_format.json_schema.name', 'invalid_value'],
-    ['json_schema schema missing', body({ response_format: { type: 'json_schema', json_schema: { name: 's' } } }), 'response_format.json_schema.schema', 'missing_required_parameter'],
     ['json_schema schema an array', body({ response_format: { type: 'json_schema', json_schema: { name: 's', schema: [] } } }), 'response_format.json_schema.schema', 'invalid_type'],
     ['tools an object', body({ tools: weatherTool }), 'tools', 'invalid_type'],
     ['129 tools', body({ tools: Array.from({ length: 129 }, (_, index) => ({ type: 'function', function: { name: `f${index}` } })) }), 'tools', 'array_above_max_length'],
@@ -136,7 +132,6 @@ describe('validateChatRequest rejects bad input, naming the field', () => {
     ['metadata an array', body({ metadata: [] }), 'metadata', 'invalid_type'],
     ['metadata 17 pairs', body({ metadata: manyPairs(17) }), 'metadata', 'invalid_value'],
     ['metadata key 65 characters', body({ metadata: { ['k'.repeat(65)]: 'v' } }), 'metadata', 'invalid_value'],
-    ['metadata empty key', body({ metadata: { '': 'v' } }), 'metadata', 'invalid_value'],
     ['metadata value a number', body({ metadata: { ok: 'v', team: 5 } }), 'metadata.team', 'invalid_type'],
     ['metadata value null', body({ metadata: { team: null } }), 'metadata.team', 'invalid_type'],
     ['metadata value 513 characters', body({ metadata: { team: 'v'.repeat(513) } }), 'metadata.team', 'invalid_value'],
@@ -178,8 +173,8 @@ describe('validateChatRequest messages say what is wrong', () => {
     [messages(user, user, { role: 'user', content: 5 }), "Invalid type for 'messages[2].content': expected a string or an array of content parts, got a number."],
     [body({ foo: 1 }), 'Unrecognized request argument supplied: foo'],
     [JSON.stringify({ messages: [user] }), 'you must provide a model parameter'],
-    [messages({ role: 'robot', content: 'x' }), `Invalid value for 'messages[0].role': expected one of 'system', 'developer', 'user', 'assistant', 'tool', got "robot".`],
-    [body({ n: 3 }), "Invalid value for 'n': only n=1 is supported, got 3."],
+    [messages({ role: 'robot', content: 'x' }), `Invalid value for 'messages[0].role': expected one of 'system', 'developer', 'user', 'assistant', 'tool', 'function', got "robot".`],
+    [body({ n: 3 }), "Unsupported value for 'n': taskgate's engines generate one choice per call, so only n=1 is supported, got 3. Make 3 calls instead."],
     [body({ max_tokens: 0 }), "Invalid value for 'max_tokens': must be at least 1, got 0."],
     [body({ stream: 'true' }), "Invalid type for 'stream': expected a boolean, got a string."],
     [body({ metadata: { team: 5 } }), "Invalid type for 'metadata.team': expected a string, got a number."],
@@ -207,7 +202,9 @@ describe('validateChatRequest accepts valid requests', () => {
     const nulls = Object.fromEntries(
       ['stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'stop', 'response_format', 'tools',
         'tool_choice', 'parallel_tool_calls', 'seed', 'user', 'metadata', 'n', 'presence_penalty', 'frequency_penalty', 'logit_bias',
-        'logprobs', 'top_logprobs', 'task', 'top_k', 'min_p', 'repetition_penalty'].map((field) => [field, null]),
+        'logprobs', 'top_logprobs', 'task', 'top_k', 'min_p', 'repetition_penalty', 'reasoning_effort', 'verbosity', 'functions',
+        'function_call', 'store', 'service_tier', 'prompt_cache_key', 'prompt_cache_options', 'prompt_cache_retention',
+        'safety_identifier', 'moderation', 'prediction', 'modalities', 'audio', 'web_search_options'].map((field) => [field, null]),
     );
     const request = accept(body({ ...nulls, messages: [{ role: 'system', content: 'be brief', name: null }, user] }));
     expect(request).toStrictEqual({ model: 'm', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi' }], stream: false });
@@ -237,6 +234,7 @@ describe('validateChatRequest accepts valid requests', () => {
       max_tokens: 512, temperature: 0.7, top_p: 0.9, stop: ['END'], seed: -3, user: 'tenant-1',
       metadata: { team: 'search', run: '42' }, n: 1, presence_penalty: 0.5, frequency_penalty: -0.5,
       logit_bias: { '50256': -100 }, logprobs: true, top_logprobs: 3, task: 'rank_v2', top_k: -1, min_p: 0.05, repetition_penalty: 1.1,
+      notes: { ignoredFields: ['stream_options.include_obfuscation'], customTools: [], legacyFunctions: false },
     });
     expect(request).not.toHaveProperty('max_completion_tokens');
     expect(Object.getPrototypeOf(request.metadata)).toBeNull();
@@ -284,6 +282,19 @@ describe('validateChatRequest accepts valid requests', () => {
     expect(request.metadata?.k).toBe('\u0000');
   });
 
+  it('accepts what OpenAI\'s schema allows and older taskgate refused', () => {
+    expect(accept(messages(user, { role: 'assistant' })).messages[1]).toStrictEqual({ role: 'assistant', content: null });
+    expect(accept(messages(user, { role: 'assistant', content: null, tool_calls: [] })).messages[1]).toStrictEqual({ role: 'assistant', content: null });
+    expect(accept(body({ response_format: { type: 'json_schema', json_schema: { name: 's' } } })).response_format).toStrictEqual({ type: 'json_schema', json_schema: { name: 's' } });
+    expect(accept(body({ metadata: { '': 'v' } })).metadata).toEqual({ '': 'v' });
+  });
+
+  it('drops empty stop sequences, which can stop nothing', () => {
+    expect(accept(body({ stop: ['a', ''] })).stop).toStrictEqual(['a']);
+    expect(accept(body({ stop: '' }))).not.toHaveProperty('stop');
+    expect(accept(body({ stop: ['', ''] }))).not.toHaveProperty('stop');
+  });
+
   it('accepts an empty stop or tools list as none, and a 64-level tool schema', () => {
     const request = accept(body({ stop: [], tools: [] }));
     expect(request).not.toHaveProperty('stop');
@@ -308,7 +319,7 @@ describe('validateChatRequest accepts valid requests', () => {
 describe('validateChatRequest and __proto__', () => {
   it('never pollutes Object.prototype and keeps a schema __proto__ as data', () => {
     const text =
-      '{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"u"},"__proto__":{"polluted":1}}],"__proto__":{"polluted":1}}],' +
+      '{"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://u.example/a.png"},"__proto__":{"polluted":1}}],"__proto__":{"polluted":1}}],' +
       '"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","__proto__":{"polluted":true},"properties":{"__proto__":{"type":"string"}}}}}]}';
     const request = accept(text);
     const parameters = request.tools?.[0]?.function.parameters ?? {};
@@ -317,9 +328,9 @@ describe('validateChatRequest and __proto__', () => {
     expect(JSON.stringify(request.tools)).toBe(
       '[{"type":"function","function":{"name":"f","parameters":{"type":"object","__proto__":{"polluted":true},"properties":{"__proto__":{"type":"string"}}}}}]',
     );
-    // The unknown message field is dropped; the non-text part passes through with its own data.
+    // Unknown message and part fields are dropped: parts are rebuilt from their known fields.
     expect(Object.hasOwn(request.messages[0]!, '__proto__')).toBe(false);
-    expect(JSON.stringify(request.messages[0]?.content)).toContain('"__proto__":{"polluted":1}');
+    expect(request.messages[0]?.content).toStrictEqual([{ type: 'image_url', image_url: { url: 'https://u.example/a.png' } }]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(Object.prototype).not.toHaveProperty('polluted');
   });

@@ -1,6 +1,18 @@
 /**
  * A parsed request body -> a trusted `ChatCompletionRequest` (DESIGN section 2).
  *
+ * The reference is OpenAI's `CreateChatCompletionRequest` (the OpenAPI
+ * fixture in `test/fixtures/openai-openapi/`): every request valid by it is
+ * accepted, except the few values taskgate cannot serve (audio output, web
+ * search, n > 1), which get a 400 saying why. Beyond the schema, the rules
+ * OpenAI states in its descriptions and enforces hold here too (function
+ * names, metadata sizes, `tool_choice` only with tools, `top_logprobs` only
+ * with `logprobs`, `stream_options` only with `stream`), plus a few limits of
+ * taskgate's own (`max_tokens` at least 1, lengths of `model`, `user` and
+ * message names, counts of messages and tools). Leniencies: `null` means "not
+ * sent" for every optional field, and an empty `stop` or `tools` list counts
+ * as none (clients send them).
+ *
  * Every field is checked by hand (no schema library: this runs on every call)
  * and every 400 names the field in OpenAI's style. The result is a fresh
  * object holding only known fields; the input is never spread or assigned
@@ -8,54 +20,60 @@
  *
  * Expects a body from `parseJsonObject`, which bounds nesting depth: the
  * free-form values passed through unchanged (tool `parameters`, response
- * schemas, non-text content parts) are therefore at most 64 levels deep, and
- * are not walked again here.
+ * schemas) are therefore at most 64 levels deep, and are not walked again.
  */
-import type { ChatCompletionRequest } from './chat-types.js';
+import type { ChatCompletionRequest, ReasoningEffort, RequestNotes, Verbosity } from './chat-types.js';
 import { InvalidRequestError } from './errors.js';
 import { isValidWorkloadName } from './scope.js';
 import { validateMessages } from './validate-chat-messages.js';
-import { integerInRange, numberInRange, repetitionPenalty, validateLogitBias, validateStop } from './validate-chat-sampling.js';
-import { validateResponseFormat, validateToolChoice, validateTools } from './validate-chat-tools.js';
-import {
-  invalidTypeError,
-  invalidValueError,
-  isJsonObject,
-  optionalBoolean,
-  optionalString,
-  ownField,
-  quoteForMessage,
-} from './field-checks.js';
+import { integerInRange, numberInRange, repetitionPenalty, validateLogitBias, validateN, validateSeed, validateStop } from './validate-chat-sampling.js';
+import { addLegacyFunctions, validateTools } from './validate-chat-tools.js';
+import { validateMetadata } from './validate-metadata.js';
+import { checkIgnoredField, checkModalities, IGNORED_PLATFORM_FIELDS, refuseAudio, refuseWebSearch } from './validate-platform-fields.js';
+import { validateResponseFormat } from './validate-response-format.js';
+import { validateFunctionCall, validateToolChoice } from './validate-tool-choice.js';
+import { invalidTypeError, invalidValueError, isJsonObject, optionalBoolean, optionalEnum, optionalString, ownField, quoteForMessage } from './field-checks.js';
+
+export { MAX_METADATA_KEY_LENGTH, MAX_METADATA_PAIRS, MAX_METADATA_VALUE_LENGTH } from './validate-metadata.js';
 
 const MAX_MODEL_LENGTH = 256;
 const MAX_USER_LENGTH = 256;
-export const MAX_METADATA_PAIRS = 16;
-export const MAX_METADATA_KEY_LENGTH = 64;
-export const MAX_METADATA_VALUE_LENGTH = 512;
 const MAX_TOP_LOGPROBS = 20;
+const REASONING_EFFORTS: readonly ReasoningEffort[] = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'];
+const VERBOSITIES: readonly Verbosity[] = ['low', 'medium', 'high'];
 
-/** Metadata keys refused outright: harmless in a null-prototype object, but a trap for any code that copies it. */
-const RESERVED_METADATA_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+/** The accepted top-level fields: OpenAI's chat-completions request, `task`, and the documented engine extras. */
+const KNOWN_FIELDS = [
+  'model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'stop',
+  'response_format', 'tools', 'tool_choice', 'parallel_tool_calls', 'seed', 'user', 'metadata', 'n', 'presence_penalty',
+  'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'reasoning_effort', 'verbosity', 'functions', 'function_call',
+  'store', 'service_tier', 'prompt_cache_key', 'prompt_cache_options', 'prompt_cache_retention', 'safety_identifier',
+  'moderation', 'prediction', 'modalities', 'audio', 'web_search_options',
+  'task', 'top_k', 'min_p', 'repetition_penalty',
+] as const;
+type KnownField = (typeof KNOWN_FIELDS)[number];
+const KNOWN: ReadonlySet<string> = new Set(KNOWN_FIELDS);
 
-/**
- * The accepted top-level fields as sent (`undefined` when absent): the OpenAI
- * chat-completions fields, `task`, and the documented engine extras.
- */
-interface SentFields {
-  model: unknown; messages: unknown; stream: unknown; stream_options: unknown; max_tokens: unknown;
-  max_completion_tokens: unknown; temperature: unknown; top_p: unknown; stop: unknown; response_format: unknown;
-  tools: unknown; tool_choice: unknown; parallel_tool_calls: unknown; seed: unknown; user: unknown;
-  metadata: unknown; n: unknown; presence_penalty: unknown; frequency_penalty: unknown; logit_bias: unknown;
-  logprobs: unknown; top_logprobs: unknown; task: unknown; top_k: unknown; min_p: unknown; repetition_penalty: unknown;
-}
+/** The known fields as sent (absent ones undefined). */
+type SentFields = Record<KnownField, unknown>;
 
 export function validateChatRequest(body: Record<string, unknown>): ChatCompletionRequest {
   const sent = collectFields(body);
+  const messageIgnored: string[] = [];
   const request: ChatCompletionRequest = {
     model: validateModel(sent.model),
-    messages: validateMessages(sent.messages),
+    messages: validateMessages(sent.messages, messageIgnored),
     stream: optionalBoolean(sent.stream, 'stream') ?? false,
   };
+  const ignored: string[] = [];
+  // Most requests send none of these: one test skips them all.
+  if (sent.store !== undefined || sent.service_tier !== undefined || sent.prompt_cache_key !== undefined || sent.prompt_cache_options !== undefined ||
+    sent.prompt_cache_retention !== undefined || sent.safety_identifier !== undefined || sent.moderation !== undefined || sent.prediction !== undefined) {
+    for (const field of IGNORED_PLATFORM_FIELDS) checkIgnoredField(field, sent[field], ignored);
+  }
+  checkModalities(sent.modalities, ignored);
+  refuseAudio(sent.audio);
+  refuseWebSearch(sent.web_search_options);
 
   const streamOptions = sent.stream_options;
   if (streamOptions !== undefined && streamOptions !== null) {
@@ -65,6 +83,10 @@ export function validateChatRequest(body: Record<string, unknown>): ChatCompleti
     if (!isJsonObject(streamOptions)) throw invalidTypeError('stream_options', 'an object', streamOptions);
     const includeUsage = optionalBoolean(ownField(streamOptions, 'include_usage'), 'stream_options.include_usage');
     request.stream_options = includeUsage === undefined ? {} : { include_usage: includeUsage };
+    // Obfuscation pads chunks against a side channel of OpenAI's shared infrastructure; taskgate never adds it.
+    if (optionalBoolean(ownField(streamOptions, 'include_obfuscation'), 'stream_options.include_obfuscation') !== undefined) {
+      ignored.push('stream_options.include_obfuscation');
+    }
   }
 
   const maxTokens = integerInRange(sent.max_tokens, 'max_tokens', 1, Number.MAX_SAFE_INTEGER);
@@ -90,24 +112,16 @@ export function validateChatRequest(body: Record<string, unknown>): ChatCompleti
   const frequencyPenalty = numberInRange(sent.frequency_penalty, 'frequency_penalty', -2, 2);
   if (frequencyPenalty !== undefined) request.frequency_penalty = frequencyPenalty;
 
-  const n = integerInRange(sent.n, 'n', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
-  if (n !== undefined) {
-    if (n !== 1) throw invalidValueError('n', `only n=1 is supported, got ${n}.`);
-    request.n = n;
-  }
-  const seed = integerInRange(sent.seed, 'seed', Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+  const n = validateN(sent.n);
+  if (n !== undefined) request.n = n;
+  const seed = validateSeed(sent.seed);
   if (seed !== undefined) request.seed = seed;
   const stop = validateStop(sent.stop);
   if (stop !== undefined) request.stop = stop;
 
   const responseFormat = validateResponseFormat(sent.response_format);
   if (responseFormat !== undefined) request.response_format = responseFormat;
-  const tools = validateTools(sent.tools);
-  if (tools !== undefined) request.tools = tools;
-  const toolChoice = validateToolChoice(sent.tool_choice, tools);
-  if (toolChoice !== undefined) request.tool_choice = toolChoice;
-  const parallelToolCalls = optionalBoolean(sent.parallel_tool_calls, 'parallel_tool_calls');
-  if (parallelToolCalls !== undefined) request.parallel_tool_calls = parallelToolCalls;
+  const { customTools, legacyFunctions } = hasToolFields(sent) ? applyTools(request, sent, ignored) : NO_TOOLS;
 
   const user = optionalString(sent.user, 'user', MAX_USER_LENGTH);
   if (user !== undefined) request.user = user;
@@ -125,6 +139,10 @@ export function validateChatRequest(body: Record<string, unknown>): ChatCompleti
     if (logprobs !== true) throw invalidValueError('top_logprobs', "'top_logprobs' requires 'logprobs' to be true.");
     request.top_logprobs = topLogprobs;
   }
+  const reasoningEffort = optionalEnum(sent.reasoning_effort, 'reasoning_effort', REASONING_EFFORTS);
+  if (reasoningEffort !== undefined) request.reasoning_effort = reasoningEffort;
+  const verbosity = optionalEnum(sent.verbosity, 'verbosity', VERBOSITIES);
+  if (verbosity !== undefined) request.verbosity = verbosity;
 
   const topK = integerInRange(sent.top_k, 'top_k', -1, Number.MAX_SAFE_INTEGER);
   if (topK !== undefined) request.top_k = topK;
@@ -133,57 +151,70 @@ export function validateChatRequest(body: Record<string, unknown>): ChatCompleti
   const penalty = repetitionPenalty(sent.repetition_penalty);
   if (penalty !== undefined) request.repetition_penalty = penalty;
 
+  ignored.push(...messageIgnored);
+  if (ignored.length > 0 || customTools.length > 0 || legacyFunctions) {
+    request.notes = { ignoredFields: ignored, customTools: [...customTools], legacyFunctions };
+  }
   return request;
+}
+
+const NO_TOOLS: Readonly<Pick<RequestNotes, 'customTools' | 'legacyFunctions'>> = Object.freeze({ customTools: [], legacyFunctions: false });
+
+function hasToolFields(sent: SentFields): boolean {
+  return sent.tools !== undefined || sent.functions !== undefined || sent.tool_choice !== undefined || sent.function_call !== undefined || sent.parallel_tool_calls !== undefined;
+}
+
+/**
+ * `tools`, the legacy `functions`, `tool_choice`, the legacy `function_call`
+ * and `parallel_tool_calls`, as engines take them: one list of function tools
+ * and one plain choice (see `validate-chat-tools.ts` and `validate-tool-choice.ts`).
+ */
+function applyTools(request: ChatCompletionRequest, sent: SentFields, ignored: string[]): Pick<RequestNotes, 'customTools' | 'legacyFunctions'> {
+  const fromTools = validateTools(sent.tools);
+  const offered = addLegacyFunctions(sent.functions, fromTools);
+  const toolChoice = validateToolChoice(sent.tool_choice, offered);
+  const functionCall = validateFunctionCall(sent.function_call, offered);
+  // `tool_choice` is the newer name; when both are sent it wins and the legacy field is reported as ignored.
+  if (toolChoice !== undefined && functionCall !== undefined) ignored.push('function_call');
+  const choice = toolChoice ?? functionCall;
+  const tools = choice?.tools ?? offered?.tools;
+  if (tools !== undefined) request.tools = tools;
+  if (choice !== undefined) request.tool_choice = choice.choice;
+  const parallelToolCalls = optionalBoolean(sent.parallel_tool_calls, 'parallel_tool_calls');
+  // A legacy reply carries one `function_call`, so a legacy request asks for one call.
+  const legacyFunctions = offered !== undefined && fromTools === undefined;
+  if (parallelToolCalls !== undefined) request.parallel_tool_calls = parallelToolCalls;
+  else if (legacyFunctions) request.parallel_tool_calls = false;
+  return { customTools: fromTools?.customTools ?? [], legacyFunctions };
 }
 
 /**
  * One pass over the body's own keys (Object.keys, so nothing inherited is read
- * as input): known fields are picked out, any other is a 400 naming it. Faster
- * than a lookup per known field, most of which are absent.
+ * as input): known fields are picked out, any other is a 400 naming it
+ * (`__proto__` is not a known field). The record starts with every known
+ * field, so it keeps one shape and reading its fields stays fast.
  */
 function collectFields(body: Record<string, unknown>): SentFields {
-  const sent: SentFields = {
-    model: undefined, messages: undefined, stream: undefined, stream_options: undefined, max_tokens: undefined,
-    max_completion_tokens: undefined, temperature: undefined, top_p: undefined, stop: undefined,
-    response_format: undefined, tools: undefined, tool_choice: undefined, parallel_tool_calls: undefined,
-    seed: undefined, user: undefined, metadata: undefined, n: undefined, presence_penalty: undefined,
-    frequency_penalty: undefined, logit_bias: undefined, logprobs: undefined, top_logprobs: undefined,
-    task: undefined, top_k: undefined, min_p: undefined, repetition_penalty: undefined,
-  };
+  const sent = emptySentFields();
   for (const field of Object.keys(body)) {
-    const value = body[field];
-    switch (field) {
-      case 'model': sent.model = value; break;
-      case 'messages': sent.messages = value; break;
-      case 'stream': sent.stream = value; break;
-      case 'stream_options': sent.stream_options = value; break;
-      case 'max_tokens': sent.max_tokens = value; break;
-      case 'max_completion_tokens': sent.max_completion_tokens = value; break;
-      case 'temperature': sent.temperature = value; break;
-      case 'top_p': sent.top_p = value; break;
-      case 'stop': sent.stop = value; break;
-      case 'response_format': sent.response_format = value; break;
-      case 'tools': sent.tools = value; break;
-      case 'tool_choice': sent.tool_choice = value; break;
-      case 'parallel_tool_calls': sent.parallel_tool_calls = value; break;
-      case 'seed': sent.seed = value; break;
-      case 'user': sent.user = value; break;
-      case 'metadata': sent.metadata = value; break;
-      case 'n': sent.n = value; break;
-      case 'presence_penalty': sent.presence_penalty = value; break;
-      case 'frequency_penalty': sent.frequency_penalty = value; break;
-      case 'logit_bias': sent.logit_bias = value; break;
-      case 'logprobs': sent.logprobs = value; break;
-      case 'top_logprobs': sent.top_logprobs = value; break;
-      case 'task': sent.task = value; break;
-      case 'top_k': sent.top_k = value; break;
-      case 'min_p': sent.min_p = value; break;
-      case 'repetition_penalty': sent.repetition_penalty = value; break;
-      default:
-        throw unknownParameterError(field);
-    }
+    if (!KNOWN.has(field)) throw unknownParameterError(field);
+    sent[field as KnownField] = body[field];
   }
   return sent;
+}
+
+function emptySentFields(): SentFields {
+  return {
+    model: undefined, messages: undefined, stream: undefined, stream_options: undefined, max_tokens: undefined,
+    max_completion_tokens: undefined, temperature: undefined, top_p: undefined, stop: undefined, response_format: undefined,
+    tools: undefined, tool_choice: undefined, parallel_tool_calls: undefined, seed: undefined, user: undefined, metadata: undefined,
+    n: undefined, presence_penalty: undefined, frequency_penalty: undefined, logit_bias: undefined, logprobs: undefined,
+    top_logprobs: undefined, reasoning_effort: undefined, verbosity: undefined, functions: undefined, function_call: undefined,
+    store: undefined, service_tier: undefined, prompt_cache_key: undefined, prompt_cache_options: undefined,
+    prompt_cache_retention: undefined, safety_identifier: undefined, moderation: undefined, prediction: undefined,
+    modalities: undefined, audio: undefined, web_search_options: undefined, task: undefined, top_k: undefined, min_p: undefined,
+    repetition_penalty: undefined,
+  };
 }
 
 function unknownParameterError(field: string): InvalidRequestError {
@@ -197,10 +228,7 @@ function validateModel(value: unknown): string {
     throw new InvalidRequestError('you must provide a model parameter', 'model', 'missing_required_parameter');
   }
   if (typeof value !== 'string') throw invalidTypeError('model', 'a string', value);
-  if (value.length > MAX_MODEL_LENGTH) {
-    throw invalidValueError('model', `expected at most ${MAX_MODEL_LENGTH} characters, got ${value.length}.`);
-  }
-  return value;
+  return optionalString(value, 'model', MAX_MODEL_LENGTH) ?? value;
 }
 
 function validateTask(value: unknown): string | undefined {
@@ -210,39 +238,4 @@ function validateTask(value: unknown): string | undefined {
     throw invalidValueError('task', `expected a workload name matching ^[a-z0-9_-]{1,63}$, got ${quoteForMessage(value)}.`);
   }
   return value;
-}
-
-/**
- * Up to 16 string pairs, copied into an object without a prototype: no key
- * can reach Object.prototype, whatever code later reads or copies it.
- */
-function validateMetadata(value: unknown): Record<string, string> | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!isJsonObject(value)) throw invalidTypeError('metadata', 'an object of string key-value pairs', value);
-  const keys = Object.keys(value);
-  if (keys.length > MAX_METADATA_PAIRS) {
-    throw invalidValueError('metadata', `expected at most ${MAX_METADATA_PAIRS} key-value pairs, got ${keys.length}.`);
-  }
-  const metadata: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const key of keys) {
-    if (key.length === 0 || key.length > MAX_METADATA_KEY_LENGTH) {
-      throw invalidValueError(
-        'metadata',
-        `keys must be 1 to ${MAX_METADATA_KEY_LENGTH} characters, got ${key.length === 0 ? 'an empty key' : quoteForMessage(key)}.`,
-      );
-    }
-    if (RESERVED_METADATA_KEYS.has(key)) {
-      throw invalidValueError('metadata', `the key '${key}' is reserved; use another name.`);
-    }
-    const entry = value[key];
-    if (typeof entry !== 'string') throw invalidTypeError(`metadata.${key}`, 'a string', entry);
-    if (entry.length > MAX_METADATA_VALUE_LENGTH) {
-      throw invalidValueError(
-        `metadata.${key}`,
-        `expected at most ${MAX_METADATA_VALUE_LENGTH} characters, got ${entry.length}.`,
-      );
-    }
-    metadata[key] = entry;
-  }
-  return metadata;
 }

@@ -1,13 +1,25 @@
 /**
- * `tools`, `tool_choice` and `response_format` of a chat request.
+ * `tools` (function and custom tools) and the legacy `functions` of a chat
+ * request, after OpenAI's `ChatCompletionTool`, `CustomToolChatCompletions`
+ * and `ChatCompletionFunctions`.
  *
- * Tool `parameters` and response schemas are free-form JSON Schema: they are
- * checked to be objects and passed on as parsed (their depth is bounded by the
- * body parser). They are never copied by spread or Object.assign, so a
- * `"__proto__"` property in a schema stays a plain data property and is sent
- * on to the engine as the caller wrote it.
+ * Engines are offered function tools only:
+ *   - a custom tool (free-form text input) becomes a function taking one
+ *     string, `input`; its grammar, if any, is written into that parameter's
+ *     description for the model to follow, not enforced. The reply gives its
+ *     calls back as custom calls (`chat-reply.ts`);
+ *   - legacy `functions` become function tools after any `tools`.
+ * All names share one namespace (they all become functions), follow OpenAI's
+ * function-name rule, and must differ.
+ *
+ * Tool `parameters` are free-form JSON Schema: checked to be objects and passed
+ * on as parsed (their depth is bounded by the body parser). They are never
+ * copied by spread or Object.assign, so a `"__proto__"` property in a schema
+ * stays a plain data property and is sent on to the engine as the caller
+ * wrote it.
  */
-import type { FunctionTool, ResponseFormat, ToolChoice } from './chat-types.js';
+import type { FunctionTool } from './chat-types.js';
+import { InvalidRequestError } from './errors.js';
 import {
   arrayTooLongError,
   invalidTypeError,
@@ -15,131 +27,136 @@ import {
   isJsonObject,
   missingParameterError,
   optionalBoolean,
+  optionalEnum,
   optionalString,
   ownField,
   quoteForMessage,
+  requiredObject,
+  requiredString,
   showValue,
 } from './field-checks.js';
 
 export const MAX_TOOLS = 128;
-const MAX_DESCRIPTION_LENGTH = 100_000;
-/** OpenAI's rule for function and response-schema names. */
-const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+export const MAX_DESCRIPTION_LENGTH = 100_000;
+/** OpenAI's rule for function and response-schema names (from the schema's descriptions). */
+export const FUNCTION_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** The tools a request offers, all as functions, and which of them are custom tools. */
+export interface OfferedTools {
+  tools: FunctionTool[];
+  customTools: string[];
+}
 
 /** An empty `tools` array counts as none (some clients always send the field). */
-export function validateTools(value: unknown): FunctionTool[] | undefined {
+export function validateTools(value: unknown): OfferedTools | undefined {
   if (value === undefined || value === null) return undefined;
   if (!Array.isArray(value)) throw invalidTypeError('tools', 'an array of tools', value);
   if (value.length === 0) return undefined;
   if (value.length > MAX_TOOLS) throw arrayTooLongError('tools', MAX_TOOLS, value.length);
-  const tools: FunctionTool[] = [];
+  const offered: OfferedTools = { tools: [], customTools: [] };
   for (let index = 0; index < value.length; index++) {
-    const tool = validateTool(value[index], index);
-    // Two tools of one name make the model's calls ambiguous.
-    for (const earlier of tools) {
-      if (earlier.function.name === tool.function.name) {
-        throw invalidValueError(`tools[${index}].function.name`, `the name '${tool.function.name}' is used by more than one tool.`);
-      }
+    const raw: unknown = value[index];
+    if (!isJsonObject(raw)) throw invalidTypeError(`tools[${index}]`, 'a tool object', raw);
+    const type = ownField(raw, 'type');
+    if (type === 'function') {
+      addTool(offered, functionTool(requiredObject(ownField(raw, 'function'), `tools[${index}].function`), `tools[${index}].function`), `tools[${index}].function.name`);
+    } else if (type === 'custom') {
+      const tool = customTool(requiredObject(ownField(raw, 'custom'), `tools[${index}].custom`), `tools[${index}].custom`);
+      addTool(offered, tool, `tools[${index}].custom.name`);
+      offered.customTools.push(tool.function.name);
+    } else {
+      if (type === undefined || type === null) throw missingParameterError(`tools[${index}].type`);
+      throw invalidValueError(`tools[${index}].type`, `expected 'function' or 'custom', got ${showValue(type)}.`);
     }
-    tools.push(tool);
   }
-  return tools;
+  return offered;
 }
 
-function validateTool(raw: unknown, index: number): FunctionTool {
-  if (!isJsonObject(raw)) throw invalidTypeError(`tools[${index}]`, 'a tool object', raw);
-  const type = ownField(raw, 'type');
-  if (type !== 'function') {
-    if (type === undefined || type === null) throw missingParameterError(`tools[${index}].type`);
-    throw invalidValueError(`tools[${index}].type`, `expected 'function', got ${showValue(type)}.`);
+/**
+ * The legacy `functions` (1 to 128), added to `offered` as function tools.
+ * Returns the tools now offered.
+ */
+export function addLegacyFunctions(value: unknown, offered: OfferedTools | undefined): OfferedTools | undefined {
+  if (value === undefined || value === null) return offered;
+  if (!Array.isArray(value)) throw invalidTypeError('functions', 'an array of functions', value);
+  if (value.length === 0) throw invalidValueError('functions', 'expected at least 1 function, got []; leave the field out instead.');
+  if (value.length > MAX_TOOLS) throw arrayTooLongError('functions', MAX_TOOLS, value.length);
+  const result: OfferedTools = offered === undefined ? { tools: [], customTools: [] } : { tools: [...offered.tools], customTools: offered.customTools };
+  if (result.tools.length + value.length > MAX_TOOLS) {
+    throw invalidValueError('functions', `expected at most ${MAX_TOOLS} tools and functions together, got ${result.tools.length + value.length}.`);
   }
-  const definition = ownField(raw, 'function');
-  if (!isJsonObject(definition)) {
-    if (definition === undefined || definition === null) throw missingParameterError(`tools[${index}].function`);
-    throw invalidTypeError(`tools[${index}].function`, 'an object', definition);
+  for (let index = 0; index < value.length; index++) {
+    const raw: unknown = value[index];
+    if (!isJsonObject(raw)) throw invalidTypeError(`functions[${index}]`, 'a function object', raw);
+    addTool(result, functionTool(raw, `functions[${index}]`, false), `functions[${index}].name`);
   }
-  const name = checkedName(ownField(definition, 'name'), `tools[${index}].function.name`);
-  const tool: FunctionTool = { type: 'function', function: { name } };
-  const description = optionalString(ownField(definition, 'description'), `tools[${index}].function.description`, MAX_DESCRIPTION_LENGTH);
+  return result;
+}
+
+function addTool(offered: OfferedTools, tool: FunctionTool, nameParam: string): void {
+  // Two tools of one name make the model's calls ambiguous.
+  for (const earlier of offered.tools) {
+    if (earlier.function.name === tool.function.name) {
+      throw invalidValueError(nameParam, `the name '${tool.function.name}' is used by more than one tool.`);
+    }
+  }
+  offered.tools.push(tool);
+}
+
+/** A function definition (`tools[i].function`, or a legacy `functions[i]`, which has no `strict`). */
+function functionTool(definition: Record<string, unknown>, param: string, takesStrict = true): FunctionTool {
+  const tool: FunctionTool = { type: 'function', function: { name: checkedName(ownField(definition, 'name'), `${param}.name`) } };
+  const description = optionalString(ownField(definition, 'description'), `${param}.description`, MAX_DESCRIPTION_LENGTH);
   if (description !== undefined) tool.function.description = description;
   const parameters = ownField(definition, 'parameters');
   if (parameters !== undefined && parameters !== null) {
-    if (!isJsonObject(parameters)) throw invalidTypeError(`tools[${index}].function.parameters`, 'a JSON Schema object', parameters);
+    if (!isJsonObject(parameters)) throw invalidTypeError(`${param}.parameters`, 'a JSON Schema object', parameters);
     tool.function.parameters = parameters;
   }
-  const strict = optionalBoolean(ownField(definition, 'strict'), `tools[${index}].function.strict`);
-  if (strict !== undefined) tool.function.strict = strict;
+  if (takesStrict) {
+    const strict = optionalBoolean(ownField(definition, 'strict'), `${param}.strict`);
+    if (strict !== undefined) tool.function.strict = strict;
+  }
   return tool;
 }
 
-export function validateToolChoice(value: unknown, tools: FunctionTool[] | undefined): ToolChoice | undefined {
+/** A custom tool as a function taking one string, `input`. */
+function customTool(definition: Record<string, unknown>, param: string): FunctionTool {
+  const name = checkedName(ownField(definition, 'name'), `${param}.name`);
+  const input: Record<string, unknown> = { type: 'string' };
+  const rule = formatRule(ownField(definition, 'format'), `${param}.format`);
+  input.description = rule ?? 'The input, as free-form text.';
+  const tool: FunctionTool = {
+    type: 'function',
+    function: { name, parameters: { type: 'object', properties: { input }, required: ['input'], additionalProperties: false } },
+  };
+  const description = optionalString(ownField(definition, 'description'), `${param}.description`, MAX_DESCRIPTION_LENGTH);
+  if (description !== undefined) tool.function.description = description;
+  return tool;
+}
+
+/** A custom tool's `format` (text, or a Lark or regex grammar) as an instruction; undefined for free text. */
+function formatRule(value: unknown, param: string): string | undefined {
   if (value === undefined || value === null) return undefined;
-  if (tools === undefined) {
-    throw invalidValueError('tool_choice', "'tool_choice' is only allowed when 'tools' are specified.");
+  const format = requiredObject(value, param);
+  const type = optionalEnum(ownField(format, 'type'), `${param}.type`, ['text', 'grammar'] as const);
+  if (type === undefined) throw missingParameterError(`${param}.type`);
+  // Both formats are closed objects in OpenAI's schema (`additionalProperties: false`).
+  for (const key of Object.keys(format)) {
+    if (key !== 'type' && !(type === 'grammar' && key === 'grammar')) {
+      const shown = key.length > 64 ? `${key.slice(0, 64)}…` : key;
+      throw new InvalidRequestError(`Unrecognized argument supplied: ${param}.${shown}`, `${param}.${shown}`, 'unknown_parameter');
+    }
   }
-  if (value === 'auto' || value === 'none' || value === 'required') return value;
-  if (typeof value === 'string') {
-    throw invalidValueError('tool_choice', `expected 'auto', 'none', 'required' or a function choice object, got ${quoteForMessage(value)}.`);
-  }
-  if (!isJsonObject(value)) {
-    throw invalidTypeError('tool_choice', "'auto', 'none', 'required' or {\"type\": \"function\", \"function\": {\"name\": …}}", value);
-  }
-  const type = ownField(value, 'type');
-  if (type !== 'function') {
-    if (type === undefined || type === null) throw missingParameterError('tool_choice.type');
-    throw invalidValueError('tool_choice.type', `expected 'function', got ${showValue(type)}.`);
-  }
-  const definition = ownField(value, 'function');
-  if (!isJsonObject(definition)) {
-    if (definition === undefined || definition === null) throw missingParameterError('tool_choice.function');
-    throw invalidTypeError('tool_choice.function', 'an object with a name', definition);
-  }
-  const name = ownField(definition, 'name');
-  if (typeof name !== 'string') {
-    if (name === undefined || name === null) throw missingParameterError('tool_choice.function.name');
-    throw invalidTypeError('tool_choice.function.name', 'a string', name);
-  }
-  for (const tool of tools) {
-    if (tool.function.name === name) return { type: 'function', function: { name } };
-  }
-  throw invalidValueError('tool_choice.function.name', `no tool named ${quoteForMessage(name)} is in 'tools'.`);
+  if (type === 'text') return undefined;
+  const grammar = requiredObject(ownField(format, 'grammar'), `${param}.grammar`);
+  const definition = requiredString(ownField(grammar, 'definition'), `${param}.grammar.definition`);
+  const syntax = optionalEnum(ownField(grammar, 'syntax'), `${param}.grammar.syntax`, ['lark', 'regex'] as const);
+  if (syntax === undefined) throw missingParameterError(`${param}.grammar.syntax`);
+  return `The input must match this ${syntax === 'regex' ? 'regular expression' : 'Lark grammar'}:\n${definition}`;
 }
 
-export function validateResponseFormat(value: unknown): ResponseFormat | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!isJsonObject(value)) throw invalidTypeError('response_format', 'an object', value);
-  const type = ownField(value, 'type');
-  switch (type) {
-    case 'text':
-    case 'json_object':
-      return { type };
-    case 'json_schema':
-      return { type, json_schema: validateJsonSchemaFormat(ownField(value, 'json_schema')) };
-  }
-  if (type === undefined || type === null) throw missingParameterError('response_format.type');
-  throw invalidValueError('response_format.type', `expected 'text', 'json_object' or 'json_schema', got ${showValue(type)}.`);
-}
-
-function validateJsonSchemaFormat(value: unknown): Extract<ResponseFormat, { type: 'json_schema' }>['json_schema'] {
-  if (!isJsonObject(value)) {
-    if (value === undefined || value === null) throw missingParameterError('response_format.json_schema');
-    throw invalidTypeError('response_format.json_schema', 'an object', value);
-  }
-  const name = checkedName(ownField(value, 'name'), 'response_format.json_schema.name');
-  const schema = ownField(value, 'schema');
-  if (!isJsonObject(schema)) {
-    if (schema === undefined || schema === null) throw missingParameterError('response_format.json_schema.schema');
-    throw invalidTypeError('response_format.json_schema.schema', 'a JSON Schema object', schema);
-  }
-  const format: Extract<ResponseFormat, { type: 'json_schema' }>['json_schema'] = { name, schema };
-  const description = optionalString(ownField(value, 'description'), 'response_format.json_schema.description', MAX_DESCRIPTION_LENGTH);
-  if (description !== undefined) format.description = description;
-  const strict = optionalBoolean(ownField(value, 'strict'), 'response_format.json_schema.strict');
-  if (strict !== undefined) format.strict = strict;
-  return format;
-}
-
-function checkedName(value: unknown, param: string): string {
+export function checkedName(value: unknown, param: string): string {
   if (typeof value === 'string' && value.length <= 64 && FUNCTION_NAME_PATTERN.test(value)) return value;
   if (value === undefined || value === null) throw missingParameterError(param);
   if (typeof value !== 'string') throw invalidTypeError(param, 'a string', value);

@@ -6,6 +6,9 @@
 import { z } from 'zod';
 import { DEFAULT_MODELS, type DefaultModel } from '../models/default-models.js';
 
+/** `traces.flush_interval_ms`'s default. */
+const FLUSH_INTERVAL_MS = 50;
+
 const identifier = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 letters, digits, ".", "_" or "-"');
@@ -138,9 +141,26 @@ const configObject = z
         shutdown_timeout_ms: z.number().int().min(0).default(15_000),
         /** A comment line sent on a quiet stream so proxies keep it open. */
         stream_ping_interval_ms: z.number().int().min(100).default(15_000),
+        /** Time for a request's headers and body to arrive, answered 408 after it; 0 for no bound. The reply may take as long as it needs. */
+        request_timeout_ms: z.number().int().min(0).default(30_000),
+        /**
+         * Slow connections one client address may hold: connections that have
+         * spent over a second without sending a whole request (a stalled or
+         * trickling upload). Past it, new connections from the address get a
+         * 429. Behind a proxy every client shares its address: raise it there. 0 for no cap.
+         */
+        max_slow_connections_per_address: z.number().int().min(0).default(64),
       })
       .strict()
-      .default({ host: '127.0.0.1', port: 8080, metrics: null, shutdown_timeout_ms: 15_000, stream_ping_interval_ms: 15_000 }),
+      .default({
+        host: '127.0.0.1',
+        port: 8080,
+        metrics: null,
+        shutdown_timeout_ms: 15_000,
+        stream_ping_interval_ms: 15_000,
+        request_timeout_ms: 30_000,
+        max_slow_connections_per_address: 64,
+      }),
     engines: z.array(engine).default([]),
     models: z.array(model).default([]),
     limits: z
@@ -165,9 +185,15 @@ const configObject = z
         ttl_days: z.number().positive().nullable().default(null),
         /** How often the pruner runs. */
         prune_interval_ms: z.number().int().min(1_000).default(600_000),
+        /**
+         * Longest a finished call's trace waits in memory before its batch is
+         * written (a full batch of 256 goes at once). A kill -9 loses at most
+         * the traces of this window; SIGTERM loses none.
+         */
+        flush_interval_ms: z.number().int().min(1).max(10_000).default(FLUSH_INTERVAL_MS),
       })
       .strict()
-      .default({ bodies: true, bodies_ttl_days: null, ttl_days: null, prune_interval_ms: 600_000 }),
+      .default({ bodies: true, bodies_ttl_days: null, ttl_days: null, prune_interval_ms: 600_000, flush_interval_ms: FLUSH_INTERVAL_MS }),
     logging: z
       .object({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info') })
       .strict()

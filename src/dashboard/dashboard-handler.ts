@@ -35,6 +35,8 @@ export interface DashboardDependencies extends Omit<PageDataDependencies, 'now'>
   /** Defaults to a fresh in-memory store (sessions end with the process). */
   sessions?: SessionStore;
   now?: () => number;
+  /** How long the login form's body may take to arrive (`server.request_timeout_ms`). Default 30 s. */
+  bodyTimeoutMs?: number;
 }
 
 /** `headers` are the app's reply headers (the request id); the dashboard adds its own. */
@@ -43,7 +45,7 @@ export type DashboardHandler = (request: IncomingMessage, response: ServerRespon
 export function createDashboard(dependencies: DashboardDependencies): DashboardHandler {
   const { authenticator, store, logger } = dependencies;
   const sessions = dependencies.sessions ?? createSessionStore();
-  const login = createLoginActions({ authenticator, accounts: store.accounts, sessions });
+  const login = createLoginActions({ authenticator, accounts: store.accounts, sessions, bodyTimeoutMs: dependencies.bodyTimeoutMs ?? 30_000 });
   const data = createPageData({ store, stats: dependencies.stats, routing: dependencies.routing, now: dependencies.now ?? Date.now });
   const assets = createAssets();
 

@@ -34,13 +34,13 @@ function refuseCrossSite(request: IncomingMessage): void {
   if (!isSameOrigin(request)) throw new CrossSiteRequestError();
 }
 
-export function createLoginActions(dependencies: { authenticator: Authenticator; accounts: AccountStore; sessions: SessionStore }) {
+export function createLoginActions(dependencies: { authenticator: Authenticator; accounts: AccountStore; sessions: SessionStore; bodyTimeoutMs: number }) {
   const { authenticator, accounts, sessions } = dependencies;
 
   async function readForm(request: IncomingMessage): Promise<URLSearchParams> {
     const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
     if (type !== 'application/x-www-form-urlencoded') throw new UnsupportedMediaTypeError(request.headers['content-type']);
-    return new URLSearchParams(await readBody(request, FORM_LIMIT_BYTES));
+    return new URLSearchParams(await readBody(request, { maxBytes: FORM_LIMIT_BYTES, timeoutMs: dependencies.bodyTimeoutMs }));
   }
 
   async function adminKey(text: string): Promise<ApiKey | undefined> {

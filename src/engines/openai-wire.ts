@@ -7,10 +7,12 @@
  * Servers differ (vLLM, SGLang, llama.cpp server, Ollama, TGI, Azure); each
  * quirk tolerated here is commented where it is handled.
  */
+import { randomBytes } from 'node:crypto';
 import type {
   AssistantMessage,
   ChatChoice,
   ChatMessage,
+  ChoiceLogprobs,
   ChunkChoice,
   ChunkDelta,
   FinishReason,
@@ -45,7 +47,7 @@ export function serializeChatRequest(request: EngineRequest, stream: boolean): s
     temperature: request.temperature,
     top_p: request.top_p,
     stop: request.stop,
-    seed: request.seed,
+    seed: seedForWire(request.seed),
     response_format: request.response_format,
     tools: request.tools,
     tool_choice: request.tool_choice,
@@ -57,10 +59,23 @@ export function serializeChatRequest(request: EngineRequest, stream: boolean): s
     logit_bias: request.logit_bias,
     logprobs: request.logprobs,
     top_logprobs: request.top_logprobs,
+    reasoning_effort: request.reasoning_effort,
+    verbosity: request.verbosity,
     top_k: request.top_k,
     min_p: request.min_p,
     repetition_penalty: request.repetition_penalty,
   });
+}
+
+/**
+ * The largest double below 2^63. A seed of ±2^63 (what int64's extremes parse
+ * to) prints as ±9223372036854776000, outside int64, and servers that check
+ * the range (vLLM) would refuse it; this one prints as 9223372036854775000.
+ */
+const LARGEST_SEED_ON_WIRE = 9_223_372_036_854_774_784;
+
+function seedForWire(seed: number | undefined): number | undefined {
+  return seed === undefined ? undefined : Math.min(Math.max(seed, -LARGEST_SEED_ON_WIRE), LARGEST_SEED_ON_WIRE);
 }
 
 /**
@@ -105,9 +120,9 @@ export function parseChatCompletion(text: string, engineId: string): EngineCompl
     if (!isObject(choice) || !isObject(choice.message)) throw badReply(engineId, 'a choice without a message');
     choices[position] = {
       index: typeof choice.index === 'number' ? choice.index : position,
-      message: assistantMessageOf(choice.message),
+      message: assistantMessageOf(choice.message, engineId),
       finish_reason: finishReasonOf(choice.finish_reason),
-      logprobs: choice.logprobs ?? undefined,
+      logprobs: logprobsOf(choice.logprobs),
     };
   }
   return {
@@ -123,16 +138,51 @@ export function parseChatCompletion(text: string, engineId: string): EngineCompl
  * `tool_calls: []` on every plain reply, and an empty array is truthy to a
  * JavaScript client checking `message.tool_calls`.
  */
-function assistantMessageOf(message: JsonObject): AssistantMessage {
+function assistantMessageOf(message: JsonObject, engineId: string): AssistantMessage {
   const result: AssistantMessage = {
     role: 'assistant',
     content: typeof message.content === 'string' ? message.content : null,
   };
-  if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) result.tool_calls = message.tool_calls as ToolCall[];
+  if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) result.tool_calls = toolCallsOf(message.tool_calls, engineId);
   const reasoning = reasoningOf(message);
   if (reasoning !== undefined) result.reasoning_content = reasoning;
   if (typeof message.refusal === 'string') result.refusal = message.refusal;
   return result;
+}
+
+/**
+ * Tool calls rebuilt with the fields OpenAI's `ChatCompletionMessageToolCall`
+ * requires. Tolerated: a missing `type` or `id` (older Ollama; an id is made
+ * up), `arguments` sent as a JSON object instead of its text (Ollama), and a
+ * custom call (`{type: "custom", custom: {name, input}}`), which becomes the
+ * function form engines are offered custom tools in.
+ */
+function toolCallsOf(calls: unknown[], engineId: string): ToolCall[] {
+  return calls.map((call) => {
+    if (!isObject(call)) throw badReply(engineId, 'a tool call that is not an object');
+    const id = typeof call.id === 'string' && call.id.length > 0 ? call.id : `call_${randomBytes(12).toString('base64url')}`;
+    if (call.type === 'custom' && isObject(call.custom) && typeof call.custom.name === 'string') {
+      const input = typeof call.custom.input === 'string' ? call.custom.input : '';
+      return { id, type: 'function', function: { name: call.custom.name, arguments: JSON.stringify({ input }) } };
+    }
+    const definition = call.function;
+    if (!isObject(definition) || typeof definition.name !== 'string') throw badReply(engineId, 'a tool call without a function name');
+    return { id, type: 'function', function: { name: definition.name, arguments: argumentsText(definition.arguments) } };
+  });
+}
+
+function argumentsText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return value === undefined || value === null ? '{}' : JSON.stringify(value);
+}
+
+/**
+ * Log probabilities in OpenAI's shape, `{content, refusal}` with both lists
+ * present (vLLM sends `content` only); undefined when there are none.
+ */
+function logprobsOf(value: unknown): ChoiceLogprobs | undefined {
+  if (!isObject(value)) return undefined;
+  return { content: Array.isArray(value.content) ? value.content : null, refusal: Array.isArray(value.refusal) ? value.refusal : null };
 }
 
 /** vLLM and SGLang say `reasoning_content`; Ollama, OpenRouter and newer vLLM say `reasoning`. */
@@ -166,14 +216,38 @@ export function finishReasonOf(value: unknown): FinishReason | null {
   }
 }
 
-/** Usage when it has the two counts that matter; `total_tokens` is filled in when missing. */
+/**
+ * Usage when it has the two counts that matter, rebuilt as OpenAI's
+ * `CompletionUsage`: integer counts, `total_tokens` filled in when missing,
+ * and the two detail objects with their integer counts only. vLLM sends
+ * `prompt_tokens_details: null`, which is not a valid `CompletionUsage`, and
+ * servers add fields of their own; both are dropped.
+ */
 function usageOf(value: unknown): Usage | null {
   if (!isObject(value)) return null;
-  const promptTokens = value.prompt_tokens;
-  const completionTokens = value.completion_tokens;
-  if (typeof promptTokens !== 'number' || typeof completionTokens !== 'number') return null;
-  if (typeof value.total_tokens === 'number') return value as Usage;
-  return { ...value, prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+  const promptTokens = tokenCount(value.prompt_tokens);
+  const completionTokens = tokenCount(value.completion_tokens);
+  if (promptTokens === undefined || completionTokens === undefined) return null;
+  const usage: Usage = {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: tokenCount(value.total_tokens) ?? promptTokens + completionTokens,
+  };
+  for (const field of ['prompt_tokens_details', 'completion_tokens_details'] as const) {
+    const details = value[field];
+    if (!isObject(details)) continue;
+    const counts: Record<string, number> = {};
+    for (const [name, count] of Object.entries(details)) {
+      const checked = tokenCount(count);
+      if (checked !== undefined && name !== '__proto__') counts[name] = checked;
+    }
+    if (Object.keys(counts).length > 0) usage[field] = counts;
+  }
+  return usage;
+}
+
+function tokenCount(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined;
 }
 
 /**
@@ -235,7 +309,7 @@ export function parseStreamEvent(data: string, engineId: string): EngineChunk | 
       index: typeof choice.index === 'number' ? choice.index : position,
       delta: isObject(choice.delta) ? chunkDeltaOf(choice.delta) : {},
       finish_reason: finishReasonOf(choice.finish_reason),
-      logprobs: choice.logprobs ?? undefined,
+      logprobs: logprobsOf(choice.logprobs),
     };
   }
   return {
@@ -251,20 +325,37 @@ function chunkDeltaOf(delta: JsonObject): ChunkDelta {
   if (typeof delta.content === 'string') result.content = delta.content;
   // vLLM and SGLang send `tool_calls: []` on plain content deltas: dropped.
   const toolCalls = delta.tool_calls;
-  if (Array.isArray(toolCalls) && toolCalls.length > 0) result.tool_calls = toolCallDeltasOf(toolCalls);
+  const deltas = Array.isArray(toolCalls) ? toolCallDeltasOf(toolCalls) : [];
+  if (deltas.length > 0) result.tool_calls = deltas;
   const reasoning = reasoningOf(delta);
   if (reasoning !== undefined) result.reasoning_content = reasoning;
   if (typeof delta.refusal === 'string') result.refusal = delta.refusal;
   return result;
 }
 
-/** Some servers omit `index` on tool-call deltas when there is one call; the position stands in. */
+/**
+ * Tool-call deltas rebuilt with OpenAI's `ChatCompletionMessageToolCallChunk`
+ * fields. Some servers omit `index` when there is one call (the position
+ * stands in), and Ollama may send `arguments` as an object.
+ */
 function toolCallDeltasOf(toolCalls: unknown[]): ToolCallDelta[] {
+  const deltas: ToolCallDelta[] = [];
   for (let position = 0; position < toolCalls.length; position++) {
     const toolCall = toolCalls[position];
-    if (isObject(toolCall) && typeof toolCall.index !== 'number') toolCall.index = position;
+    if (!isObject(toolCall)) continue;
+    const delta: ToolCallDelta = { index: typeof toolCall.index === 'number' ? toolCall.index : position };
+    if (typeof toolCall.id === 'string') delta.id = toolCall.id;
+    if (toolCall.type === 'function') delta.type = 'function';
+    const definition = toolCall.function;
+    if (isObject(definition)) {
+      const part: NonNullable<ToolCallDelta['function']> = {};
+      if (typeof definition.name === 'string') part.name = definition.name;
+      if (definition.arguments !== undefined && definition.arguments !== null) part.arguments = argumentsText(definition.arguments);
+      delta.function = part;
+    }
+    deltas.push(delta);
   }
-  return toolCalls as ToolCallDelta[];
+  return deltas;
 }
 
 function isErrorBody(body: JsonObject): boolean {

@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../api/errors.js';
 import { DEFAULT_CONTRACT, checksKey, parseEvalContract, validateEvalContract } from './eval-contract.js';
+import { invalidRequestOf } from '../../test/helpers/invalid-request.js';
 
-function errorOf(input: unknown): InvalidRequestError {
-  try {
-    parseEvalContract(input);
-  } catch (error) {
-    if (error instanceof InvalidRequestError) return error;
-    throw error;
-  }
-  throw new Error('expected an InvalidRequestError, nothing was thrown');
-}
+const errorOf = (input: unknown): InvalidRequestError => invalidRequestOf(() => parseEvalContract(input));
 
 describe('parseEvalContract: defaults', () => {
   it('fills every default: the structural checks and agreement when no checks are given, an adaptive sample rate, latency limits', () => {

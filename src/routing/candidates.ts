@@ -5,24 +5,30 @@
  *
  * A candidate must be cheaper than the requested model for this call's tokens
  * (unless the contract allows upgrades), support what the call needs (tools,
- * JSON output, the prompt's length), and be on the contract's candidate list
- * when it has one.
+ * JSON output, images, the prompt's length), and be on the contract's
+ * candidate list when it has one.
  */
 import type { GenerationParameters, Usage } from '../api/chat-types.js';
+import { firstImagePart } from '../api/content-capabilities.js';
 import { costOf, type CatalogModel } from '../catalog/catalog.js';
 
 export interface CallShape {
   needsTools: boolean;
   needsJson: boolean;
+  needsVision: boolean;
   promptTokens: number;
   completionTokens: number;
 }
+
+/** A route's shape before it has seen a call: needs nothing, one token each way. */
+export const NO_CALL_SHAPE: CallShape = { needsTools: false, needsJson: false, needsVision: false, promptTokens: 1, completionTokens: 1 };
 
 export function callShapeOf(parameters: GenerationParameters, usage: Pick<Usage, 'prompt_tokens' | 'completion_tokens'>): CallShape {
   const format = parameters.response_format?.type;
   return {
     needsTools: (parameters.tools?.length ?? 0) > 0 && parameters.tool_choice !== 'none',
     needsJson: format === 'json_object' || format === 'json_schema',
+    needsVision: firstImagePart(parameters.messages) !== undefined,
     promptTokens: usage.prompt_tokens,
     completionTokens: usage.completion_tokens,
   };
@@ -49,6 +55,7 @@ export function eligibleCandidates(
         (contract.allow_upgrade || costPerCall(model, shape) < ceiling) &&
         (!shape.needsTools || model.supports.has('tools')) &&
         (!shape.needsJson || model.supports.has('json')) &&
+        (!shape.needsVision || model.supports.has('vision')) &&
         model.contextWindow >= shape.promptTokens + shape.completionTokens,
     )
     .sort((left, right) => costPerCall(left, shape) - costPerCall(right, shape) || left.id.localeCompare(right.id));

@@ -10,7 +10,7 @@ import type { CatalogModel } from '../catalog/catalog.js';
 import { errorFields } from '../log/logger.js';
 import type { CandidateCounts, RouteChange, RouteRecord, Scope } from '../store/routing-store.js';
 import { decodeSketch } from '../tracking/latency-sketch.js';
-import { costPerCall, eligibleCandidates, type CallShape } from './candidates.js';
+import { costPerCall, eligibleCandidates, type CallShape, NO_CALL_SHAPE } from './candidates.js';
 import { judgeLatency, latencyPolicyOf, type LatencySketches } from './latency-limit.js';
 import { decideRoute, DEFAULT_ROUTING, type RouteDecision } from './route-decision.js';
 import { dayOf, nextDayStart, routeState, type RouteState, type RouterContext } from './router-context.js';
@@ -152,7 +152,7 @@ export function fallbacksOf(decision: RouteDecision): string[] {
 
 /** The route's last call shape (costs per call depend on its tokens), or a neutral one before any. */
 export function shapeOf(state: RouteState): CallShape {
-  return state.shape ?? { needsTools: false, needsJson: false, promptTokens: 1, completionTokens: 1 };
+  return state.shape ?? NO_CALL_SHAPE;
 }
 
 /**

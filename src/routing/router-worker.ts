@@ -154,12 +154,24 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
     pump();
   }
 
+  // A store that refuses writes fails every sample: one line per 10 s says so, with the count.
+  let unloggedFailures = 0;
+  let lastFailureLogAt = Number.NEGATIVE_INFINITY;
+  function sampleFailed(sample: QueuedSample, error: unknown): void {
+    unloggedFailures += 1;
+    const now = Date.now();
+    if (now - lastFailureLogAt < 10_000) return;
+    lastFailureLogAt = now;
+    context.logger.warn('router sample failed', { workload: sample.scope.workload, failed_samples: unloggedFailures, ...errorFields(error) });
+    unloggedFailures = 0;
+  }
+
   /** Starts workers up to the pool's size while samples wait. */
   function pump(): void {
     while (running.size < settings.workers && queue.length > 0 && !closing.signal.aborted) {
       const sample = queue.shift() as QueuedSample;
       const work = processSample(context, sample)
-        .catch((error: unknown) => context.logger.warn('router sample failed', { workload: sample.scope.workload, ...errorFields(error) }))
+        .catch((error: unknown) => sampleFailed(sample, error))
         .finally(() => {
           processed += 1;
           running.delete(work);

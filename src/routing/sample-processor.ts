@@ -28,7 +28,7 @@ import { chooseJudge, evaluateContract, JUDGE_MAX_TOKENS } from '../evals/index.
 import { errorFields } from '../log/logger.js';
 import type { Environment } from '../store/store.js';
 import type { Scope } from '../store/routing-store.js';
-import { callShapeOf, costPerCall } from './candidates.js';
+import { callShapeOf, costPerCall, NO_CALL_SHAPE } from './candidates.js';
 import { cusumOptionsFor, initialCusum, updateCusum } from './cusum.js';
 import { planExploration } from './exploration.js';
 import { latencyLimitMs, latencyPolicyOf, percentileOf } from './latency-limit.js';
@@ -158,7 +158,7 @@ export async function processSample(context: RouterContext, sample: QueuedSample
 
 /** The exploration plan of a route, made again from its evidence; kept in its state for the hot path's sampling. */
 export async function replan(context: RouterContext, state: RouteState, requested: CatalogModel, contract: EvalContract, budgetLeft: number) {
-  const shape = state.shape ?? { needsTools: false, needsJson: false, promptTokens: 1, completionTokens: 1 };
+  const shape = state.shape ?? NO_CALL_SHAPE;
   const decision = await decide(context, state.scope, requested, shape);
   const served = context.catalog.resolve(decision.servedModel) ?? requested;
   const plan = planExploration({
@@ -237,7 +237,7 @@ async function score(scoring: Scoring, reference: AssistantMessage, candidate: A
         judgeNeeded = true;
         const check = contract.checks[checkIndex];
         const preferred = check?.type === 'judge' ? check.model : check?.type === 'agreement' ? check.judge_model : undefined;
-        const shape = state.shape ?? { needsTools: false, needsJson: false, promptTokens: 1, completionTokens: 1 };
+        const shape = state.shape ?? NO_CALL_SHAPE;
         const available = context.catalog.list().filter((model) => context.pools.has(model.id)).map((model) => ({ id: model.id, family: model.family, costPerCall: costPerCall(model, shape) }));
         const choice = chooseJudge(candidateModel.family, available, preferred);
         if (choice !== null) {

@@ -3,7 +3,6 @@
  * headers every reply carries. Each handler gets its dependencies from
  * `createApp`; nothing here reaches for a global.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { asGatewayError, MethodNotAllowedError, NotFoundError } from '../api/errors.js';
 import type { Catalog } from '../catalog/catalog.js';
@@ -17,7 +16,8 @@ import { createManagementHandlers } from './management-handlers.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { modelList } from './models-handler.js';
 import { checkReadiness } from './readiness.js';
-import { readBody } from './read-body.js';
+import { readJsonBody } from './read-body.js';
+import { newRequestId } from './request-id.js';
 import { createRoutingHandlers } from './routing-handlers.js';
 import { createTrackingHandlers } from './tracking-handlers.js';
 import type { StatsService } from '../tracking/stats-service.js';
@@ -34,6 +34,8 @@ export interface AppDependencies extends Omit<ChatCompletionsDependencies, 'gate
   stats: StatsService;
   metrics: Metrics;
   logger: Logger;
+  /** Why the store's writes fail, or null while they succeed (`/readyz` lists the store as degraded). */
+  storeWrites: () => string | null;
   /** The web dashboard: every `/dashboard…` path goes to it (`src/dashboard/`). */
   dashboard?: DashboardHandler;
 }
@@ -71,6 +73,9 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
     };
   }
 
+  /** A management write's JSON body: 415 for another content type, 413 over `maxBytes`, 408 when it trickles. */
+  const body = (context: RouteContext, maxBytes: number) => readJsonBody(context.request, { maxBytes, timeoutMs: dependencies.bodyTimeoutMs });
+
   const routes: Route[] = [
     { pattern: ['v1', 'chat', 'completions'], methods: { POST: (context) => chat(context.request, context.response, context.requestId, context.headers) } },
     { pattern: ['v1', 'models'], methods: { GET: json(undefined, () => modelList(catalog, startedAt)) } },
@@ -89,7 +94,7 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
       pattern: ['readyz'],
       methods: {
         GET: async (context) => {
-          const report = await checkReadiness({ store, engines, catalog });
+          const report = await checkReadiness({ store, engines, catalog, storeWrites: dependencies.storeWrites });
           sendJson(context.response, report.ready ? 200 : 503, report, context.headers);
         },
       },
@@ -98,7 +103,7 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
       pattern: ['v1', 'keys'],
       methods: {
         GET: json(undefined, (context, key) => management.listKeys(key, context.query)),
-        POST: json('admin', async (context, key) => management.createKey(key, await readBody(context.request, 65_536)), 201),
+        POST: json('admin', async (context, key) => management.createKey(key, await body(context, 65_536)), 201),
       },
     },
     { pattern: ['v1', 'keys', '*'], methods: { DELETE: json('admin', (context, key) => management.revokeKey(key, context.parameters[0] as string)) } },
@@ -125,7 +130,7 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
       pattern: ['v1', 'projects', '*', 'retention'],
       methods: {
         GET: json(undefined, (context, key) => tracking.getRetention(key, context.parameters[0] as string)),
-        PUT: json('admin', async (context, key) => tracking.putRetention(key, context.parameters[0] as string, await readBody(context.request, 65_536))),
+        PUT: json('admin', async (context, key) => tracking.putRetention(key, context.parameters[0] as string, await body(context, 65_536))),
       },
     },
     { pattern: ['v1', 'projects', '*', 'workloads', '*'], methods: { GET: json(undefined, (context, key) => tracking.workload(key, ...workloadOf(context), context.query)) } },
@@ -139,18 +144,18 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
       pattern: ['v1', 'projects', '*', 'workloads', '*', 'eval'],
       methods: {
         GET: json(undefined, (context, key) => routing.getEval(key, ...workloadOf(context))),
-        PUT: json('admin', async (context, key) => routing.putEval(key, ...workloadOf(context), await readBody(context.request, 1_048_576))),
+        PUT: json('admin', async (context, key) => routing.putEval(key, ...workloadOf(context), await body(context, 1_048_576))),
       },
     },
     { pattern: ['v1', 'projects', '*', 'workloads', '*', 'routes'], methods: { GET: json(undefined, (context, key) => routing.getRoutes(key, ...workloadOf(context))) } },
     {
       pattern: ['v1', 'projects', '*', 'workloads', '*', 'routes', '*', 'pin'],
       methods: {
-        PUT: json('admin', async (context, key) => routing.pin(key, ...workloadOf(context), context.parameters[2] as string, await readBody(context.request, 65_536))),
+        PUT: json('admin', async (context, key) => routing.pin(key, ...workloadOf(context), context.parameters[2] as string, await body(context, 65_536))),
         DELETE: json('admin', (context, key) => routing.unpin(key, ...workloadOf(context), context.parameters[2] as string)),
       },
     },
-    { pattern: ['v1', 'feedback'], methods: { POST: json(undefined, async (context, key) => routing.feedback(key, await readBody(context.request, 65_536))) } },
+    { pattern: ['v1', 'feedback'], methods: { POST: json(undefined, async (context, key) => routing.feedback(key, await body(context, 65_536))) } },
   ];
 
   function match(path: string): { route: Route; parameters: string[] } | undefined {
@@ -197,16 +202,6 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
       sendError(response, error, headers);
     });
   };
-}
-
-/**
- * `req_`, the time in milliseconds (base 36, so ids sort by time), then 62
- * random bits from a UUID's last two groups. Time-ordered ids append to the
- * traces' primary-key index instead of landing at random pages of it.
- */
-export function newRequestId(): string {
-  const random = randomUUID();
-  return `req_${Date.now().toString(36).padStart(9, '0')}${random.slice(19, 23)}${random.slice(24)}`;
 }
 
 function workloadOf(context: RouteContext): [project: string, workload: string] {

@@ -10,6 +10,8 @@ import { asGatewayError, ClientAbortError, EngineUnavailableError, NotFoundError
 import { parseJsonObject } from '../api/parse-json-body.js';
 import { isValidWorkloadName, resolveScope, SCOPE_PROJECT_HEADER, SCOPE_WORKLOAD_HEADER } from '../api/scope.js';
 import { validateChatRequest } from '../api/validate-chat-request.js';
+import { replyChoices } from '../api/chat-reply.js';
+import { canTakeContent, checkModelTakesContent } from '../api/content-capabilities.js';
 import { costOf, type Catalog, type CatalogModel } from '../catalog/catalog.js';
 import type { ModelPool } from '../engines/engine-pool.js';
 import type { EngineCompletion } from '../engines/engine.js';
@@ -24,7 +26,7 @@ import type { TraceWriter } from '../store/trace-writer.js';
 import { CallTrace } from './call-trace.js';
 import type { CallGate } from './call-gate.js';
 import { sendError, sendJsonText } from './http-response.js';
-import { checkJsonContentType, readBody } from './read-body.js';
+import { readJsonBody } from './read-body.js';
 import type { ScopeRegistry } from './scope-registry.js';
 import { SseWriter } from './sse-writer.js';
 import { StreamRecorder } from '../engines/stream-recorder.js';
@@ -45,6 +47,8 @@ export interface ChatCompletionsDependencies {
   traces: TraceWriter;
   logger: Logger;
   maxBodyBytes: number;
+  /** How long a body may take to arrive (`server.request_timeout_ms`). */
+  bodyTimeoutMs: number;
   keepBodies: boolean;
   pingIntervalMs: number;
 }
@@ -113,8 +117,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
   }
 
   async function serve(call: CallTrace, request: IncomingMessage, response: ServerResponse, headers: OutgoingHttpHeaders, signal: AbortSignal): Promise<void> {
-    checkJsonContentType(request);
-    const text = await readBody(request, dependencies.maxBodyBytes);
+    const text = await readJsonBody(request, { maxBytes: dependencies.maxBodyBytes, timeoutMs: dependencies.bodyTimeoutMs });
     if (keepBodies) call.requestBody = text;
     const body = parseJsonObject(text);
 
@@ -128,14 +131,18 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     headers[SCOPE_WORKLOAD_HEADER] = scope.workload;
 
     const chat = validateChatRequest(body);
+    if (chat.notes !== undefined && chat.notes.ignoredFields.length > 0) headers['x-taskgate-ignored-fields'] = chat.notes.ignoredFields.join(', ');
     call.stream = chat.stream;
     call.requestedModel = chat.model;
     call.user = chat.user ?? null;
     call.metadata = chat.metadata ?? null;
 
     const requested = resolveModel(chat.model);
+    checkModelTakesContent(chat.messages, requested);
     const routeScope: Scope = { accountId: call.key.accountId, project: scope.project, workload: scope.workload };
-    const model = servedModelFor(routeScope, requested);
+    const routed = servedModelFor(routeScope, requested);
+    // A route picked on text calls may name a model without vision: an image call stays on the model asked for.
+    const model = canTakeContent(chat.messages, routed) ? routed : requested;
     const pool = pools.get(model.id);
     if (pool === undefined) throw new EngineUnavailableError(`No engine serves '${model.id}'.`);
     call.servedModel = model.id;
@@ -159,7 +166,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     const usage = completion.usage ?? noUsage;
     recordUsage(call, model, usage, completion.choices[0]?.finish_reason ?? null);
     call.costUsd += extraCostUsd;
-    const body: ChatCompletion = { id, object: 'chat.completion', created, model: model.id, choices: completion.choices, usage };
+    const body: ChatCompletion = { id, object: 'chat.completion', created, model: model.id, choices: replyChoices(completion.choices, chat.notes), usage };
     if (completion.system_fingerprint != null) body.system_fingerprint = completion.system_fingerprint;
     if (chat.metadata !== undefined) body.metadata = chat.metadata;
     const text = JSON.stringify(body);
@@ -200,7 +207,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     call.markFirstToken();
     const writer = new SseWriter(
       response,
-      { id, created, model: model.id, metadata: chat.metadata, includeUsage: chat.stream_options?.include_usage === true, pingIntervalMs: dependencies.pingIntervalMs },
+      { id, created, model: model.id, metadata: chat.metadata, notes: chat.notes, includeUsage: chat.stream_options?.include_usage === true, pingIntervalMs: dependencies.pingIntervalMs },
       headers,
     );
     // The assembled reply is what the router samples, bodies kept or not.
@@ -260,7 +267,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
 }
 
 function generationParameters(chat: ChatCompletionRequest): GenerationParameters {
-  const { model: _model, stream: _stream, stream_options: _streamOptions, task: _task, metadata: _metadata, ...parameters } = chat;
+  const { model: _model, stream: _stream, stream_options: _streamOptions, task: _task, metadata: _metadata, notes: _notes, ...parameters } = chat;
   return parameters;
 }
 

@@ -3,9 +3,19 @@
  * let calls in flight finish for up to `graceMs`, then cut the rest (their
  * handlers see the client go away and trace the call as aborted), and resolve
  * once every handler has returned, so the trace writer can flush after it.
+ *
+ * What never reaches a handler is answered here, in the same OpenAI error body
+ * with an `x-request-id` as every other reply: bytes that are not HTTP (400),
+ * headers over the parser's limit (431), a request that does not arrive within
+ * `requestTimeoutMs` (408), and a connection from an address that already holds
+ * `maxSlowPerAddress` connections slow to deliver their request (429).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, maxHeaderSize, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { GatewayError, HeadersTooLargeError, MalformedHttpError, RequestTimeoutError, TooManyConnectionsError } from '../api/errors.js';
+import { rawErrorReply } from './http-response.js';
+import { bodyStillArriving } from './read-body.js';
+import { newRequestId } from './request-id.js';
 
 export interface HttpServer {
   readonly server: Server;
@@ -15,22 +25,46 @@ export interface HttpServer {
   stop(graceMs: number): Promise<void>;
 }
 
-export async function listen(
-  handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
-  options: { host: string; port: number },
-): Promise<HttpServer> {
+export interface ListenOptions {
+  host: string;
+  port: number;
+  /** Time for a request's headers and body to arrive; 0 turns the bound off. Default 30 s. */
+  requestTimeoutMs?: number;
+  /** Connections one address may hold that have spent over a second without delivering a whole request; 0 for no cap. Default 64. */
+  maxSlowPerAddress?: number;
+}
+
+export async function listen(handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>, options: ListenOptions): Promise<HttpServer> {
+  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  const slow = createSlowConnections(options.maxSlowPerAddress ?? 64);
   let inFlight = 0;
   let drained: (() => void) | null = null;
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, (request, response) => {
-    inFlight++;
-    void handle(request, response).finally(() => {
-      inFlight--;
-      if (inFlight === 0 && drained !== null) drained();
-    });
+  const server = createServer(
+    {
+      keepAliveTimeout: 65_000,
+      // Node's own bound, a backstop: a handler reading a body times it out first (read-body.ts), with a trace.
+      requestTimeout: requestTimeoutMs === 0 ? 0 : requestTimeoutMs + 1_000,
+      headersTimeout: requestTimeoutMs === 0 ? 60_000 : Math.min(60_000, requestTimeoutMs),
+      connectionsCheckingInterval: 1_000,
+    },
+    (request, response) => {
+      inFlight++;
+      slow.requestStarted(request);
+      void handle(request, response).finally(() => {
+        inFlight--;
+        if (inFlight === 0 && drained !== null) drained();
+      });
+    },
+  );
+  server.on('connection', (socket: Socket) => {
+    const refusal = slow.connected(socket);
+    if (refusal !== null) refuse(socket, refusal);
   });
-  // A malformed request line or header never reaches a handler: answer it and move on.
-  server.on('clientError', (_error, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+  server.on('clientError', (error: Error & { code?: string; reason?: string }, socket: Socket) => {
+    const reply = clientErrorReply(error, requestTimeoutMs);
+    // A reply already under way on this socket (its handler answered) cannot be followed by another one.
+    const answered = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage?.headersSent === true;
+    if (reply !== null && socket.writable && !answered) refuse(socket, reply);
     else socket.destroy();
   });
 
@@ -64,6 +98,84 @@ export async function listen(
       server.closeAllConnections();
       await waitForHandlers(5_000);
       await closed;
+    },
+  };
+}
+
+/** Answers on a bare socket and closes it; nothing more is read from it. */
+function refuse(socket: Socket, error: GatewayError): void {
+  socket.pause();
+  socket.end(rawErrorReply(error, newRequestId()), () => socket.destroy());
+}
+
+/** The reply to a parser error or timeout, or null when the client is gone and nothing should be written. */
+function clientErrorReply(error: Error & { code?: string; reason?: string }, requestTimeoutMs: number): GatewayError | null {
+  switch (error.code) {
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return null;
+    case 'HPE_HEADER_OVERFLOW':
+      return new HeadersTooLargeError(maxHeaderSize);
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new RequestTimeoutError(requestTimeoutMs);
+    default:
+      return new MalformedHttpError((error.reason ?? error.code ?? 'parse error').toLowerCase());
+  }
+}
+
+/**
+ * Counts, per remote address, the slow connections: those that have spent
+ * over `slowAfterMs` without delivering a whole request, from connect until
+ * the first request's body is in, and again while each later request with a
+ * body arrives. A client's burst of new connections is not slow; a client
+ * trickling headers or bodies is. An idle keep-alive connection has delivered
+ * its request and is not counted.
+ */
+function createSlowConnections(limit: number, slowAfterMs = 1_000) {
+  const slowByAddress = new Map<string, number>();
+  const states = new WeakMap<Socket, { address: string; timer: NodeJS.Timeout | null; slow: boolean }>();
+
+  function waiting(socket: Socket): void {
+    const state = states.get(socket);
+    if (state === undefined || state.timer !== null || state.slow) return;
+    state.timer = setTimeout(() => {
+      state.timer = null;
+      state.slow = true;
+      slowByAddress.set(state.address, (slowByAddress.get(state.address) ?? 0) + 1);
+    }, slowAfterMs);
+    state.timer.unref();
+  }
+
+  function delivered(socket: Socket): void {
+    const state = states.get(socket);
+    if (state === undefined) return;
+    if (state.timer !== null) clearTimeout(state.timer);
+    state.timer = null;
+    if (!state.slow) return;
+    state.slow = false;
+    const count = (slowByAddress.get(state.address) ?? 1) - 1;
+    if (count <= 0) slowByAddress.delete(state.address);
+    else slowByAddress.set(state.address, count);
+  }
+
+  return {
+    /** A new connection: watched, or refused when its address already holds `limit` slow ones. */
+    connected(socket: Socket): GatewayError | null {
+      // The address is read now: a closed socket no longer has one.
+      const address = socket.remoteAddress ?? '';
+      if (limit > 0 && (slowByAddress.get(address) ?? 0) >= limit) return new TooManyConnectionsError(limit);
+      states.set(socket, { address, timer: null, slow: false });
+      waiting(socket);
+      socket.once('close', () => delivered(socket));
+      return null;
+    },
+    /** A request's headers are in; the connection is delivered once its body is too. */
+    requestStarted(request: IncomingMessage): void {
+      const socket = request.socket;
+      if (!bodyStillArriving(request)) return delivered(socket);
+      waiting(socket);
+      request.once('end', () => delivered(socket));
+      request.once('close', () => delivered(socket));
     },
   };
 }

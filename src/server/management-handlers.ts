@@ -10,6 +10,7 @@ import { isValidProjectSlug, isValidWorkloadName } from '../api/scope.js';
 import { issueKey } from '../auth/key-issuer.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { ApiKey, PageRequest, Store, Trace, TraceFilter } from '../store/store.js';
+import { accountWorkload } from './account-scope.js';
 import { parseTime } from './parse-time.js';
 
 export interface ManagementDependencies {
@@ -120,7 +121,8 @@ export function createManagementHandlers({ store, authenticator }: ManagementDep
     },
 
     async listTraces(key: ApiKey, project: string, workload: string, query: URLSearchParams) {
-      if (!isValidProjectSlug(project) || !isValidWorkloadName(workload)) throw new NotFoundError('No such workload.', 'workload_not_found');
+      // Another account's workload is a 404 like one that never existed, never an empty list.
+      await accountWorkload(store, key, project, workload);
       const filter: TraceFilter = { project, workload };
       const status = query.get('status');
       if (status !== null) {

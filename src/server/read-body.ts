@@ -1,10 +1,18 @@
 /**
- * Reads a JSON request body up to a byte limit. A declared length over the
- * limit is refused before a byte is read; an undeclared (chunked) body is
- * refused as soon as it crosses the limit, so no oversized body is buffered.
+ * Reads a JSON request body within a byte limit and a time limit. A declared
+ * length over the limit is refused before a byte is read; an undeclared
+ * (chunked) body is refused as soon as it crosses the limit, so no oversized
+ * body is buffered. A body still arriving after `timeoutMs` (a client sending
+ * it a byte at a time) is a 408.
  */
 import type { IncomingMessage } from 'node:http';
-import { ClientAbortError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../api/errors.js';
+import { ClientAbortError, PayloadTooLargeError, RequestTimeoutError, UnsupportedMediaTypeError } from '../api/errors.js';
+
+export interface BodyLimits {
+  maxBytes: number;
+  /** 0 for no time limit. */
+  timeoutMs: number;
+}
 
 export function checkJsonContentType(request: IncomingMessage): void {
   const type = request.headers['content-type'];
@@ -14,22 +22,32 @@ export function checkJsonContentType(request: IncomingMessage): void {
   if (media !== 'application/json') throw new UnsupportedMediaTypeError(type);
 }
 
-export function readBody(request: IncomingMessage, limitBytes: number): Promise<string> {
+/** Whether bytes of the request's body are yet to be received. A request without a body may not be marked complete yet. */
+export function bodyStillArriving(request: IncomingMessage): boolean {
+  if (request.complete) return false;
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** The body as text, after checking it is declared JSON. */
+export function readJsonBody(request: IncomingMessage, limits: BodyLimits): Promise<string> {
+  checkJsonContentType(request);
+  return readBody(request, limits);
+}
+
+export function readBody(request: IncomingMessage, limits: BodyLimits): Promise<string> {
+  const { maxBytes, timeoutMs } = limits;
   const declared = request.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limitBytes) return Promise.reject(new PayloadTooLargeError(limitBytes));
+  if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(new PayloadTooLargeError(maxBytes));
 
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;
+    const timer = timeoutMs > 0 ? setTimeout(() => stop(new RequestTimeoutError(timeoutMs)), timeoutMs) : null;
     function onData(part: Buffer): void {
       size += part.length;
-      if (size > limitBytes) {
-        cleanUp();
-        request.pause();
-        reject(new PayloadTooLargeError(limitBytes));
-        return;
-      }
-      parts.push(part);
+      if (size > maxBytes) stop(new PayloadTooLargeError(maxBytes));
+      else parts.push(part);
     }
     function onEnd(): void {
       cleanUp();
@@ -39,7 +57,13 @@ export function readBody(request: IncomingMessage, limitBytes: number): Promise<
       cleanUp();
       reject(new ClientAbortError());
     }
+    function stop(error: Error): void {
+      cleanUp();
+      request.pause();
+      reject(error);
+    }
     function cleanUp(): void {
+      if (timer !== null) clearTimeout(timer);
       request.off('data', onData);
       request.off('end', onEnd);
       request.off('close', onClose);

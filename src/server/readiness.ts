@@ -5,25 +5,41 @@
  * engine that fails while others still serve makes the process degraded, not
  * unready: a 503 would take away the models that still work. The body says
  * what is wrong either way.
+ *
+ * A store that answers reads but refuses writes (a full disk) is degraded,
+ * not unready, for the same reason: calls are still answered, their traces
+ * and new scopes wait in memory, and a 503 from every process at once would
+ * empty the load balancer.
  */
 import type { Catalog } from '../catalog/catalog.js';
 import type { Engine } from '../engines/engine.js';
 import type { Store } from '../store/store.js';
+import type { TraceWriterStats } from '../store/trace-writer.js';
 
 export interface ReadinessReport {
   ready: boolean;
   /** Why the process is not ready; null when it is. */
   reason: string | null;
   store: string;
+  /** "ok", or how the store's writes fail and what waits in memory for them. */
+  store_writes: string;
   /** "ok" or what went wrong, per engine id. */
   engines: Record<string, string>;
   /** Models that can answer now, and why each of the others cannot. */
   models: { available: string[]; unavailable: Record<string, string> };
-  /** Parts that fail while the process still serves: `engine:<id>`. */
+  /** Parts that fail while the process still serves: `store`, `engine:<id>`. */
   degraded: string[];
 }
 
-export async function checkReadiness(parts: { store: Store; engines: readonly Engine[]; catalog: Catalog }, timeoutMs = 2_000): Promise<ReadinessReport> {
+export interface ReadinessParts {
+  store: Store;
+  engines: readonly Engine[];
+  catalog: Catalog;
+  /** Why the store's writes are failing, or null while they succeed. */
+  storeWrites: () => string | null;
+}
+
+export async function checkReadiness(parts: ReadinessParts, timeoutMs = 2_000): Promise<ReadinessReport> {
   const signal = AbortSignal.timeout(timeoutMs);
   const describe = (promise: Promise<void>) =>
     promise.then(
@@ -46,7 +62,9 @@ export async function checkReadiness(parts: { store: Store; engines: readonly En
     else unavailable[model.id] = reasons.join('; ');
   }
 
+  const storeWrites = parts.storeWrites() ?? 'ok';
   const degraded = parts.engines.filter((engine) => engines[engine.id] !== 'ok').map((engine) => `engine:${engine.id}`);
+  if (storeWrites !== 'ok') degraded.unshift('store');
   const models = { available, unavailable };
   let reason: string | null = null;
   if (storeState !== 'ok') reason = `the store does not answer: ${storeState}`;
@@ -57,5 +75,12 @@ export async function checkReadiness(parts: { store: Store; engines: readonly En
     const [firstId, firstReason] = entries.find(([, text]) => text.includes('downloading')) ?? (entries[0] as [string, string]);
     reason = `no model can answer yet (${firstId}: ${firstReason}${Object.keys(unavailable).length > 1 ? '; the others are in models.unavailable' : ''})`;
   }
-  return { ready: reason === null, reason, store: storeState as string, engines, models, degraded };
+  return { ready: reason === null, reason, store: storeState as string, store_writes: storeWrites, engines, models, degraded };
+}
+
+/** `storeWrites` from the trace writer and the scope registry: what fails and what waits for the store. */
+export function describeStoreWrites(traces: TraceWriterStats, unwrittenScopes: number, now = Date.now()): string | null {
+  if (traces.failingSince === null && unwrittenScopes === 0) return null;
+  const since = traces.failingSince === null ? '' : ` for ${Math.round((now - traces.failingSince) / 1000)} s`;
+  return `failing${since}: ${traces.queued} traces and ${unwrittenScopes} new workloads wait in memory, ${traces.dropped} traces dropped`;
 }

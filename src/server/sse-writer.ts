@@ -15,6 +15,8 @@
  */
 import { once } from 'node:events';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { RequestNotes } from '../api/chat-types.js';
+import { ReplyChunkShaper } from '../api/chat-reply.js';
 import { toErrorBody, type GatewayError } from '../api/errors.js';
 import type { EngineChunk } from '../engines/engine.js';
 
@@ -24,6 +26,8 @@ export interface SseWriterOptions {
   model: string;
   /** Echoed on the first chunk. */
   metadata?: Record<string, string>;
+  /** How the request was written: custom and legacy calls go out in the caller's form (`chat-reply.ts`). */
+  notes?: RequestNotes;
   /** Whether the client asked for the final usage chunk. */
   includeUsage: boolean;
   pingIntervalMs: number;
@@ -32,6 +36,7 @@ export interface SseWriterOptions {
 export class SseWriter {
   private readonly prefix: string;
   private firstChunk = true;
+  private readonly shaper: ReplyChunkShaper | undefined;
   private lastWriteAt = Date.now();
   private readonly ping: NodeJS.Timeout;
   private corked = false;
@@ -45,6 +50,7 @@ export class SseWriter {
     private readonly options: SseWriterOptions,
     headers: OutgoingHttpHeaders,
   ) {
+    this.shaper = ReplyChunkShaper.forStream(options.notes);
     this.prefix = `data: {"id":${JSON.stringify(options.id)},"object":"chat.completion.chunk","created":${options.created},"model":${JSON.stringify(options.model)}`;
     headers['content-type'] = 'text/event-stream; charset=utf-8';
     headers['cache-control'] = 'no-cache';
@@ -65,7 +71,8 @@ export class SseWriter {
       const first = chunk.choices[0];
       if (first !== undefined && first.delta.role === undefined) first.delta = { role: 'assistant', ...first.delta };
     }
-    let event = `${this.prefix},"choices":${JSON.stringify(chunk.choices)}`;
+    const choices = this.shaper === undefined ? chunk.choices : this.shaper.shape(chunk.choices);
+    let event = `${this.prefix},"choices":${JSON.stringify(choices)}`;
     if (usageOnly) event += `,"usage":${JSON.stringify(chunk.usage)}`;
     if (chunk.system_fingerprint != null) event += `,"system_fingerprint":${JSON.stringify(chunk.system_fingerprint)}`;
     if (this.firstChunk && this.options.metadata !== undefined) event += `,"metadata":${JSON.stringify(this.options.metadata)}`;

@@ -95,7 +95,7 @@ describe('trace writer', () => {
     expect(store.batches).toEqual([]);
 
     await vi.waitFor(() => expect(store.batches).toEqual([ids(7).slice(0, 3), ids(7).slice(3, 6)]));
-    expect(writer.stats()).toEqual({ enqueued: 7, written: 6, dropped: 0, failedWrites: 0, queued: 1 });
+    expect(writer.stats()).toEqual({ enqueued: 7, written: 6, dropped: 0, failedWrites: 0, queued: 1, failingSince: null });
     await writer.close();
     expect(store.batches.at(-1)).toEqual(['req-6']);
   });
@@ -144,7 +144,7 @@ describe('trace writer', () => {
     await writer.close();
     expect(store.stored.size).toBe(500);
     expect(store.maxInFlight).toBe(1);
-    expect(writer.stats()).toEqual({ enqueued: 500, written: 500, dropped: 0, failedWrites: 0, queued: 0 });
+    expect(writer.stats()).toEqual({ enqueued: 500, written: 500, dropped: 0, failedWrites: 0, queued: 0, failingSince: null });
   });
 
   it('close() writes what is queued, then drops and counts later traces', async () => {
@@ -156,7 +156,7 @@ describe('trace writer', () => {
     expect([...store.stored.keys()]).toEqual(ids(3));
 
     writer.enqueue(trace('late'));
-    expect(writer.stats()).toEqual({ enqueued: 3, written: 3, dropped: 1, failedWrites: 0, queued: 0 });
+    expect(writer.stats()).toEqual({ enqueued: 3, written: 3, dropped: 1, failedWrites: 0, queued: 0, failingSince: null });
     expect(lines.filter((line) => line.level === 'warn')).toEqual([
       expect.objectContaining({ msg: 'traces dropped', dropped: 1, writer_closed: 1 }),
     ]);
@@ -170,7 +170,7 @@ describe('trace writer', () => {
     const writer = createTraceWriter({ traces: store, logger, batchSize: 100, flushIntervalMs: 10, maxQueue: 5 });
     for (const id of ids(8)) writer.enqueue(trace(id));
 
-    expect(writer.stats()).toEqual({ enqueued: 5, written: 0, dropped: 3, failedWrites: 0, queued: 5 });
+    expect(writer.stats()).toEqual({ enqueued: 5, written: 0, dropped: 3, failedWrites: 0, queued: 5, failingSince: null });
     const warnings = () => lines.filter((line) => line.level === 'warn');
     expect(warnings()).toEqual([expect.objectContaining({ msg: 'traces dropped', dropped: 1, queue_full: 1, dropped_total: 1 })]);
 
@@ -192,11 +192,11 @@ describe('trace writer', () => {
 
     await writer.flush();
     expect([...store.stored.keys()]).toEqual(ids(8));
-    expect(writer.stats()).toEqual({ enqueued: 8, written: 8, dropped: 0, failedWrites: 3, queued: 0 });
+    expect(writer.stats()).toEqual({ enqueued: 8, written: 8, dropped: 0, failedWrites: 3, queued: 0, failingSince: null });
+    // One line when the writes start failing, one when they recover.
     const errors = lines.filter((line) => line.level === 'error');
-    expect(errors).toHaveLength(3);
-    expect(errors[0]).toMatchObject({ msg: 'trace batch write failed; retrying', attempt: 1, error_message: 'database is locked' });
-    expect(errors.map((line) => line.retry_in_ms)).toEqual([50, 100, 200]);
+    expect(errors).toEqual([expect.objectContaining({ msg: 'trace batch write failed; retrying', attempt: 1, retry_in_ms: 50, waiting_in_memory: 8, error_message: 'database is locked' })]);
+    expect(lines).toContainEqual(expect.objectContaining({ level: 'info', msg: 'trace writes recovered', failing_for_ms: expect.any(Number) }));
     await writer.close();
   });
 
@@ -210,8 +210,29 @@ describe('trace writer', () => {
     await writer.flush();
     expect([...store.stored.keys()]).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(writer.stats()).toMatchObject({ enqueued: 6, written: 5, dropped: 1, queued: 0 });
-    expect(lines).toContainEqual(expect.objectContaining({ level: 'error', msg: 'trace batch given up after repeated write failures', traces: 1 }));
+    expect(lines).toContainEqual(expect.objectContaining({ level: 'error', msg: 'trace given up: the store refuses it while it takes others', request_id: 'poison' }));
     expect(lines).toContainEqual(expect.objectContaining({ level: 'warn', msg: 'traces dropped', write_failed: 1 }));
+    await writer.close();
+  });
+
+  it('keeps every trace in memory while the store refuses all writes, however long, and stores them all once it recovers', async () => {
+    const store = new RecordingStore();
+    let refusing = true;
+    store.failWhen = () => refusing;
+    const { logger, lines } = capturingLogger();
+    const writer = createTraceWriter({ traces: store, logger, batchSize: 4, flushIntervalMs: 1, maxAttempts: 2, maxRetryMs: 2 });
+    for (const id of ids(10)) writer.enqueue(trace(id));
+    await vi.waitFor(() => expect(writer.stats().failedWrites).toBeGreaterThan(30), { timeout: 5_000 });
+    expect(writer.stats()).toMatchObject({ written: 0, dropped: 0, queued: 10, failingSince: expect.any(Number) });
+    // One line when the writes start failing, not one per attempt.
+    expect(lines.filter((line) => line.level === 'error')).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ msg: 'trace batch write failed; retrying', waiting_in_memory: 10, dropped_total: 0 });
+
+    refusing = false;
+    await writer.flush();
+    expect([...store.stored.keys()].sort()).toEqual(ids(10).sort());
+    expect(writer.stats()).toMatchObject({ written: 10, dropped: 0, queued: 0, failingSince: null });
+    expect(lines).toContainEqual(expect.objectContaining({ level: 'info', msg: 'trace writes recovered' }));
     await writer.close();
   });
 
@@ -223,7 +244,7 @@ describe('trace writer', () => {
     writer.enqueue(trace('d'));
     await writer.close();
     expect(store.stored.size).toBe(0);
-    expect(writer.stats()).toEqual({ enqueued: 4, written: 0, dropped: 4, failedWrites: 2, queued: 0 });
+    expect(writer.stats()).toEqual({ enqueued: 4, written: 0, dropped: 4, failedWrites: 2, queued: 0, failingSince: expect.any(Number) });
   });
 
   it('passes duplicates on: the store dedupes by request id', async () => {

@@ -4,9 +4,13 @@
  * the writer stores traces in batches, one write at a time, off the hot path.
  *
  * Nothing is lost silently: a trace the writer cannot keep (queue full, writer
- * closed, or a write that kept failing) is counted in `stats().dropped` and
- * logged. A failed write is retried with backoff, so a store that is down for
- * a few seconds loses nothing.
+ * closed, or a trace the store refuses while it takes others) is counted in
+ * `stats().dropped` and logged. A failed write is retried with backoff, for
+ * as long as the store refuses writes (a full disk, a database that is down):
+ * the traces wait in memory, up to `maxQueue`, and nothing is lost once it
+ * takes writes again. A batch that keeps failing is halved until the trace
+ * the store refuses is alone; it is given up only once the traces behind it
+ * are stored, which proves the store works and the trace is at fault.
  */
 import { errorFields, type Logger } from '../log/logger.js';
 import type { Trace, TraceStore } from './store.js';
@@ -32,6 +36,8 @@ export interface TraceWriterStats {
   failedWrites: number;
   /** Traces waiting, the batch being written included. */
   queued: number;
+  /** When the writes began failing (epoch ms), null while the last write succeeded: the store is degraded. */
+  failingSince: number | null;
 }
 
 export interface TraceWriterOptions {
@@ -44,17 +50,21 @@ export interface TraceWriterOptions {
   /** Traces held at most; more are dropped. Default 50,000. */
   maxQueue?: number;
   /**
-   * Failed writes in a row before the writer gives up on the traces it was
-   * trying to write. Default 20, about 16 s of retrying with the backoff below.
+   * Failed writes in a row before the writer asks whether the trace or the
+   * store is at fault (by writing the traces behind it), and, once closing,
+   * gives up. Default 20, about 16 s of retrying with the backoff below.
    */
   maxAttempts?: number;
+  /** Longest pause between two attempts. Default 1 s. */
+  maxRetryMs?: number;
 }
 
 type DropReason = 'queue_full' | 'writer_closed' | 'write_failed';
 
 const firstRetryMs = 50;
-const maxRetryMs = 1_000;
 const dropLogIntervalMs = 1_000;
+/** While writes keep failing, one log line per this long says so. */
+const failureLogIntervalMs = 30_000;
 
 export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   const { traces, logger } = options;
@@ -62,6 +72,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   const flushIntervalMs = options.flushIntervalMs ?? 50;
   const maxQueue = Math.max(1, options.maxQueue ?? 50_000);
   const maxAttempts = Math.max(1, options.maxAttempts ?? 20);
+  const maxRetryMs = Math.max(1, options.maxRetryMs ?? 1_000);
 
   // The head of `queue` is the batch being written: it leaves the queue only
   // once stored (or given up), so a failed write is retried with the same traces.
@@ -81,6 +92,8 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   /** Halved after each failure so one bad trace ends up alone and the others around it are stored. */
   let attemptSize = batchSize;
   let failuresInRow = 0;
+  let failingSince: number | null = null;
+  let lastFailureLogAt = Number.NEGATIVE_INFINITY;
   let waiters: Array<{ target: number; resolve: () => void }> = [];
 
   let unlogged: Record<DropReason, number> = { queue_full: 0, writer_closed: 0, write_failed: 0 };
@@ -159,26 +172,18 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
     } catch (error) {
       failedWrites += 1;
       failuresInRow += 1;
-      if (failuresInRow >= maxAttempts) {
-        logger.error('trace batch given up after repeated write failures', {
-          attempts: failuresInRow,
-          traces: size,
-          ...errorFields(error),
-        });
+      failingSince ??= Date.now();
+      if (closed && failuresInRow >= maxAttempts) {
         // At shutdown the store has just failed for the whole retry budget; waiting
         // that long again for each remaining batch would hold the process hostage.
-        settle(closed ? queue.length : size, true);
+        logger.error('traces given up at shutdown: the store refuses writes', { attempts: failuresInRow, traces: queue.length, ...errorFields(error) });
+        settle(queue.length, true);
         failuresInRow = 0;
-        attemptSize = batchSize;
         return;
       }
-      const retryInMs = Math.min(maxRetryMs, firstRetryMs * 2 ** (failuresInRow - 1));
-      logger.error('trace batch write failed; retrying', {
-        attempt: failuresInRow,
-        traces: size,
-        retry_in_ms: retryInMs,
-        ...errorFields(error),
-      });
+      if (size === 1 && failuresInRow >= maxAttempts && queue.length > 1 && (await othersStored(error))) return;
+      const retryInMs = Math.min(maxRetryMs, firstRetryMs * 2 ** Math.min(failuresInRow - 1, 20));
+      logFailure(error, retryInMs);
       attemptSize = Math.max(1, Math.ceil(size / 2));
       await new Promise<void>((resolve) => {
         retryTimer = setTimeout(resolve, retryInMs);
@@ -188,7 +193,57 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
       retryTimer = null;
       return;
     }
+    succeeded(size);
+  }
+
+  /**
+   * The head trace has failed alone `maxAttempts` times: write the traces
+   * behind it. If the store takes them, the head trace is at fault and is
+   * given up; if not, the store is, and everything stays queued.
+   */
+  async function othersStored(error: unknown): Promise<boolean> {
+    const others = queue.slice(1, 1 + batchSize);
+    try {
+      await traces.insertBatch(others);
+    } catch {
+      return false;
+    }
+    // One more try, in case the store came back just now.
+    const head = queue.slice(0, 1);
+    const headStored = await traces.insertBatch(head).then(
+      () => true,
+      () => false,
+    );
+    if (headStored) succeeded(1);
+    else {
+      logger.error('trace given up: the store refuses it while it takes others', { request_id: head[0]?.requestId, attempts: failuresInRow, ...errorFields(error) });
+      settle(1, true);
+    }
+    succeeded(others.length);
+    return true;
+  }
+
+  function logFailure(error: unknown, retryInMs: number): void {
+    const now = Date.now();
+    if (failuresInRow > 1 && now - lastFailureLogAt < failureLogIntervalMs) return;
+    lastFailureLogAt = now;
+    logger.error(failuresInRow === 1 ? 'trace batch write failed; retrying' : 'trace writes still failing; retrying', {
+      attempt: failuresInRow,
+      failing_for_ms: now - (failingSince ?? now),
+      retry_in_ms: retryInMs,
+      waiting_in_memory: queue.length,
+      dropped_total: dropped,
+      ...errorFields(error),
+    });
+  }
+
+  /** The `size` traces at the head of the queue are stored. */
+  function succeeded(size: number): void {
     written += size;
+    if (failingSince !== null) {
+      logger.info('trace writes recovered', { failing_for_ms: Date.now() - failingSince, waiting_in_memory: queue.length - size, dropped_total: dropped });
+      failingSince = null;
+    }
     settle(size, false);
     failuresInRow = 0;
     attemptSize = Math.min(batchSize, attemptSize * 2);
@@ -246,7 +301,7 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
     },
 
     stats() {
-      return { enqueued, written, dropped, failedWrites, queued: queue.length };
+      return { enqueued, written, dropped, failedWrites, queued: queue.length, failingSince };
     },
   };
 }

@@ -140,6 +140,7 @@ function mutableSources(): MetricSources & {
     traceWriter() {
       return this.writer;
     },
+    storeWrites: () => ({ failing: false, unwrittenScopes: 0 }),
     router() {
       if (this.routerFails) throw new Error('router stats unavailable');
       return this.routerStats;

@@ -23,6 +23,8 @@ export interface MetricSources {
   engines(): Array<{ engine: string; model: string; inFlight: number; queued: number }>;
   /** The trace writer's counters (`TraceWriterStats`), read at scrape time. */
   traceWriter(): { enqueued: number; written: number; dropped: number; failedWrites: number; queued: number };
+  /** Whether the store refuses writes now (traces or new workloads), and how many new workloads are served from memory meanwhile. */
+  storeWrites(): { failing: boolean; unwrittenScopes: number };
   /** The router worker's counters: samples queued, dropped, processed; and per workload, in this process, what it dropped, spent and saved. */
   router(): { queued: number; dropped: number; processed: number; workloads: RouterWorkloadCounters[] };
 }
@@ -109,6 +111,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const traceWritten = counter('taskgate_trace_writer_written_total', 'Traces stored.');
   const traceDropped = counter('taskgate_trace_writer_dropped_total', 'Traces lost: queue full, writer closed, or a write that kept failing.');
   const traceFailedWrites = counter('taskgate_trace_writer_failed_writes_total', 'Trace batch writes that failed (each retried).');
+  const storeWritesFailing = gauge('taskgate_store_writes_failing', '1 while the store refuses writes (traces and new workloads wait in memory), else 0.');
+  const unwrittenScopes = gauge('taskgate_store_unwritten_workloads', 'New workloads served from memory, waiting for the store to accept their write.');
   const routerQueue = gauge('taskgate_router_queue_length', 'Router samples waiting to be processed.');
   const routerDropped = counter('taskgate_router_dropped_total', 'Router samples dropped because its queue was full.');
   const routerProcessed = counter('taskgate_router_processed_total', 'Router samples processed.');
@@ -224,6 +228,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
       setCounter(traceWritten, stats.written);
       setCounter(traceDropped, stats.dropped);
       setCounter(traceFailedWrites, stats.failedWrites);
+    });
+    readSource('storeWrites', () => sources.storeWrites(), (writes) => {
+      storeWritesFailing.set(writes.failing ? 1 : 0);
+      unwrittenScopes.set(writes.unwrittenScopes);
     });
     readSource('router', () => sources.router(), (stats) => {
       routerQueue.set(stats.queued);

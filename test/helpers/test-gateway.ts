@@ -8,11 +8,12 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { issueKey } from '../../src/auth/key-issuer.js';
-import { parseConfig } from '../../src/config/load-config.js';
+import { parseConfig, type Settings } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log/logger.js';
 import { DEFAULT_MODELS } from '../../src/models/default-models.js';
 import { startTaskgate, type Taskgate } from '../../src/main.js';
-import type { Environment, KeyRole, Trace } from '../../src/store/store.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Environment, KeyRole, Store, Trace } from '../../src/store/store.js';
 import { temporaryDirectory } from './temporary-directory.js';
 
 export const ADMIN_KEY = 'tg_test_admin_key_for_integration_tests_0123456789';
@@ -35,27 +36,30 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
+export interface TestGatewayOptions {
+  /** Puts a double around the real SQLite store, e.g. one that refuses writes (`refusing-store.ts`). */
+  wrapStore?: (store: Store) => Store;
+}
+
 /** `configYaml` is a taskgate config; `${NAME}` is interpolated from `variables`. */
-export async function startTestGateway(configYaml = '', variables: Record<string, string> = {}): Promise<TestGateway> {
+export async function startTestGateway(configYaml = '', variables: Record<string, string> = {}, options: TestGatewayOptions = {}): Promise<TestGateway> {
   const directory = temporaryDirectory('taskgate-test-');
   const config = parseConfig(configYaml, variables, 'test config');
   const logLines: string[] = [];
   const logger = createLogger({ level: 'debug', write: (line) => void logLines.push(line) });
-  const gateway = await startTaskgate(
-    {
-      config,
-      configPath: null,
-      dataDirectory: directory,
-      dataDirectorySource: '--data-dir',
-      host: '127.0.0.1',
-      port: 0,
-      adminKey: ADMIN_KEY,
-      sqlitePath: join(directory, 'taskgate.db'),
-      catalog: DEFAULT_MODELS,
-      offline: true,
-    },
-    logger,
-  );
+  const settings: Settings = {
+    config,
+    configPath: null,
+    dataDirectory: directory,
+    dataDirectorySource: '--data-dir',
+    host: '127.0.0.1',
+    port: 0,
+    adminKey: ADMIN_KEY,
+    sqlitePath: join(directory, 'taskgate.db'),
+    catalog: DEFAULT_MODELS,
+    offline: true,
+  };
+  const gateway = await startTaskgate(settings, logger, { store: options.wrapStore?.(openStore(settings)) });
   const origin = `http://127.0.0.1:${gateway.port}`;
   let stopped = false;
   async function traces(accountName = 'default'): Promise<Trace[]> {

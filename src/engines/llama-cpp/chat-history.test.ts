@@ -32,10 +32,21 @@ describe('toChatHistory', () => {
     ]);
   });
 
+  it('takes an assistant message without content (OpenAI allows one) as an empty model turn', () => {
+    expect(toChatHistory([{ role: 'user', content: 'hi' }, { role: 'assistant', content: null }, { role: 'user', content: 'again' }])).toEqual([
+      { type: 'user', text: 'hi' },
+      { type: 'model', response: [] },
+      { type: 'user', text: 'again' },
+    ]);
+  });
+
   it('refuses non-text content parts with a 400 naming the part', () => {
     const call = () => toChatHistory([{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: 'data:' } }] }]);
     expect(call).toThrow(InvalidRequestError);
     expect(call).toThrow(expect.objectContaining({ param: 'messages[0].content[1]', code: 'unsupported_content' }));
+    for (const part of [{ type: 'input_audio' as const, input_audio: { data: 'AA', format: 'wav' as const } }, { type: 'file' as const, file: { file_id: 'f' } }]) {
+      expect(() => toChatHistory([{ role: 'user', content: [part] }])).toThrow(expect.objectContaining({ param: 'messages[0].content[0]', code: 'unsupported_content' }));
+    }
   });
 });
 

@@ -5,8 +5,11 @@
  * GGUF metadata) and turns function definitions into the template's
  * function-calling syntax. Here we only translate shapes:
  *   - `system` and `developer` messages become system items;
- *   - `user` messages become user items (text parts joined; other parts are
- *     refused, no catalog CPU model reads images);
+ *   - `user` messages become user items (text parts joined; image, audio and
+ *     file parts are refused with a 400 naming the part: no catalog CPU model
+ *     reads them);
+ *   - an assistant message without content (OpenAI allows one) is an empty
+ *     model turn;
  *   - an `assistant` message becomes a model response: its text, then one
  *     function call per `tool_calls` entry, each with the result the following
  *     `tool` message gave it (matched by `tool_call_id`);
@@ -81,7 +84,7 @@ function textOf(content: string | ContentPart[] | null, index: number): string {
   if (typeof content === 'string') return content;
   return content
     .map((part, partIndex) => {
-      if (part.type === 'text' && typeof part.text === 'string') return part.text;
+      if (part.type === 'text') return part.text;
       throw new InvalidRequestError(
         `Content parts of type '${part.type}' are not supported by the CPU engine; send text.`,
         index < 0 ? 'messages' : `messages[${index}].content[${partIndex}]`,

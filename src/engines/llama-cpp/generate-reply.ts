@@ -19,6 +19,12 @@
  *     offered, `response_format` is not enforced (llama.cpp applies one grammar
  *     at a time); `tool_choice` "required" or a named function is treated as
  *     "auto".
+ *   - Custom tools, `allowed_tools` and the legacy `functions` arrive as
+ *     plain function tools (validation translates them), so they are served
+ *     like any other tools.
+ *   - `reasoning_effort` and `verbosity` are ignored: the catalog's CPU models
+ *     have no reasoning modes, and neither field changes what OpenAI's schema
+ *     lets a reply be.
  *   - Usage counts come from the model's tokenizer: the prompt as rendered by
  *     its chat template, and every generated token. A sequence keeps the last
  *     call's tokens, so a prompt sharing a prefix with it (a system prompt)
