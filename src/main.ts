@@ -57,7 +57,7 @@ export interface StartOptions {
 
 export async function startTaskgate(settings: Settings, logger: Logger, options: StartOptions = {}): Promise<Taskgate> {
   const { config } = settings;
-  const store = withStoreErrors(options.store ?? openStore(settings));
+  const store = withStoreErrors(options.store ?? openStore(settings.store));
   await store.migrate();
   // A key the operator chose is in place before the first call; a generated one only once the port is ours (below).
   if (settings.adminKey !== null) await ensureBootstrapAdminKey(store.accounts, settings.adminKey);

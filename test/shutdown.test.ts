@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createSqliteStore } from '../src/store/sqlite-store.js';
+import { createSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { startScriptedEngine, type ScriptedEngine } from './helpers/scripted-engine.js';
 import { serveTaskgate } from './helpers/taskgate-process.js';
 import { engineConfig } from './helpers/test-gateway.js';

@@ -1,7 +1,8 @@
-import { loadSettings } from '../config/load-config.js';
+import { loadSettings, type Settings } from '../config/load-config.js';
 import { createLogger } from '../log/logger.js';
 import { startTaskgate } from '../main.js';
 import { createModelDownloads } from '../models/model-downloads.js';
+import { describeStoreLocation } from '../store/open-store.js';
 import { CliError } from './cli-error.js';
 import { commandName } from './command-name.js';
 import { checkDataDirectory, describeDataDirectory } from './data-directory.js';
@@ -79,7 +80,7 @@ export async function serveCommand(argv: string[], environment: NodeJS.ProcessEn
     ...(gateway.metricsUrl === null ? {} : { metrics_url: gateway.metricsUrl }),
     config: settings.configPath ?? '(built-in default)',
     data_directory: describeDataDirectory(settings),
-    store: settings.sqlitePath,
+    store: describeStoreLocation(settings.store),
     models: settings.config.models.length,
     engines: settings.config.engines.length,
   });
@@ -92,7 +93,7 @@ export async function serveCommand(argv: string[], environment: NodeJS.ProcessEn
 }
 
 /** The start failures a person can fix, as one line saying what to do; undefined for anything else. */
-export function explainStartFailure(error: unknown, settings: { host: string; port: number; sqlitePath: string; dataDirectory: string }): CliError | undefined {
+export function explainStartFailure(error: unknown, settings: Pick<Settings, 'host' | 'port' | 'store' | 'dataDirectory'>): CliError | undefined {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   const address = `${settings.host}:${settings.port}`;
   if (code === 'EADDRINUSE') return new CliError(`cannot listen on ${address}: the port is in use (another taskgate?). Stop that process, or choose another port with --port N (or PORT).`);
@@ -102,7 +103,7 @@ export function explainStartFailure(error: unknown, settings: { host: string; po
     return new CliError(`cannot write the data directory ${settings.dataDirectory} (${code}). Check its permissions, or choose another with --data-dir.`);
   }
   if (typeof code === 'string' && code.startsWith('SQLITE_')) {
-    return new CliError(`cannot use the database ${settings.sqlitePath} (${code}: ${(error as Error).message}). Is it a taskgate database, and writable? Choose another data directory with --data-dir.`);
+    return new CliError(`cannot use the database ${describeStoreLocation(settings.store)} (${code}: ${(error as Error).message}). Is it a taskgate database, and writable? Choose another data directory with --data-dir.`);
   }
   return undefined;
 }

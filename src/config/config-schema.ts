@@ -167,14 +167,43 @@ const configObject = z
       .object({
         /** Per key, unless the key carries its own rate. */
         requests_per_minute: z.number().int().min(1).default(600),
+        /** Per key, unless the key carries its own; null for no token limit. Prompt and completion tokens count. */
+        tokens_per_minute: z.number().int().min(1).nullable().default(null),
         max_body_bytes: z.number().int().min(1024).default(4 * 1024 * 1024),
+        /**
+         * Where the budgets live: in this process (`memory`), or in Redis,
+         * shared by every process that names the same Redis, so N processes
+         * give a key one budget, not N. `TASKGATE_REDIS_URL` overrides it.
+         */
+        backend: z
+          .discriminatedUnion('type', [
+            z.object({ type: z.literal('memory') }).strict(),
+            z.object({ type: z.literal('redis'), url: z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL') }).strict(),
+          ])
+          .default({ type: 'memory' }),
       })
       .strict()
-      .default({ requests_per_minute: 600, max_body_bytes: 4 * 1024 * 1024 }),
-    /** `sqlite:<path>`; defaults to `sqlite:<data dir>/taskgate.db`. */
-    store: z.string().regex(/^sqlite:.+/, 'must be sqlite:<path> (postgres:// comes with the PostgreSQL back end)').optional(),
-    /** Reserved for shared limits and route notices across processes. */
-    redis: z.null().optional(),
+      .default({ requests_per_minute: 600, tokens_per_minute: null, max_body_bytes: 4 * 1024 * 1024, backend: { type: 'memory' } }),
+    /**
+     * Where everything is kept. SQLite (the default, `<data dir>/taskgate.db`)
+     * for one machine; PostgreSQL for several processes or machines sharing
+     * one service. `TASKGATE_DATABASE_URL` overrides it. The short form
+     * `sqlite:<path>` is accepted too.
+     */
+    store: z
+      .union([
+        z.string().regex(/^sqlite:.+/, 'must be sqlite:<path>, or an object { type: sqlite | postgres, url }'),
+        z.object({ type: z.literal('sqlite'), url: z.string().min(1) }).strict(),
+        z
+          .object({
+            type: z.literal('postgres'),
+            url: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
+            /** Connections per process. */
+            pool_size: z.number().int().min(1).max(1_000).default(10),
+          })
+          .strict(),
+      ])
+      .optional(),
     traces: z
       .object({
         /** Keep request and reply bodies with each trace; a project's retention policy may keep fewer. */

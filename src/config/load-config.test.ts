@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { temporaryDirectory } from '../../test/helpers/temporary-directory.js';
 import { DEFAULT_MODELS, findDefaultModel } from '../models/default-models.js';
-import { ConfigError, loadSettings, parseConfig } from './load-config.js';
+import { ConfigError, loadSettings, parseConfig, storeLocation } from './load-config.js';
 
 const engine = '  - { id: gpu-a, type: openai, base_url: "http://127.0.0.1:8000/v1" }';
 const model = (extra = '') => `  - { id: m1, provider: acme, served_by: [{ engine: gpu-a }], price: { input: 0.1, output: 0.3 }, context_window: 4096${extra} }`;
@@ -95,8 +95,23 @@ describe('parseConfig', () => {
 describe('loadSettings', () => {
   it('takes flags over environment over config', () => {
     const settings = loadSettings({ port: 9000 }, { PORT: '7000', TASKGATE_DATA_DIR: '/tmp/taskgate-x' });
-    expect(settings).toMatchObject({ port: 9000, dataDirectory: '/tmp/taskgate-x', sqlitePath: '/tmp/taskgate-x/taskgate.db', configPath: null, adminKey: null });
+    expect(settings).toMatchObject({ port: 9000, dataDirectory: '/tmp/taskgate-x', store: { type: 'sqlite', path: '/tmp/taskgate-x/taskgate.db' }, limits: { type: 'memory' }, configPath: null, adminKey: null });
     expect(loadSettings({}, { PORT: '7000' }).port).toBe(7000);
+  });
+
+  it('picks the store and the limits back end: config, overridden by TASKGATE_DATABASE_URL and TASKGATE_REDIS_URL', () => {
+    const config = (yaml: string) => parseConfig(yaml, {});
+    expect(storeLocation(config('store: sqlite:/tmp/a.db'), '/data', undefined)).toEqual({ type: 'sqlite', path: '/tmp/a.db' });
+    expect(storeLocation(config('store: { type: sqlite, url: /tmp/b.db }'), '/data', undefined)).toEqual({ type: 'sqlite', path: '/tmp/b.db' });
+    expect(storeLocation(config('store: { type: postgres, url: "postgres://db/taskgate", pool_size: 4 }'), '/data', undefined)).toEqual({ type: 'postgres', url: 'postgres://db/taskgate', poolSize: 4 });
+    expect(storeLocation(config(''), '/data', 'postgres://other/db')).toEqual({ type: 'postgres', url: 'postgres://other/db', poolSize: 10 });
+    expect(() => storeLocation(config(''), '/data', 'mysql://x')).toThrow(/TASKGATE_DATABASE_URL must be a postgres/);
+    expect(() => config('store: { type: postgres, url: "mysql://x" }')).toThrow(/store/);
+
+    expect(loadSettings({}, {}).limits).toEqual({ type: 'memory' });
+    expect(loadSettings({}, { TASKGATE_REDIS_URL: 'redis://127.0.0.1:6379' }).limits).toEqual({ type: 'redis', url: 'redis://127.0.0.1:6379' });
+    expect(() => loadSettings({}, { TASKGATE_REDIS_URL: 'http://x' })).toThrow(/TASKGATE_REDIS_URL/);
+    expect(config('limits: { backend: { type: redis, url: "redis://cache:6379" }, tokens_per_minute: 90000 }').limits).toMatchObject({ backend: { type: 'redis', url: 'redis://cache:6379' }, tokens_per_minute: 90_000 });
   });
 
   it('checks the bootstrap admin key and the port', () => {

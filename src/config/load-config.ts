@@ -34,13 +34,18 @@ export interface Settings {
   adminKey: string | null;
   /** Where `dataDirectory` came from, so commands can say which one they opened. */
   dataDirectorySource: '--data-dir' | 'TASKGATE_DATA_DIR' | 'default';
-  /** The SQLite file (from `store:` or the data dir). */
-  sqlitePath: string;
+  /** The store: SQLite (from `store:` or the data dir) or PostgreSQL (`store:` or `TASKGATE_DATABASE_URL`). */
+  store: StoreLocation;
+  /** Where rate limits live: this process, or Redis (`limits.backend` or `TASKGATE_REDIS_URL`). */
+  limits: LimitsLocation;
   /** The models the CPU engine knows how to fetch: the built-in catalog, or `TASKGATE_MODEL_CATALOG`. */
   catalog: readonly DefaultModel[];
   /** `TASKGATE_OFFLINE=1`: never download anything unasked (the first start's model). */
   offline: boolean;
 }
+
+export type StoreLocation = { type: 'sqlite'; path: string } | { type: 'postgres'; url: string; poolSize: number };
+export type LimitsLocation = { type: 'memory' } | { type: 'redis'; url: string };
 
 export interface SettingsOverrides {
   configPath?: string;
@@ -123,8 +128,9 @@ export function loadSettings(overrides: SettingsOverrides, environment: Environm
     throw new ConfigError('TASKGATE_ADMIN_KEY must be 20 to 512 printable characters without spaces');
   }
   const offline = parseFlag(environment.TASKGATE_OFFLINE, 'TASKGATE_OFFLINE');
-  const sqlitePath = config.store === undefined ? resolve(dataDirectory, 'taskgate.db') : storePath(config.store);
-  return { config, configPath, dataDirectory, dataDirectorySource, host: overrides.host ?? config.server.host, port, adminKey, sqlitePath, catalog, offline };
+  const store = storeLocation(config, dataDirectory, nonEmpty(environment.TASKGATE_DATABASE_URL));
+  const limits = limitsLocation(config, nonEmpty(environment.TASKGATE_REDIS_URL));
+  return { config, configPath, dataDirectory, dataDirectorySource, host: overrides.host ?? config.server.host, port, adminKey, store, limits, catalog, offline };
 }
 
 function readText(path: string, what: string): string {
@@ -156,9 +162,30 @@ function parseFlag(text: string | undefined, name: string): boolean {
   throw new ConfigError(`${name} must be 1 or 0, got "${text}"`);
 }
 
-function storePath(store: string): string {
-  const path = store.slice('sqlite:'.length);
+/** `TASKGATE_DATABASE_URL` over `store:` over the data directory's SQLite file. */
+export function storeLocation(config: Config, dataDirectory: string, databaseUrl: string | undefined): StoreLocation {
+  const poolSize = typeof config.store === 'object' && config.store.type === 'postgres' ? config.store.pool_size : 10;
+  if (databaseUrl !== undefined) {
+    if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new ConfigError('TASKGATE_DATABASE_URL must be a postgres:// URL');
+    return { type: 'postgres', url: databaseUrl, poolSize };
+  }
+  const store = config.store;
+  if (store === undefined) return { type: 'sqlite', path: resolve(dataDirectory, 'taskgate.db') };
+  if (typeof store === 'string') return { type: 'sqlite', path: sqlitePath(store.slice('sqlite:'.length)) };
+  return store.type === 'sqlite' ? { type: 'sqlite', path: sqlitePath(store.url) } : { type: 'postgres', url: store.url, poolSize };
+}
+
+function sqlitePath(path: string): string {
   return path === ':memory:' ? path : resolve(path);
+}
+
+/** `TASKGATE_REDIS_URL` over `limits.backend`. */
+function limitsLocation(config: Config, redisUrl: string | undefined): LimitsLocation {
+  if (redisUrl !== undefined) {
+    if (!/^rediss?:\/\//.test(redisUrl)) throw new ConfigError('TASKGATE_REDIS_URL must be a redis:// or rediss:// URL');
+    return { type: 'redis', url: redisUrl };
+  }
+  return config.limits.backend;
 }
 
 function parsePort(text: string | undefined): number | undefined {

@@ -13,6 +13,7 @@ const key: ApiKey = {
   environment: 'production',
   role: 'admin',
   requestsPerMinute: null,
+  tokensPerMinute: null,
   createdAt: 0,
   lastUsedAt: null,
   revokedAt: null,

@@ -7,7 +7,7 @@ import type { RouterSettings } from './router-context.js';
 import { parseConfig } from '../config/load-config.js';
 import type { ModelPool } from '../engines/engine-pool.js';
 import { silentLogger } from '../log/logger.js';
-import { createSqliteStore } from '../store/sqlite-store.js';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
 import { boundedReplay, createRouterWorker, fallbacksOf } from './router-worker.js';

@@ -1,10 +1,20 @@
-/** The store the settings name (SQLite for now), its folder created if need be. */
+/**
+ * The store the settings name: SQLite (its folder created if need be), or
+ * PostgreSQL.
+ */
 import { mkdirSync } from 'node:fs';
-import type { Settings } from '../config/load-config.js';
-import { createSqliteStore } from './sqlite-store.js';
+import { dirname } from 'node:path';
+import type { StoreLocation } from '../config/load-config.js';
+import { createSqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
-export function openStore(settings: Settings): Store {
-  if (settings.sqlitePath !== ':memory:') mkdirSync(settings.dataDirectory, { recursive: true });
-  return createSqliteStore({ path: settings.sqlitePath });
+export function openStore(location: StoreLocation): Store {
+  if (location.type === 'postgres') throw new Error('The PostgreSQL store is not built yet.');
+  if (location.path !== ':memory:') mkdirSync(dirname(location.path), { recursive: true });
+  return createSqliteStore({ path: location.path });
+}
+
+/** The store for a log line or an error message: the SQLite path, or the PostgreSQL URL without its password. */
+export function describeStoreLocation(location: StoreLocation): string {
+  return location.type === 'sqlite' ? location.path : location.url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
 }

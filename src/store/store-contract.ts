@@ -49,6 +49,7 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
         const key = await store.accounts.createKey(newKey(account.id, 'a'.repeat(64)));
         expect(key).toEqual({
           ...newKey(account.id, 'a'.repeat(64)),
+          tokensPerMinute: null,
           id: expect.any(String),
           createdAt: expect.any(Number),
           lastUsedAt: null,
@@ -65,9 +66,10 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
           environment: 'staging',
           role: 'admin',
           requestsPerMinute: 60,
+          tokensPerMinute: 90_000,
         });
         expect(await store.accounts.findKeyByHash('c'.repeat(64))).toEqual(dated);
-        expect(dated).toMatchObject({ createdAt: 1_000, name: null, environment: 'staging', role: 'admin', requestsPerMinute: 60 });
+        expect(dated).toMatchObject({ createdAt: 1_000, name: null, environment: 'staging', role: 'admin', requestsPerMinute: 60, tokensPerMinute: 90_000 });
       });
 
       it('listKeys pages newest first, ties broken by id, only the account\'s own keys', async () => {

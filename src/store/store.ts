@@ -49,12 +49,14 @@ export interface ApiKey {
   role: KeyRole;
   /** Per-key request rate; null means the configured default. */
   requestsPerMinute: number | null;
+  /** Per-key token rate (prompt plus completion tokens); null means the configured default (`limits.tokens_per_minute`). */
+  tokensPerMinute: number | null;
   createdAt: number;
   lastUsedAt: number | null;
   revokedAt: number | null;
 }
 
-export type NewApiKey = Omit<ApiKey, 'id' | 'createdAt' | 'lastUsedAt' | 'revokedAt'> & { createdAt?: number };
+export type NewApiKey = Omit<ApiKey, 'id' | 'createdAt' | 'lastUsedAt' | 'revokedAt' | 'tokensPerMinute'> & { createdAt?: number; tokensPerMinute?: number | null };
 
 export interface AccountStore {
   /** The account with this name, created if it does not exist. */

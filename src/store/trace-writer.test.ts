@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createSqliteStore } from './sqlite-store.js';
+import { createSqliteStore } from './sqlite/sqlite-store.js';
 import type { Trace, TraceStore } from './store.js';
 import { createTraceWriter } from './trace-writer.js';
 import { capturingLogger } from '../../test/helpers/capturing-logger.js';

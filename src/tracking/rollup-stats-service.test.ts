@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { seededRandom } from '../../test/helpers/seeded-random.js';
-import { createSqliteStore } from '../store/sqlite-store.js';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store, Trace } from '../store/store.js';
 import { SKETCH_RELATIVE_ACCURACY } from './latency-sketch.js';
 import { createRollupStatsService } from './rollup-stats-service.js';

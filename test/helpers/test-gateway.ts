@@ -55,11 +55,12 @@ export async function startTestGateway(configYaml = '', variables: Record<string
     host: '127.0.0.1',
     port: 0,
     adminKey: ADMIN_KEY,
-    sqlitePath: join(directory, 'taskgate.db'),
+    store: { type: 'sqlite', path: join(directory, 'taskgate.db') },
+    limits: { type: 'memory' },
     catalog: DEFAULT_MODELS,
     offline: true,
   };
-  const gateway = await startTaskgate(settings, logger, { store: options.wrapStore?.(openStore(settings)) });
+  const gateway = await startTaskgate(settings, logger, { store: options.wrapStore?.(openStore(settings.store)) });
   const origin = `http://127.0.0.1:${gateway.port}`;
   let stopped = false;
   async function traces(accountName = 'default'): Promise<Trace[]> {

@@ -18,7 +18,7 @@ import type { RouterSettings } from '../../../src/routing/router-context.js';
 import { createRouterWorker, type RouterWorker } from '../../../src/routing/router-worker.js';
 import { createRoutingHandlers } from '../../../src/server/routing-handlers.js';
 import type { Scope } from '../../../src/store/routing-store.js';
-import { createSqliteStore } from '../../../src/store/sqlite-store.js';
+import { createSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import type { ApiKey, Store } from '../../../src/store/store.js';
 import { createRandom, seedFor } from '../random.js';
 import { createClock, createSimulatedEngine, USAGE, type SimulatedClock, type SimulatedEngine, type SimulatedModelSpec } from './simulated-engine.js';

@@ -245,6 +245,10 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: '0007_token_limits',
+    sql: `ALTER TABLE api_keys ADD COLUMN tokens_per_minute INTEGER;`,
+  },
 ];
 
 /**

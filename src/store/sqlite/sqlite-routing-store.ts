@@ -1,7 +1,7 @@
 /** The routing domain (`routing-store.ts`) on SQLite: one table each, JSON columns for contracts and certificates. */
 import type Database from 'better-sqlite3';
-import { decodeSketch, encodeSketch, newSketch } from '../tracking/latency-sketch.js';
-import type { CandidateCounts, EvidenceDelta, Feedback, JudgeCheckCounts, ModelUsage, RouteChange, RouteRecord, RoutingStore, Scope, StoredContract } from './routing-store.js';
+import { decodeSketch, encodeSketch, newSketch } from '../../tracking/latency-sketch.js';
+import type { CandidateCounts, EvidenceDelta, Feedback, JudgeCheckCounts, ModelUsage, RouteChange, RouteRecord, RoutingStore, Scope, StoredContract } from '../routing-store.js';
 
 interface RouteRow {
   account_id: string;

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyMigrations, migrations } from './sqlite-migrations.js';
 import { createSqliteStore } from './sqlite-store.js';
-import { describeStoreContract } from './store-contract.js';
-import { temporaryDirectory } from '../../test/helpers/temporary-directory.js';
+import { describeStoreContract } from '../store-contract.js';
+import { temporaryDirectory } from '../../../test/helpers/temporary-directory.js';
 
 const directory = temporaryDirectory('taskgate-sqlite-store-');
 let files = 0;

@@ -7,12 +7,12 @@ import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { InvalidRequestError } from '../api/errors.js';
+import { InvalidRequestError } from '../../api/errors.js';
 import { applyMigrations } from './sqlite-migrations.js';
 import { createSqliteRoutingStore } from './sqlite-routing-store.js';
 import { addRollups, createSqliteRollupStore, prepareRollupStatements } from './sqlite-rollups.js';
 import { createSqliteRetentionStore } from './sqlite-retention.js';
-import { foldTraces } from '../tracking/rollup-delta.js';
+import { foldTraces } from '../../tracking/rollup-delta.js';
 import type {
   Account,
   AccountStore,
@@ -26,7 +26,7 @@ import type {
   TraceFilter,
   TraceStore,
   Workload,
-} from './store.js';
+} from '../store.js';
 
 export function createSqliteStore(options: { path: string }): Store {
   const memory = options.path === ':memory:' || options.path === '';
@@ -73,7 +73,7 @@ type Position = [number, string];
 const accountColumns = 'id, name, created_at AS createdAt';
 const keyColumns =
   'id, account_id AS accountId, name, display_prefix AS displayPrefix, hash, environment, role, ' +
-  'requests_per_minute AS requestsPerMinute, created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt';
+  'requests_per_minute AS requestsPerMinute, tokens_per_minute AS tokensPerMinute, created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt';
 const projectColumns = 'id, account_id AS accountId, slug, created_at AS createdAt';
 const workloadColumns = 'id, project_id AS projectId, name, created_at AS createdAt';
 
@@ -104,9 +104,9 @@ function prepareStatements(database: Database.Database) {
     accountByName: database.prepare<[string], Account>(`SELECT ${accountColumns} FROM accounts WHERE name = ?`),
     accountById: database.prepare<[string], Account>(`SELECT ${accountColumns} FROM accounts WHERE id = ?`),
 
-    insertKey: database.prepare<[string, string, string | null, string, string, string, string, number | null, number]>(
-      'INSERT INTO api_keys (id, account_id, name, display_prefix, hash, environment, role, requests_per_minute, created_at) ' +
-        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    insertKey: database.prepare<[string, string, string | null, string, string, string, string, number | null, number | null, number]>(
+      'INSERT INTO api_keys (id, account_id, name, display_prefix, hash, environment, role, requests_per_minute, tokens_per_minute, created_at) ' +
+        'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     keyByHash: database.prepare<[string], ApiKey>(`SELECT ${keyColumns} FROM api_keys WHERE hash = ?`),
     keyById: database.prepare<[string], ApiKey>(`SELECT ${keyColumns} FROM api_keys WHERE id = ?`),
@@ -203,7 +203,7 @@ function createAccountStore(prepared: () => Statements): AccountStore {
       const id = newId('key');
       statements.insertKey.run(
         id, key.accountId, key.name, key.displayPrefix, key.hash, key.environment, key.role,
-        key.requestsPerMinute, key.createdAt ?? Date.now(),
+        key.requestsPerMinute, key.tokensPerMinute ?? null, key.createdAt ?? Date.now(),
       );
       return found(statements.keyById.get(id));
     },

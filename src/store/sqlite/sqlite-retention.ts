@@ -1,6 +1,6 @@
 /** Retention policies and batched pruning on SQLite: each batch is one short write of at most `batchSize` rows. */
 import type Database from 'better-sqlite3';
-import type { ProjectRetention, RetentionStore } from './retention-store.js';
+import type { ProjectRetention, RetentionStore } from '../retention-store.js';
 
 interface RetentionRecord {
   account_id: string;

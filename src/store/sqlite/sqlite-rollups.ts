@@ -4,9 +4,9 @@
  * `createSqliteRollupStore` answers window queries.
  */
 import type Database from 'better-sqlite3';
-import { mergeEncoded, encodeSketch } from '../tracking/latency-sketch.js';
-import type { RollupRow, RollupStore } from './rollup-store.js';
-import type { Environment } from './store.js';
+import { mergeEncoded, encodeSketch } from '../../tracking/latency-sketch.js';
+import type { RollupRow, RollupStore } from '../rollup-store.js';
+import type { Environment } from '../store.js';
 
 interface RollupRecord {
   account_id: string;
