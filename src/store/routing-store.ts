@@ -140,6 +140,19 @@ export interface JudgeCheckCounts {
   falseLosses: number;
 }
 
+/**
+ * The router leader's state of one route that must outlive the leader: its
+ * rollback detector, probation, the calls since the serving model was last
+ * checked, and the sampling rates followers use to pick the calls they hand
+ * over. Opaque JSON to the store (the router encodes it).
+ */
+export interface RouterStateRecord {
+  scope: Scope;
+  requestedModel: string;
+  state: string;
+  updatedAt: number;
+}
+
 export interface RoutingStore {
   /** The newest contract version, or null when the workload uses the default. */
   getContract(scope: Scope): Promise<StoredContract | null>;
@@ -182,6 +195,27 @@ export interface RoutingStore {
   /** One self-check of a judge: it judged two replies of the reference, and `falseLoss` says it failed one. */
   addJudgeCheck(scope: Scope, judgeModel: string, falseLoss: boolean): Promise<void>;
   listJudgeChecks(scope: Scope): Promise<JudgeCheckCounts[]>;
+
+  /**
+   * The router's samples, handed from the process that served a call to the
+   * leader that evaluates it: a queue in the store. `body` is opaque JSON.
+   * Pushing never blocks on the leader; a queue the leader cannot keep up
+   * with is trimmed from its oldest end.
+   */
+  pushSamples(samples: ReadonlyArray<{ body: string; at: number }>): Promise<void>;
+  /**
+   * Takes up to `limit` of the oldest samples off the queue, for this caller
+   * alone: two callers at once never get the same sample (PostgreSQL: `FOR
+   * UPDATE SKIP LOCKED`). Oldest first.
+   */
+  takeSamples(limit: number): Promise<string[]>;
+  /** Drops the oldest samples beyond the newest `keep`; returns how many were dropped. */
+  trimSamples(keep: number): Promise<number>;
+
+  /** Writes these routes' router state (insert or replace). */
+  saveRouterStates(states: readonly RouterStateRecord[]): Promise<void>;
+  /** Router states of every workload written at or after `since`. */
+  listRouterStates(since: number): Promise<RouterStateRecord[]>;
 
   /** One feedback per request id: a second replaces the first. */
   recordFeedback(feedback: Feedback): Promise<void>;

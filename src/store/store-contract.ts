@@ -9,10 +9,18 @@
  */
 import { decodeSketch } from '../tracking/latency-sketch.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describeFleetStoreContract, type OpenSharedStores } from './fleet-store-contract.js';
 import type { ApiKey, NewApiKey, Page, PageRequest, Store, Trace, TraceFilter } from './store.js';
 
-export function describeStoreContract(backendName: string, openStore: () => Promise<Store>): void {
+/**
+ * `openShared` opens two stores on one fresh, migrated database (two processes'
+ * view of it), for the fleet tests that need both; a back end that cannot
+ * (SQLite `:memory:`) leaves it out.
+ */
+export function describeStoreContract(backendName: string, openStore: () => Promise<Store>, openShared?: OpenSharedStores): void {
   describe(`Store contract: ${backendName}`, () => {
+    describeFleetStoreContract(openStore, openShared);
+
     let store: Store;
 
     beforeEach(async () => {

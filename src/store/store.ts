@@ -1,7 +1,7 @@
 /**
  * The Store contract: everything taskgate persists, one interface per domain.
- * SQLite (`sqlite-store.ts`) is the embedded back end; PostgreSQL follows with
- * the same contract and runs the same suite (`store-contract.ts`).
+ * SQLite (`sqlite/`) is the embedded back end; PostgreSQL (`postgres/`) serves a
+ * fleet of processes. Both run the same suite (`store-contract.ts`).
  *
  * Rules every back end keeps:
  *   - Times are Unix epoch milliseconds (numbers), ids are strings.
@@ -13,9 +13,12 @@
  *   - Lists are cursor-paginated: `cursor` is opaque, `nextCursor` is null on
  *     the last page.
  */
+import type { ChangeFeed } from './change-feed.js';
+import type { LeaseStore } from './lease-store.js';
 import type { RetentionStore } from './retention-store.js';
 import type { RollupStore } from './rollup-store.js';
 import type { RoutingStore } from './routing-store.js';
+import type { SessionStore } from './session-store.js';
 
 export type Environment = 'production' | 'staging';
 export type KeyRole = 'inference' | 'admin';
@@ -169,6 +172,12 @@ export interface Store {
   readonly rollups: RollupStore;
   /** Per-project body retention and pruning: `retention-store.ts`. */
   readonly retention: RetentionStore;
+  /** Dashboard sessions: `session-store.ts`. */
+  readonly sessions: SessionStore;
+  /** Named leases, such as the router leader's: `lease-store.ts`. */
+  readonly leases: LeaseStore;
+  /** Changes every process hears about within a second: `change-feed.ts`. */
+  readonly changes: ChangeFeed;
   /** Brings the schema up to date; safe to run on every start and concurrently. */
   migrate(): Promise<void>;
   /** Resolves when the store answers (used by `/readyz`). */

@@ -10,6 +10,7 @@ import type { Store } from '../../src/store/store.js';
 const WRITES = new Set([
   'addEvalSpend', 'addEvidence', 'addJudgeCheck', 'createKey', 'ensureAccount', 'ensureScope', 'insertBatch', 'pruneBodies',
   'pruneTraces', 'put', 'putContract', 'recordFeedback', 'resetEvidence', 'revokeKey', 'saveRoute', 'touchKeys',
+  'acquire', 'release', 'publish', 'createSession', 'deleteSession', 'pruneSessions', 'pushSamples', 'takeSamples', 'trimSamples', 'saveRouterStates',
 ]);
 
 export interface RefusingStore {
@@ -49,6 +50,9 @@ export function refusingStore(inner: Store): RefusingStore {
     routing: guard(inner.routing),
     rollups: guard(inner.rollups),
     retention: guard(inner.retention),
+    sessions: guard(inner.sessions),
+    leases: guard(inner.leases),
+    changes: guard(inner.changes),
     migrate: () => inner.migrate(),
     ping: () => (down ? unreachable() : inner.ping()),
     close: () => inner.close(),

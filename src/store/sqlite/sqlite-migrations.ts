@@ -249,6 +249,44 @@ export const migrations: readonly Migration[] = [
     id: '0007_token_limits',
     sql: `ALTER TABLE api_keys ADD COLUMN tokens_per_minute INTEGER;`,
   },
+  {
+    id: '0008_fleet',
+    sql: `
+      CREATE TABLE leases (
+        name TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+      CREATE TABLE changes (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        body TEXT NOT NULL,
+        at INTEGER NOT NULL
+      );
+      CREATE TABLE dashboard_sessions (
+        id_hash TEXT PRIMARY KEY,
+        key_id TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        key_hash TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+      CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at);
+      CREATE TABLE router_samples (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        body TEXT NOT NULL,
+        at INTEGER NOT NULL
+      );
+      CREATE TABLE router_states (
+        account_id TEXT NOT NULL,
+        project TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        requested_model TEXT NOT NULL,
+        state TEXT NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (account_id, project, workload, requested_model)
+      );
+      CREATE INDEX router_states_updated ON router_states (updated_at);
+    `,
+  },
 ];
 
 /**

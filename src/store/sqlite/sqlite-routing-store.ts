@@ -131,7 +131,8 @@ function prepareRoutingStatements(database: Database.Database) {
   };
 }
 
-export function createSqliteRoutingStore(database: Database.Database): RoutingStore {
+/** All of the routing store but the router's queue and state (`sqlite-fleet.ts`). */
+export function createSqliteRoutingStore(database: Database.Database): Omit<RoutingStore, 'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStates'> {
   // Prepared on first use: the tables exist only after migrate().
   let statements: ReturnType<typeof prepareRoutingStatements> | null = null;
   const prepared = () => (statements ??= prepareRoutingStatements(database));

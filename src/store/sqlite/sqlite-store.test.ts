@@ -15,7 +15,12 @@ afterAll(() => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-describeStoreContract('sqlite', async () => createSqliteStore({ path: freshPath() }));
+describeStoreContract('sqlite', async () => createSqliteStore({ path: freshPath() }), async () => {
+  const path = freshPath();
+  const first = createSqliteStore({ path });
+  await first.migrate();
+  return [first, createSqliteStore({ path })];
+});
 
 describeStoreContract('sqlite :memory:', async () => createSqliteStore({ path: ':memory:' }));
 

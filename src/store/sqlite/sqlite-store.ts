@@ -12,6 +12,7 @@ import { applyMigrations } from './sqlite-migrations.js';
 import { createSqliteRoutingStore } from './sqlite-routing-store.js';
 import { addRollups, createSqliteRollupStore, prepareRollupStatements } from './sqlite-rollups.js';
 import { createSqliteRetentionStore } from './sqlite-retention.js';
+import { createSqliteChangeFeed, createSqliteLeases, createSqliteRouterQueue, createSqliteSessions } from './sqlite-fleet.js';
 import { foldTraces } from '../../tracking/rollup-delta.js';
 import type {
   Account,
@@ -43,14 +44,18 @@ export function createSqliteStore(options: { path: string }): Store {
   let statements: Statements | null = null;
   const prepared = (): Statements => (statements ??= prepareStatements(database));
   const ping = database.prepare('SELECT 1');
+  const changes = createSqliteChangeFeed(database);
 
   return {
     accounts: createAccountStore(prepared),
     projects: createProjectStore(prepared),
     traces: createTraceStore(database, prepared),
-    routing: createSqliteRoutingStore(database),
+    routing: { ...createSqliteRoutingStore(database), ...createSqliteRouterQueue(database) },
     rollups: createSqliteRollupStore(database),
     retention: createSqliteRetentionStore(database),
+    sessions: createSqliteSessions(database),
+    leases: createSqliteLeases(database),
+    changes,
     async migrate() {
       applyMigrations(database);
     },
@@ -58,6 +63,7 @@ export function createSqliteStore(options: { path: string }): Store {
       ping.get();
     },
     async close() {
+      changes.close();
       if (database.open) database.close();
     },
   };

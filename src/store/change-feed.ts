@@ -1,0 +1,40 @@
+/**
+ * The change feed: how a change made through one process reaches every
+ * process on the same store within a second, so caches never serve stale
+ * routes, pins, contracts, revoked keys, retention settings or sessions.
+ *
+ * A change says what changed, not the new value: a listener re-reads what it
+ * caches from the store. Delivery is best effort and at most once (a process
+ * that was disconnected misses what happened meanwhile), so each cache also
+ * re-reads on a slow timer as a safety net. Every process receives the
+ * changes it published itself too.
+ *
+ * PostgreSQL carries changes with LISTEN/NOTIFY; SQLite (one machine, maybe
+ * several processes on one file) with a small table polled every 200 ms.
+ */
+import type { Scope } from './routing-store.js';
+
+export type Change =
+  /** A route of the workload (served model, pin, certificate) was written. */
+  | { kind: 'route'; scope: Scope; requestedModel: string }
+  /** A new eval contract version was stored. */
+  | { kind: 'contract'; scope: Scope }
+  /** A key was revoked: drop it from every cache. */
+  | { kind: 'key_revoked'; keyHash: string }
+  /** A project's retention policy was written. */
+  | { kind: 'retention'; accountId: string; project: string }
+  /** A dashboard session ended (logout). */
+  | { kind: 'session_ended'; sessionHash: string }
+  /** The router's per-route state (sampling rates) was written by the leader. */
+  | { kind: 'router_state' };
+
+export interface ChangeFeed {
+  /** Sends `change` to every subscribed process, this one included. Resolves once it is sent. */
+  publish(change: Change): Promise<void>;
+  /**
+   * Calls `listener` with every change published after this call, by any
+   * process. Returns the function that stops it. A listener that throws is
+   * logged by the caller's wrapper, never by the feed.
+   */
+  subscribe(listener: (change: Change) => void): () => void;
+}
