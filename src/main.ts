@@ -10,11 +10,15 @@ import type { Settings } from './config/load-config.js';
 import type { Engine } from './engines/engine.js';
 import { createModelPool, type ModelPool } from './engines/engine-pool.js';
 import { createEngines } from './engines/engines-from-config.js';
-import { createMemoryRateLimiter } from './limits/memory-rate-limiter.js';
+import { createRateLimiter } from './limits/create-rate-limiter.js';
 import type { Logger } from './log/logger.js';
 import type { ModelDownloads } from './models/model-downloads.js';
 import { createRouteTable } from './routing/route-table.js';
 import { createRouterWorker, type RouterWorker } from './routing/router-worker.js';
+import { createFleetRouter } from './routing/fleet-router.js';
+import { DEFAULT_ROUTER_SETTINGS } from './routing/router-context.js';
+import { createLeadership } from './routing/router-leadership.js';
+import { followChanges } from './server/follow-changes.js';
 import { createDashboard } from './dashboard/dashboard-handler.js';
 import { createApp } from './server/app.js';
 import { createMetricsApp } from './server/metrics-app.js';
@@ -80,23 +84,35 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     pools.set(model.id, createModelPool({ modelId: model.id, replicas, logger }));
   }
 
-  const limiter = createMemoryRateLimiter();
+  const limiter = await createRateLimiter(settings.limits, { logger: logger.child({ part: 'limits' }) });
   const authenticator = createAuthenticator({ accounts: store.accounts, logger });
-  const gate = createCallGate({ authenticator, limiter, defaultRequestsPerMinute: config.limits.requests_per_minute });
+  const gate = createCallGate({ authenticator, limiter, defaultRequestsPerMinute: config.limits.requests_per_minute, defaultTokensPerMinute: config.limits.tokens_per_minute });
   const traces = createTraceWriter({ traces: store.traces, logger, flushIntervalMs: config.traces.flush_interval_ms });
   const scopes = createScopeRegistry({ projects: store.projects, logger });
   const storeWrites = () => describeStoreWrites(traces.stats(), scopes.unwritten());
   const routes = createRouteTable({ routing: store.routing, logger });
   await routes.load();
-  const router = createRouterWorker({
+  const routerLogger = logger.child({ part: 'router' });
+  // One process of the fleet leads the router; the lease is asked for before serving, so a lone process leads from its first call.
+  const leadership = createLeadership({ leases: store.leases, logger: routerLogger });
+  const router = createFleetRouter({
+    worker: createRouterWorker({
+      routing: store.routing,
+      routes,
+      catalog,
+      pools,
+      isBusy: (modelId) => hasWaitingCalls(catalog.resolve(modelId)?.servedBy ?? [], engines),
+      replayConcurrency: new Map(config.engines.map((engine) => [engine.id, engine.replay_concurrency ?? (engine.type === 'openai' ? Math.max(1, Math.floor(engine.max_concurrency / 8)) : 1)])),
+      logger: routerLogger,
+    }),
+    leadership,
     routing: store.routing,
     routes,
     catalog,
-    pools,
-    isBusy: (modelId) => hasWaitingCalls(catalog.resolve(modelId)?.servedBy ?? [], engines),
-    replayConcurrency: new Map(config.engines.map((engine) => [engine.id, engine.replay_concurrency ?? (engine.type === 'openai' ? Math.max(1, Math.floor(engine.max_concurrency / 8)) : 1)])),
-    logger: logger.child({ part: 'router' }),
+    logger: routerLogger,
+    settings: DEFAULT_ROUTER_SETTINGS,
   });
+  await leadership.start();
   const stats = createRollupStatsService(store.rollups);
   const dashboard = createDashboard({ authenticator, store, stats, bodyTimeoutMs: config.server.request_timeout_ms, routing: createRoutingHandlers({ store, catalog, routes, router }), logger: logger.child({ part: 'dashboard' }) });
   const retention = createRetention({
@@ -105,13 +121,15 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     intervalMs: config.traces.prune_interval_ms,
     logger: logger.child({ part: 'retention' }),
   });
+  const stopFollowing = followChanges(store.changes, { routes, authenticator, retention, router }, logger);
   const metrics = createMetrics({
     logger,
     sources: {
       engines: () => engineLoad(engines, pools),
       traceWriter: () => traces.stats(),
       storeWrites: () => ({ failing: storeWrites() !== null, unwrittenScopes: scopes.unwritten() }),
-      router: () => router.stats(),
+      limits: () => ({ degraded: limiter.degraded() !== null }),
+      router: () => ({ leader: router.isLeader(), ...router.stats() }),
     },
   });
   const handle = createApp({
@@ -129,6 +147,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     pools,
     scopes,
     storeWrites,
+    limits: () => limiter.degraded(),
     traces,
     logger,
     maxBodyBytes: config.limits.max_body_bytes,
@@ -138,6 +157,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   });
   /** Everything but the sockets, in order: the trace writer flushes before the store closes. */
   async function closeParts(): Promise<void> {
+    stopFollowing();
     await router.close();
     await routes.close();
     await retention.close();

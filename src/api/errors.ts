@@ -159,9 +159,9 @@ export class UnsupportedMediaTypeError extends GatewayError {
 }
 
 export class RateLimitError extends GatewayError {
-  constructor(limitPerMinute: number, retryAfterSeconds: number) {
+  constructor(limitPerMinute: number, retryAfterSeconds: number, budget: 'requests' | 'tokens' = 'requests') {
     super(
-      `Rate limit of ${limitPerMinute} requests per minute reached for this key. Retry after ${retryAfterSeconds} s.`,
+      `Rate limit of ${limitPerMinute} ${budget} per minute reached for this key. Retry after ${retryAfterSeconds} s.`,
       {
         status: 429,
         code: 'rate_limit_exceeded',

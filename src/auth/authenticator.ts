@@ -3,8 +3,9 @@
  * looked up by hash and cached; a store round trip happens only the first time
  * a key is seen (and again after `cacheTtlMs`). Revocations made by any process
  * (the API, or `taskgate keys revoke` against the same store) reach the cache
- * through a poll every `revocationPollMs`, so a revoked key stops working
- * within a second. Unknown keys are cached briefly too, so a client hammering
+ * when the change feed says keys were revoked (`refreshRevocations`), so a
+ * revoked key stops working within a second; a poll every `revocationPollMs`
+ * catches a notice that was missed. Unknown keys are cached briefly too, so a client hammering
  * with a bad key does not hammer the store.
  */
 import { AuthenticationError } from '../api/errors.js';
@@ -16,8 +17,10 @@ import { hashKey } from './api-key-text.js';
 export interface Authenticator {
   /** The key behind the header; throws `AuthenticationError` (one identical 401) for every failure. */
   authenticate(authorization: string | undefined): ApiKey | Promise<ApiKey>;
-  /** Forgets a key at once (this process revoked it); other processes learn through the poll. */
+  /** Forgets a key at once (this process revoked it); other processes learn through the change feed. */
   forgetKey(keyId: string): void;
+  /** Reads the revocations made since the last read (the change feed says there are new ones). */
+  refreshRevocations(): void;
   close(): Promise<void>;
 }
 
@@ -61,9 +64,7 @@ export function createAuthenticator(options: {
     return accept(key);
   }
 
-  // Revocations and last-used times move through one timer: a store query per
-  // tick, never one per request.
-  const poller = setInterval(() => {
+  function readRevocations(): void {
     const since = pollingSince;
     pollingSince = now() - 100;
     accounts
@@ -72,12 +73,18 @@ export function createAuthenticator(options: {
         for (const hash of hashes) cache.delete(hash);
       })
       .catch((error: unknown) => logger.warn('revocation poll failed', errorFields(error)));
+  }
+
+  // Revocations and last-used times move through one timer: a store query per
+  // tick, never one per request.
+  const poller = setInterval(() => {
+    readRevocations();
     if (lastUse.size > 0) {
       const uses = [...lastUse].map(([keyId, usedAt]) => ({ keyId, usedAt }));
       lastUse.clear();
       accounts.touchKeys(uses).catch((error: unknown) => logger.warn('key last-used update failed', errorFields(error)));
     }
-  }, options.revocationPollMs ?? 500);
+  }, options.revocationPollMs ?? 5_000);
   poller.unref();
 
   return {
@@ -93,6 +100,7 @@ export function createAuthenticator(options: {
     forgetKey(keyId) {
       for (const [hash, entry] of cache) if (entry.key?.id === keyId) cache.delete(hash);
     },
+    refreshRevocations: readRevocations,
     async close() {
       clearInterval(poller);
       if (lastUse.size > 0) {

@@ -13,6 +13,7 @@ export interface KeyRequest {
   role: KeyRole;
   name?: string | null;
   requestsPerMinute?: number | null;
+  tokensPerMinute?: number | null;
 }
 
 export async function issueKey(accounts: AccountStore, request: KeyRequest): Promise<{ key: ApiKey; text: string }> {
@@ -25,6 +26,7 @@ export async function issueKey(accounts: AccountStore, request: KeyRequest): Pro
     environment: request.environment,
     role: request.role,
     requestsPerMinute: request.requestsPerMinute ?? null,
+    tokensPerMinute: request.tokensPerMinute ?? null,
   });
   return { key, text };
 }

@@ -10,8 +10,10 @@ import { asksForHelp, parseCommand, parseInteger } from './parse-command.js';
 export const keysUsage = `Usage: taskgate keys <command> [options]
 
 Commands:
-  create --env production|staging [--account A] [--name N] [--rpm N] [--role inference|admin]
-           issue a key; the key text is printed once, alone on the last line
+  create --env production|staging [--account A] [--name N] [--rpm N] [--tpm N] [--role inference|admin]
+           issue a key; the key text is printed once, alone on the last line.
+           --rpm and --tpm: the key's own requests and tokens per minute
+           (default: limits.requests_per_minute and limits.tokens_per_minute)
   list   [--account A]                 list keys (never their text)
   revoke KEY_ID [--account A]          revoke a key; it stops working within a second
 
@@ -47,16 +49,17 @@ async function withStore<T>(values: { config?: string; 'data-dir'?: string }, en
 }
 
 async function create(argv: string[], environment: NodeJS.ProcessEnv): Promise<void> {
-  const { values, help } = parseCommand(argv, { ...commonOptions, env: { type: 'string' }, name: { type: 'string' }, rpm: { type: 'string' }, role: { type: 'string' } }, keysUsage);
+  const { values, help } = parseCommand(argv, { ...commonOptions, env: { type: 'string' }, name: { type: 'string' }, rpm: { type: 'string' }, tpm: { type: 'string' }, role: { type: 'string' } }, keysUsage);
   if (help) return void process.stdout.write(`${keysUsage}\n`);
   if (values.env !== 'production' && values.env !== 'staging') throw new UsageError('--env must be production or staging', keysUsage);
   const role = values.role ?? 'inference';
   if (role !== 'inference' && role !== 'admin') throw new UsageError('--role must be inference or admin', keysUsage);
   const requestsPerMinute = parseInteger(values.rpm, '--rpm', keysUsage, 1, 1_000_000) ?? null;
+  const tokensPerMinute = parseInteger(values.tpm, '--tpm', keysUsage, 1, 1_000_000_000) ?? null;
   const keyEnvironment = values.env;
   await withStore(values, environment, async (store) => {
     const account = await store.accounts.ensureAccount(values.account ?? DEFAULT_ACCOUNT);
-    const { key, text } = await issueKey(store.accounts, { accountId: account.id, environment: keyEnvironment, role, name: values.name ?? null, requestsPerMinute });
+    const { key, text } = await issueKey(store.accounts, { accountId: account.id, environment: keyEnvironment, role, name: values.name ?? null, requestsPerMinute, tokensPerMinute });
     process.stdout.write(`Created ${key.environment} ${key.role} key ${key.id} for account "${account.name}". It is shown only this once:\n${text}\n`);
   });
 }
@@ -66,12 +69,12 @@ async function list(argv: string[], environment: NodeJS.ProcessEnv): Promise<voi
   if (help) return void process.stdout.write(`${keysUsage}\n`);
   await withStore(values, environment, async (store) => {
     const account = await store.accounts.ensureAccount(values.account ?? DEFAULT_ACCOUNT);
-    const rows = [['ID', 'PREFIX', 'ENV', 'ROLE', 'RPM', 'NAME', 'CREATED', 'LAST USED', 'REVOKED']];
+    const rows = [['ID', 'PREFIX', 'ENV', 'ROLE', 'RPM', 'TPM', 'NAME', 'CREATED', 'LAST USED', 'REVOKED']];
     let cursor: string | null = null;
     do {
       const page = await store.accounts.listKeys(account.id, { limit: 100, cursor });
       for (const key of page.items) {
-        rows.push([key.id, key.displayPrefix, key.environment, key.role, key.requestsPerMinute === null ? '-' : String(key.requestsPerMinute), key.name ?? '-', time(key.createdAt), time(key.lastUsedAt), time(key.revokedAt)]);
+        rows.push([key.id, key.displayPrefix, key.environment, key.role, rate(key.requestsPerMinute), rate(key.tokensPerMinute), key.name ?? '-', time(key.createdAt), time(key.lastUsedAt), time(key.revokedAt)]);
       }
       cursor = page.nextCursor;
     } while (cursor !== null);
@@ -89,6 +92,11 @@ async function revoke(argv: string[], environment: NodeJS.ProcessEnv): Promise<v
     if (!(await store.accounts.revokeKey(account.id, keyId, Date.now()))) throw new CliError(`No active key ${keyId} in account "${account.name}".`);
     process.stdout.write(`Revoked ${keyId}.\n`);
   });
+}
+
+/** A key's own rate, or `-` for the configured default. */
+function rate(perMinute: number | null): string {
+  return perMinute === null ? '-' : String(perMinute);
 }
 
 function time(milliseconds: number | null): string {

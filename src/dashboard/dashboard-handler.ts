@@ -32,7 +32,7 @@ export interface DashboardDependencies extends Omit<PageDataDependencies, 'now'>
   authenticator: Authenticator;
   store: Store;
   logger: Logger;
-  /** Defaults to a fresh in-memory store (sessions end with the process). */
+  /** Defaults to sessions kept in `store`. */
   sessions?: SessionStore;
   now?: () => number;
   /** How long the login form's body may take to arrive (`server.request_timeout_ms`). Default 30 s. */
@@ -44,7 +44,7 @@ export type DashboardHandler = (request: IncomingMessage, response: ServerRespon
 
 export function createDashboard(dependencies: DashboardDependencies): DashboardHandler {
   const { authenticator, store, logger } = dependencies;
-  const sessions = dependencies.sessions ?? createSessionStore();
+  const sessions = dependencies.sessions ?? createSessionStore({ store: store.sessions });
   const login = createLoginActions({ authenticator, accounts: store.accounts, sessions, bodyTimeoutMs: dependencies.bodyTimeoutMs ?? 30_000 });
   const data = createPageData({ store, stats: dependencies.stats, routing: dependencies.routing, now: dependencies.now ?? Date.now });
   const assets = createAssets();

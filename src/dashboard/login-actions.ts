@@ -64,25 +64,25 @@ export function createLoginActions(dependencies: { authenticator: Authenticator;
         sendHtml(response, 401, renderLoginPage({ error: LOGIN_REFUSED, next }), headers);
         return;
       }
-      const id = sessions.create(key);
+      const id = await sessions.create(key);
       redirect(response, next ?? '/dashboard', { ...headers, 'set-cookie': sessionCookie(id, cameOverTls(request)) });
     },
 
     async logOut(request: IncomingMessage, response: ServerResponse, headers: OutgoingHttpHeaders): Promise<void> {
       refuseCrossSite(request);
       const id = sessionIdOf(request);
-      if (id !== undefined) sessions.delete(id);
+      if (id !== undefined) await sessions.delete(id);
       redirect(response, '/dashboard/login', { ...headers, 'set-cookie': clearedSessionCookie(cameOverTls(request)) });
     },
 
     /** The admin key behind the request's session, or undefined (no session, expired, key revoked or demoted). */
     async currentKey(request: IncomingMessage): Promise<ApiKey | undefined> {
       const id = sessionIdOf(request);
-      const session = id === undefined ? undefined : sessions.get(id);
+      const session = id === undefined ? undefined : await sessions.get(id);
       if (id === undefined || session === undefined) return undefined;
       const key = await accounts.findKeyByHash(session.keyHash);
       if (key === null || key.id !== session.keyId || key.revokedAt !== null || key.role !== 'admin') {
-        sessions.delete(id);
+        await sessions.delete(id);
         return undefined;
       }
       return key;

@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import { describe, expect, it } from 'vitest';
-import type { ApiKey } from '../store/store.js';
+import { createHash } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
+import type { ApiKey, Store } from '../store/store.js';
 import { safeNext } from './login-actions.js';
 import { cameOverTls, clearedSessionCookie, createSessionStore, isSameOrigin, sessionCookie, sessionIdOf } from './sessions.js';
 
@@ -24,39 +26,43 @@ function request(headers: Record<string, string>, encrypted = false): IncomingMe
 }
 
 describe('session store', () => {
-  it('makes unguessable ids that stand for the key without holding its text', () => {
-    const sessions = createSessionStore();
-    const first = sessions.create(key);
-    const second = sessions.create(key);
+  let store: Store;
+  beforeEach(async () => {
+    store = createSqliteStore({ path: ':memory:' });
+    await store.migrate();
+  });
+  afterEach(() => store.close());
+
+  it('makes unguessable ids that stand for the key without holding its text, and stores only their hash', async () => {
+    const sessions = createSessionStore({ store: store.sessions });
+    const first = await sessions.create(key);
+    const second = await sessions.create(key);
     expect(first).toMatch(/^[A-Za-z0-9_-]{43}$/); // 32 random bytes
     expect(first).not.toBe(second);
-    expect(sessions.get(first)).toMatchObject({ keyId: 'key_1', accountId: 'acct_1', keyHash: key.hash });
-    sessions.delete(first);
-    expect(sessions.get(first)).toBeUndefined();
-    expect(sessions.get(second)).toBeDefined();
+    expect(await sessions.get(first)).toMatchObject({ keyId: 'key_1', accountId: 'acct_1', keyHash: key.hash });
+    expect(await store.sessions.getSession(first, 0)).toBeNull();
+    expect(await store.sessions.getSession(createHash('sha256').update(first).digest('hex'), 0)).toMatchObject({ keyId: 'key_1' });
+    await sessions.delete(first);
+    expect(await sessions.get(first)).toBeUndefined();
+    expect(await sessions.get(second)).toBeDefined();
   });
 
-  it('forgets a session when it expires, and prunes expired ones as new ones come', () => {
+  it('forgets a session when it expires, and prunes expired ones as new ones come', async () => {
     let time = 1_000;
-    const sessions = createSessionStore({ ttlMs: 100, now: () => time });
-    const old = sessions.create(key);
+    const sessions = createSessionStore({ store: store.sessions, ttlMs: 100, now: () => time });
+    const old = await sessions.create(key);
     time += 99;
-    expect(sessions.get(old)).toBeDefined();
+    expect(await sessions.get(old)).toBeDefined();
     time += 1;
-    expect(sessions.get(old)).toBeUndefined();
-    const stale = sessions.create(key);
-    time += 200;
-    sessions.create(key);
-    expect(sessions.size).toBe(1);
-    expect(sessions.get(stale)).toBeUndefined();
+    expect(await sessions.get(old)).toBeUndefined();
+    time += 120_000;
+    await sessions.create(key);
+    expect(await store.sessions.pruneSessions(time)).toBe(0);
   });
 
-  it('drops the oldest sessions beyond its capacity', () => {
-    const sessions = createSessionStore({ maxSessions: 2 });
-    const ids = [sessions.create(key), sessions.create(key), sessions.create(key)];
-    expect(sessions.size).toBe(2);
-    expect(sessions.get(ids[0] as string)).toBeUndefined();
-    expect(sessions.get(ids[2] as string)).toBeDefined();
+  it('is known to every process on the store: a session made by one is read by another', async () => {
+    const made = await createSessionStore({ store: store.sessions }).create(key);
+    expect(await createSessionStore({ store: store.sessions }).get(made)).toMatchObject({ keyId: 'key_1' });
   });
 });
 

@@ -1,12 +1,14 @@
 /**
- * Dashboard sessions, in memory: a random 32-byte id in an HttpOnly cookie
- * stands for an admin key that logged in. The key text never leaves the
- * login request; a session keeps only the key's id, account and SHA-256, and
- * every page looks the key up again by that hash, so a revoked key's session
- * stops at its next page. Sessions do not survive a restart (log in again).
+ * Dashboard sessions: a random 32-byte id in an HttpOnly cookie stands for an
+ * admin key that logged in. The key text never leaves the login request; a
+ * session keeps only the key's id, account and SHA-256, and every page looks
+ * the key up again by that hash, so a revoked key's session stops at its next
+ * page. Sessions live in the store (`store/session-store.ts`), id hashed, so
+ * every process of a fleet knows them and they survive a restart.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { SessionStore as StoredSessions } from '../store/session-store.js';
 import type { ApiKey } from '../store/store.js';
 
 export const SESSION_COOKIE = 'taskgate_session';
@@ -21,49 +23,36 @@ export interface DashboardSession {
 
 export interface SessionStore {
   /** A new session for a key that just authenticated; returns its id (the cookie value). */
-  create(key: ApiKey): string;
-  /** The live session of this id; undefined when unknown or expired (an expired one is dropped). */
-  get(id: string): DashboardSession | undefined;
-  delete(id: string): void;
-  readonly size: number;
+  create(key: ApiKey): Promise<string>;
+  /** The live session of this id; undefined when unknown or expired. */
+  get(id: string): Promise<DashboardSession | undefined>;
+  delete(id: string): Promise<void>;
 }
 
-export function createSessionStore(options: { ttlMs?: number; maxSessions?: number; now?: () => number } = {}): SessionStore {
+export function createSessionStore(options: { store: StoredSessions; ttlMs?: number; now?: () => number }): SessionStore {
+  const { store } = options;
   const ttlMs = options.ttlMs ?? SESSION_TTL_MS;
-  const maxSessions = options.maxSessions ?? 10_000;
   const now = options.now ?? Date.now;
-  // Insertion order is creation order, and every session lives as long: the oldest come first.
-  const sessions = new Map<string, DashboardSession>();
-
-  function prune(): void {
-    const time = now();
-    for (const [id, session] of sessions) {
-      if (session.expiresAt > time && sessions.size < maxSessions) break;
-      sessions.delete(id);
-    }
-  }
-
+  let lastPruneAt = 0;
+  const hashOf = (id: string) => createHash('sha256').update(id).digest('hex');
   return {
-    create(key) {
-      prune();
+    async create(key) {
+      const time = now();
+      // Expired sessions are removed as new ones come, at most once a minute.
+      if (time - lastPruneAt > 60_000) {
+        lastPruneAt = time;
+        await store.pruneSessions(time);
+      }
       const id = randomBytes(32).toString('base64url');
-      sessions.set(id, { keyId: key.id, accountId: key.accountId, keyHash: key.hash, expiresAt: now() + ttlMs });
+      await store.createSession({ idHash: hashOf(id), keyId: key.id, accountId: key.accountId, keyHash: key.hash, expiresAt: time + ttlMs });
       return id;
     },
-    get(id) {
-      const session = sessions.get(id);
-      if (session === undefined) return undefined;
-      if (session.expiresAt <= now()) {
-        sessions.delete(id);
-        return undefined;
-      }
-      return session;
+    async get(id) {
+      const session = await store.getSession(hashOf(id), now());
+      return session === null ? undefined : { keyId: session.keyId, accountId: session.accountId, keyHash: session.keyHash, expiresAt: session.expiresAt };
     },
-    delete(id) {
-      sessions.delete(id);
-    },
-    get size() {
-      return sessions.size;
+    async delete(id) {
+      await store.deleteSession(hashOf(id));
     },
   };
 }

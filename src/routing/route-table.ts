@@ -2,13 +2,15 @@
  * The routes and eval contracts every process keeps in memory, so the hot path
  * decides which model serves a call without a store round trip.
  *
- * Routes: loaded at start, then every `pollIntervalMs` the rows changed since
- * the last poll are read again, so a route the router (or a person, through a
- * pin) changes in any process is used by every process within a second. A
- * change made in this process applies at once (`apply`).
+ * Routes: loaded at start, then the rows changed since the last read are read
+ * again whenever the change feed says a route changed (`refresh`), so a route
+ * the router (or a person, through a pin) changes in any process is used by
+ * every process within a second; every `pollIntervalMs` as well, in case a
+ * notice was missed. A change made in this process applies at once (`apply`).
  *
  * Contracts: read on a workload's first call (the default serves until the
- * read returns) and re-read in the background once they are older than
+ * read returns), again when the change feed says one changed
+ * (`refreshContract`), and in the background once older than
  * `contractTtlMs`; a `PUT .../eval` in this process applies at once.
  */
 import { DEFAULT_CONTRACT, parseEvalContract, type EvalContract } from '../evals/eval-contract.js';
@@ -33,6 +35,10 @@ export interface RouteTable {
   applyContract(scope: Scope, contract: ContractInForce): void;
   /** Reads every route once (call before serving). */
   load(): Promise<void>;
+  /** Reads the routes changed since the last read (another process changed one). */
+  refresh(): Promise<void>;
+  /** Reads a workload's contract again (another process stored a new version). */
+  refreshContract(scope: Scope): void;
   close(): Promise<void>;
 }
 
@@ -53,7 +59,7 @@ export function scopeKey(scope: Scope): string {
 export function createRouteTable(options: RouteTableOptions): RouteTable {
   const { routing, logger } = options;
   const now = options.now ?? Date.now;
-  const pollIntervalMs = options.pollIntervalMs ?? 500;
+  const pollIntervalMs = options.pollIntervalMs ?? 5_000;
   const routes = new Map<string, Map<string, RouteRecord>>();
   const contracts = createRefreshingCache<Scope, ContractInForce>({
     keyOf: scopeKey,
@@ -67,7 +73,8 @@ export function createRouteTable(options: RouteTableOptions): RouteTable {
     now,
   });
   let lastPoll = 0;
-  let polling = false;
+  let reading: Promise<void> | null = null;
+  let readAgain = false;
 
   function apply(route: RouteRecord): void {
     const key = scopeKey(route.scope);
@@ -77,18 +84,29 @@ export function createRouteTable(options: RouteTableOptions): RouteTable {
     if (known === undefined || known.updatedAt <= route.updatedAt) byModel.set(route.requestedModel, route);
   }
 
-  async function poll(): Promise<void> {
-    if (polling) return;
-    polling = true;
+  /** One read at a time; a read asked for while one runs runs again after it, so no notice is lost. */
+  function poll(): Promise<void> {
+    if (reading !== null) {
+      readAgain = true;
+      return reading;
+    }
+    reading = (async () => {
+      do {
+        readAgain = false;
+        await readChanged();
+      } while (readAgain);
+    })().finally(() => (reading = null));
+    return reading;
+  }
+
+  async function readChanged(): Promise<void> {
     const startedAt = now();
     try {
-      // A second of overlap: a row committed while the previous poll ran is read again, not missed.
+      // A second of overlap: a row committed while the previous read ran is read again, not missed.
       for (const route of await routing.listRoutesChangedSince(Math.max(0, lastPoll - 1_000))) apply(route);
       lastPoll = startedAt;
     } catch (error) {
       logger.warn('route table refresh failed', { error: error instanceof Error ? error.message : String(error) });
-    } finally {
-      polling = false;
     }
   }
 
@@ -113,6 +131,10 @@ export function createRouteTable(options: RouteTableOptions): RouteTable {
     },
     async load() {
       await poll();
+    },
+    refresh: poll,
+    refreshContract(scope) {
+      contracts.refresh(scope);
     },
     async close() {
       clearInterval(timer);

@@ -161,6 +161,32 @@ export function routeState(context: RouterContext, scope: Scope, requestedModel:
   return state;
 }
 
+/** A route without a fresh plan samples one call to make it, then waits this long before asking again. */
+const PLAN_RETRY_MS = 5_000;
+
+/**
+ * The share of a route's calls to sample for exploration: a fixed rate, or
+ * the rate of the route's fresh plan. With no plan, or an old one (traffic and
+ * cooldowns change), one call is sampled to make a new one, then none for
+ * `PLAN_RETRY_MS`. `view.planAskedAt` records that call.
+ */
+export function explorationRate(
+  view: Pick<RouteState, 'plan' | 'planAt' | 'planAskedAt'>,
+  fixed: number | 'auto',
+  now: number,
+  settings: Pick<RouterSettings, 'planTtlMs'>,
+): number {
+  const fresh = view.plan !== null && now - view.planAt <= settings.planTtlMs;
+  const nothingToTest = fresh && view.plan?.candidates.length === 0;
+  // A fixed rate samples at that rate (each sample remakes the plan first); a fresh plan with nothing to test stops it.
+  if (fixed !== 'auto') return nothingToTest ? 0 : fixed;
+  if (!fresh && now - view.planAskedAt > PLAN_RETRY_MS) {
+    view.planAskedAt = now;
+    return 1;
+  }
+  return view.plan === null || view.plan.candidates.length === 0 ? 0 : view.plan.sampleRate;
+}
+
 /** Appends to a window of at most `size` values. */
 export function remember(window: number[], value: number | null | undefined, size: number): void {
   if (value === null || value === undefined) return;

@@ -15,19 +15,19 @@
 import { costOf, type Catalog } from '../catalog/catalog.js';
 import type { ModelPool } from '../engines/engine-pool.js';
 import { errorFields, type Logger } from '../log/logger.js';
-import type { RoutingStore, Scope } from '../store/routing-store.js';
+import type { RouterStateRecord, RoutingStore, Scope } from '../store/routing-store.js';
 import { createReplayGate, type ReplayGate } from './replay-gate.js';
 import { decideAgain, fallBack } from './route-changes.js';
-import { routeKey, routeState, remember, DEFAULT_ROUTER_SETTINGS, type RouteState, type RouterContext, type RouterSettings } from './router-context.js';
+import { explorationRate, routeKey, routeState, remember, DEFAULT_ROUTER_SETTINGS, type RouteState, type RouterContext, type RouterSettings } from './router-context.js';
 import { scopeKey, type RouteTable } from './route-table.js';
 import type { RouterWorkloadCounters } from '../tracking/metrics.js';
 import { processSample, type QueuedSample, type ReplaySample } from './sample-processor.js';
+import type { Handoff } from './sample-handoff.js';
+import { decodeRouteState, encodeRouteState, restoreRouteState } from './router-state-record.js';
 import { createTrafficMeter } from './traffic-meter.js';
 
 export type { ReplaySample } from './sample-processor.js';
 
-/** A route without a fresh plan samples one call to make it, then waits this long before asking again. */
-const PLAN_RETRY_MS = 5_000;
 export { boundedReplay } from './sample-processor.js';
 export { fallbacksOf } from './route-changes.js';
 
@@ -53,6 +53,8 @@ export interface RouteActivity {
 export interface RouterWorker {
   /** On the hot path, after a successful call: counts and samples it; never waits. */
   offer(sample: ReplaySample): void;
+  /** Whether this process leads the fleet's router (`fleet-router.ts`); a worker alone always does. */
+  isLeader(): boolean;
   /** A routed reply failed the inline guard: one failed evaluation for the model that gave it. */
   countGuardFailure(scope: Scope, requestedModel: string, servedModel: string): void;
   /** After a contract edit that kept the evidence: decide every route of the workload again. */
@@ -64,6 +66,18 @@ export interface RouterWorker {
   /** Replays running and waiting per engine. */
   replayLoad(): ReturnType<ReplayGate['load']>;
   close(): Promise<void>;
+}
+
+/** What the fleet router (`fleet-router.ts`) needs of the worker that does the leader's work. */
+export interface LeaderWorker extends RouterWorker {
+  /** A sample a follower chose and handed over: queued as is (dropped and counted when the queue is full). */
+  enqueue(sample: QueuedSample): void;
+  /** A follower's count of the calls it served on a route. */
+  applyTally(tally: Extract<Handoff, { type: 'tally' }>): void;
+  /** Takes over routes' state as the last leader left it. */
+  restore(records: readonly RouterStateRecord[]): void;
+  /** The state of every route changed since the last call, to write to the store. */
+  takeChangedStates(): RouterStateRecord[];
 }
 
 export interface RouterWorkerOptions {
@@ -86,7 +100,7 @@ export interface RouterWorkerOptions {
   now?: () => number;
 }
 
-export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
+export function createRouterWorker(options: RouterWorkerOptions): LeaderWorker {
   const closing = new AbortController();
   const settings = { ...DEFAULT_ROUTER_SETTINGS, ...options.settings };
   const context: RouterContext = {
@@ -110,20 +124,8 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
   const running = new Set<Promise<void>>();
   let dropped = 0;
   let processed = 0;
-
-  function explorationRate(state: RouteState, fixed: number | 'auto'): number {
-    const now = context.now();
-    const fresh = state.plan !== null && now - state.planAt <= settings.planTtlMs;
-    const nothingToTest = fresh && state.plan?.candidates.length === 0;
-    // A fixed rate samples at that rate (each sample remakes the plan first); a fresh plan with nothing to test stops it.
-    if (fixed !== 'auto') return nothingToTest ? 0 : fixed;
-    // No plan yet, or an old one (traffic and cooldowns change): one call, sampled, makes a new one.
-    if (!fresh && now - state.planAskedAt > PLAN_RETRY_MS) {
-      state.planAskedAt = now;
-      return 1;
-    }
-    return state.plan === null || state.plan.candidates.length === 0 ? 0 : state.plan.sampleRate;
-  }
+  /** Routes whose state changed since `takeChangedStates`. */
+  const changed = new Set<RouteState>();
 
   function offer(sample: ReplaySample): void {
     if (sample.environment !== 'production' || closing.signal.aborted) return;
@@ -140,18 +142,36 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
       remember(state.servedTtfts, sample.ttftMs, settings.latencyWindow);
       if (state.uncheckedCalls > settings.maxUnmonitoredCalls && !state.changing) void fallBack(context, state, requested);
     }
+    changed.add(state);
     const { contract } = context.routes.contract(sample.scope);
     const monitor = routed && context.random() < settings.shadowRate;
-    const explore = context.random() < explorationRate(state, contract.sample_rate);
-    if (!monitor && !explore) return;
+    const explore = context.random() < explorationRate(state, contract.sample_rate, context.now(), settings);
+    if (monitor || explore) enqueue({ ...sample, monitor, explore });
+  }
+
+  function enqueue(sample: QueuedSample): void {
+    if (closing.signal.aborted) return;
     if (queue.length >= maxQueue) {
+      const state = routeState(context, sample.scope, sample.requestedModel);
       dropped += 1;
       state.dropped += 1;
-      if (monitor) state.monitoringProblem = 'samples are being dropped: the router cannot keep up';
+      if (sample.monitor) state.monitoringProblem = 'samples are being dropped: the router cannot keep up';
       return;
     }
-    queue.push({ ...sample, monitor, explore });
+    queue.push(sample);
     pump();
+  }
+
+  function applyTally(tally: Extract<Handoff, { type: 'tally' }>): void {
+    const requested = context.catalog.resolve(tally.requestedModel);
+    if (requested === undefined || closing.signal.aborted) return;
+    const state = routeState(context, tally.scope, requested.id);
+    context.traffic.observe(routeKey(tally.scope, requested.id), tally.at, tally.calls);
+    state.uncheckedCalls += tally.routedCalls;
+    for (const latency of tally.latencies) remember(state.servedLatencies, latency, settings.latencyWindow);
+    for (const ttft of tally.ttfts) remember(state.servedTtfts, ttft, settings.latencyWindow);
+    changed.add(state);
+    if (state.uncheckedCalls > settings.maxUnmonitoredCalls && !state.changing) void fallBack(context, state, requested);
   }
 
   // A store that refuses writes fails every sample: one line per 10 s says so, with the count.
@@ -174,6 +194,7 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
         .catch((error: unknown) => sampleFailed(sample, error))
         .finally(() => {
           processed += 1;
+          changed.add(routeState(context, sample.scope, sample.requestedModel));
           running.delete(work);
           pump();
         });
@@ -183,6 +204,26 @@ export function createRouterWorker(options: RouterWorkerOptions): RouterWorker {
 
   return {
     offer,
+    isLeader: () => true,
+    enqueue,
+    applyTally,
+    restore(records) {
+      for (const record of records) {
+        const decoded = decodeRouteState(record.state);
+        if (decoded !== null) restoreRouteState(routeState(context, record.scope, record.requestedModel), decoded);
+      }
+    },
+    takeChangedStates() {
+      const now = context.now();
+      const records = [...changed].map((state) => ({
+        scope: state.scope,
+        requestedModel: state.requestedModel,
+        state: encodeRouteState(state, context.traffic.callsPerDay(routeKey(state.scope, state.requestedModel), now)),
+        updatedAt: now,
+      }));
+      changed.clear();
+      return records;
+    },
     countGuardFailure(scope, requestedModel, servedModel) {
       const { evidenceVersion } = context.routes.contract(scope);
       const failed = { evaluated: 1, passed: 0, errors: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMsTotal: 0 };

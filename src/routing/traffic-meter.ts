@@ -18,14 +18,15 @@ interface Buckets {
 }
 
 export interface TrafficMeter {
-  observe(key: string, at: number): void;
+  /** `count` calls of the route at `at` (a follower's tally brings several). */
+  observe(key: string, at: number, count?: number): void;
   callsPerDay(key: string, at: number): number;
 }
 
 export function createTrafficMeter(): TrafficMeter {
   const routes = new Map<string, Buckets>();
   return {
-    observe(key, at) {
+    observe(key, at, count = 1) {
       let buckets = routes.get(key);
       if (buckets === undefined) routes.set(key, (buckets = { firstSeen: at, counts: new Float64Array(HOURS), hours: new Float64Array(HOURS).fill(-1) }));
       const hour = Math.floor(at / HOUR_MS);
@@ -34,7 +35,7 @@ export function createTrafficMeter(): TrafficMeter {
         buckets.hours[slot] = hour;
         buckets.counts[slot] = 0;
       }
-      buckets.counts[slot] = (buckets.counts[slot] ?? 0) + 1;
+      buckets.counts[slot] = (buckets.counts[slot] ?? 0) + count;
     },
     callsPerDay(key, at) {
       const buckets = routes.get(key);

@@ -36,6 +36,8 @@ export interface AppDependencies extends Omit<ChatCompletionsDependencies, 'gate
   logger: Logger;
   /** Why the store's writes fail, or null while they succeed (`/readyz` lists the store as degraded). */
   storeWrites: () => string | null;
+  /** Why the rate limits are per process though configured as shared, or null (`/readyz` lists `limits` as degraded). */
+  limits: () => string | null;
   /** The web dashboard: every `/dashboard…` path goes to it (`src/dashboard/`). */
   dashboard?: DashboardHandler;
 }
@@ -94,7 +96,7 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
       pattern: ['readyz'],
       methods: {
         GET: async (context) => {
-          const report = await checkReadiness({ store, engines, catalog, storeWrites: dependencies.storeWrites });
+          const report = await checkReadiness({ store, engines, catalog, storeWrites: dependencies.storeWrites, limits: dependencies.limits, routerLeads: () => dependencies.router.isLeader() });
           sendJson(context.response, report.ready ? 200 : 503, report, context.headers);
         },
       },

@@ -1,7 +1,8 @@
 /**
  * Admission for every authenticated endpoint: who is calling, and may they
  * call now. The rate-limit headers are set on `headers` whatever the outcome,
- * so a 429 and a streamed head carry them like every other reply.
+ * so a 429 and a streamed head carry them like every other reply: the
+ * request budget's always, the token budget's when the key has one.
  */
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { PermissionError, RateLimitError } from '../api/errors.js';
@@ -11,22 +12,42 @@ import type { ApiKey } from '../store/store.js';
 
 export interface CallGate {
   authenticate(request: IncomingMessage): ApiKey | Promise<ApiKey>;
-  /** Takes one request from the key's budget; throws `RateLimitError` when there is none. */
+  /** Takes one request from the key's budget; throws `RateLimitError` when it has none, or its token budget is spent. */
   limit(key: ApiKey, headers: OutgoingHttpHeaders): Promise<void>;
   /** Authenticates and limits in one step; with `role: 'admin'`, refuses other keys with 403. */
   admit(request: IncomingMessage, headers: OutgoingHttpHeaders, role?: 'admin'): Promise<ApiKey>;
+  /** Spends a finished call's tokens (prompt plus completion) from the key's token budget, if it has one. Never waits, never throws. */
+  spendTokens(key: ApiKey, tokens: number): void;
 }
 
-export function createCallGate(options: { authenticator: Authenticator; limiter: RateLimiter; defaultRequestsPerMinute: number }): CallGate {
-  const { authenticator, limiter, defaultRequestsPerMinute } = options;
+export interface CallGateOptions {
+  authenticator: Authenticator;
+  limiter: RateLimiter;
+  /** `limits.requests_per_minute`: for keys without their own rate. */
+  defaultRequestsPerMinute: number;
+  /** `limits.tokens_per_minute`: for keys without their own; null for no token limit. */
+  defaultTokensPerMinute: number | null;
+}
+
+export function createCallGate(options: CallGateOptions): CallGate {
+  const { authenticator, limiter, defaultRequestsPerMinute, defaultTokensPerMinute } = options;
 
   async function limit(key: ApiKey, headers: OutgoingHttpHeaders): Promise<void> {
-    const rate = key.requestsPerMinute ?? defaultRequestsPerMinute;
-    const decision = await limiter.take(key.id, rate);
-    headers['x-ratelimit-limit-requests'] = decision.limit;
-    headers['x-ratelimit-remaining-requests'] = decision.remaining;
-    headers['x-ratelimit-reset-requests'] = decision.resetSeconds;
-    if (!decision.allowed) throw new RateLimitError(decision.limit, decision.retryAfterSeconds);
+    const tokensPerMinute = key.tokensPerMinute ?? defaultTokensPerMinute;
+    const admission = await limiter.admit(key.id, { requestsPerMinute: key.requestsPerMinute ?? defaultRequestsPerMinute, tokensPerMinute });
+    const { requests, tokens } = admission;
+    headers['x-ratelimit-limit-requests'] = requests.limit;
+    headers['x-ratelimit-remaining-requests'] = requests.remaining;
+    headers['x-ratelimit-reset-requests'] = requests.resetSeconds;
+    if (tokens !== null) {
+      headers['x-ratelimit-limit-tokens'] = tokens.limit;
+      headers['x-ratelimit-remaining-tokens'] = tokens.remaining;
+      headers['x-ratelimit-reset-tokens'] = tokens.resetSeconds;
+    }
+    if (!admission.allowed) {
+      const refusing = admission.refusedBy === 'tokens' && tokens !== null ? tokens : requests;
+      throw new RateLimitError(refusing.limit, admission.retryAfterSeconds, admission.refusedBy ?? 'requests');
+    }
   }
 
   return {
@@ -37,6 +58,10 @@ export function createCallGate(options: { authenticator: Authenticator; limiter:
       await limit(key, headers);
       if (role === 'admin' && key.role !== 'admin') throw new PermissionError('This action needs an admin key; the key used has the inference role.');
       return key;
+    },
+    spendTokens(key, tokens) {
+      const tokensPerMinute = key.tokensPerMinute ?? defaultTokensPerMinute;
+      if (tokensPerMinute !== null && tokens > 0) limiter.spendTokens(key.id, tokensPerMinute, tokens);
     },
   };
 }

@@ -260,6 +260,8 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     }
     const httpStatus = failure?.code === 'client_closed' && !response.headersSent ? 499 : response.headersSent ? response.statusCode : failure?.status ?? 200;
     const finished = call.finish(httpStatus, failure);
+    // The key's token budget pays for what the call used, failed or aborted ones included.
+    gate.spendTokens(call.key, finished.promptTokens + finished.completionTokens);
     const trace = finished.requestBody === null || retention.keepsBodies(finished.accountId, finished.project) ? finished : { ...finished, requestBody: null, replyBody: null };
     traces.enqueue(trace);
     metrics.observeCall(trace);

@@ -28,6 +28,7 @@ export function keyView(key: ApiKey): Record<string, unknown> {
     environment: key.environment,
     role: key.role,
     requests_per_minute: key.requestsPerMinute,
+    tokens_per_minute: key.tokensPerMinute,
     created_at: seconds(key.createdAt),
     last_used_at: key.lastUsedAt === null ? null : seconds(key.lastUsedAt),
     revoked_at: key.revokedAt === null ? null : seconds(key.revokedAt),
@@ -68,6 +69,15 @@ function seconds(milliseconds: number): number {
   return Math.floor(milliseconds / 1000);
 }
 
+/** A key's own rate (null or absent: the configured default), an integer from 1 to `maximum`. */
+function perMinute(value: unknown, field: string, maximum: number): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > maximum) {
+    throw new InvalidRequestError(`${field} must be an integer from 1 to ${maximum}, or null for the configured default.`, field);
+  }
+  return value;
+}
+
 export function pageRequest(query: URLSearchParams): PageRequest {
   const limitText = query.get('limit');
   const limit = limitText === null ? 20 : Number(limitText);
@@ -85,7 +95,7 @@ export function createManagementHandlers({ store, authenticator }: ManagementDep
     async createKey(key: ApiKey, body: string) {
       const input = body.trim() === '' ? {} : parseJsonObject(body);
       for (const field of Object.keys(input)) {
-        if (!['environment', 'role', 'name', 'requests_per_minute'].includes(field)) throw new InvalidRequestError(`Unrecognized argument: ${field}`, field, 'unknown_parameter');
+        if (!['environment', 'role', 'name', 'requests_per_minute', 'tokens_per_minute'].includes(field)) throw new InvalidRequestError(`Unrecognized argument: ${field}`, field, 'unknown_parameter');
       }
       const environment = input.environment ?? 'production';
       if (environment !== 'production' && environment !== 'staging') throw new InvalidRequestError("environment must be 'production' or 'staging'.", 'environment');
@@ -93,11 +103,9 @@ export function createManagementHandlers({ store, authenticator }: ManagementDep
       if (role !== 'inference' && role !== 'admin') throw new InvalidRequestError("role must be 'inference' or 'admin'.", 'role');
       const name = input.name ?? null;
       if (name !== null && (typeof name !== 'string' || name.length > 128)) throw new InvalidRequestError('name must be a string of at most 128 characters.', 'name');
-      const rate = input.requests_per_minute ?? null;
-      if (rate !== null && (typeof rate !== 'number' || !Number.isInteger(rate) || rate < 1 || rate > 1_000_000)) {
-        throw new InvalidRequestError('requests_per_minute must be an integer from 1 to 1000000.', 'requests_per_minute');
-      }
-      const issued = await issueKey(store.accounts, { accountId: key.accountId, environment, role, name, requestsPerMinute: rate });
+      const requestsPerMinute = perMinute(input.requests_per_minute, 'requests_per_minute', 1_000_000);
+      const tokensPerMinute = perMinute(input.tokens_per_minute, 'tokens_per_minute', 1_000_000_000);
+      const issued = await issueKey(store.accounts, { accountId: key.accountId, environment, role, name, requestsPerMinute, tokensPerMinute });
       return { ...keyView(issued.key), key: issued.text };
     },
 

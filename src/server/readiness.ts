@@ -9,7 +9,8 @@
  * A store that answers reads but refuses writes (a full disk) is degraded,
  * not unready, for the same reason: calls are still answered, their traces
  * and new scopes wait in memory, and a 503 from every process at once would
- * empty the load balancer.
+ * empty the load balancer. So are rate limits shared in Redis while Redis is
+ * away: each process limits on its own meanwhile.
  */
 import type { Catalog } from '../catalog/catalog.js';
 import type { Engine } from '../engines/engine.js';
@@ -23,12 +24,16 @@ export interface ReadinessReport {
   store: string;
   /** "ok", or how the store's writes fail and what waits in memory for them. */
   store_writes: string;
+  /** "ok", or why the rate limits are per process though configured as shared (Redis does not answer). */
+  limits: string;
   /** "ok" or what went wrong, per engine id. */
   engines: Record<string, string>;
   /** Models that can answer now, and why each of the others cannot. */
   models: { available: string[]; unavailable: Record<string, string> };
-  /** Parts that fail while the process still serves: `store`, `engine:<id>`. */
+  /** Parts that fail while the process still serves: `store`, `limits`, `engine:<id>`. */
   degraded: string[];
+  /** Whether this process leads the fleet's router, or hands its samples to the one that does. */
+  router: 'leader' | 'follower';
 }
 
 export interface ReadinessParts {
@@ -37,6 +42,9 @@ export interface ReadinessParts {
   catalog: Catalog;
   /** Why the store's writes are failing, or null while they succeed. */
   storeWrites: () => string | null;
+  /** Why the rate limits are not where the config put them (`RateLimiter.degraded`), or null while they are. */
+  limits: () => string | null;
+  routerLeads: () => boolean;
 }
 
 export async function checkReadiness(parts: ReadinessParts, timeoutMs = 2_000): Promise<ReadinessReport> {
@@ -63,7 +71,9 @@ export async function checkReadiness(parts: ReadinessParts, timeoutMs = 2_000): 
   }
 
   const storeWrites = parts.storeWrites() ?? 'ok';
+  const limits = parts.limits() ?? 'ok';
   const degraded = parts.engines.filter((engine) => engines[engine.id] !== 'ok').map((engine) => `engine:${engine.id}`);
+  if (limits !== 'ok') degraded.unshift('limits');
   if (storeWrites !== 'ok') degraded.unshift('store');
   const models = { available, unavailable };
   let reason: string | null = null;
@@ -75,7 +85,7 @@ export async function checkReadiness(parts: ReadinessParts, timeoutMs = 2_000): 
     const [firstId, firstReason] = entries.find(([, text]) => text.includes('downloading')) ?? (entries[0] as [string, string]);
     reason = `no model can answer yet (${firstId}: ${firstReason}${Object.keys(unavailable).length > 1 ? '; the others are in models.unavailable' : ''})`;
   }
-  return { ready: reason === null, reason, store: storeState as string, store_writes: storeWrites, engines, models, degraded };
+  return { ready: reason === null, reason, store: storeState as string, store_writes: storeWrites, limits, engines, models, degraded, router: parts.routerLeads() ? 'leader' : 'follower' };
 }
 
 /** `storeWrites` from the trace writer and the scope registry: what fails and what waits for the store. */

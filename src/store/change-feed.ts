@@ -1,7 +1,7 @@
 /**
  * The change feed: how a change made through one process reaches every
  * process on the same store within a second, so caches never serve stale
- * routes, pins, contracts, revoked keys, retention settings or sessions.
+ * routes, pins, contracts, revoked keys or retention settings.
  *
  * A change says what changed, not the new value: a listener re-reads what it
  * caches from the store. Delivery is best effort and at most once (a process
@@ -19,14 +19,13 @@ export type Change =
   | { kind: 'route'; scope: Scope; requestedModel: string }
   /** A new eval contract version was stored. */
   | { kind: 'contract'; scope: Scope }
-  /** A key was revoked: drop it from every cache. */
-  | { kind: 'key_revoked'; keyHash: string }
+  /** Keys were revoked: re-read the revocations. */
+  | { kind: 'keys' }
   /** A project's retention policy was written. */
   | { kind: 'retention'; accountId: string; project: string }
-  /** A dashboard session ended (logout). */
-  | { kind: 'session_ended'; sessionHash: string }
-  /** The router's per-route state (sampling rates) was written by the leader. */
-  | { kind: 'router_state' };
+  /** The router leader wrote routes' state (sampling rates, activity), or handed over samples to take. */
+  | { kind: 'router_state' }
+  | { kind: 'router_samples' };
 
 export interface ChangeFeed {
   /** Sends `change` to every subscribed process, this one included. Resolves once it is sent. */

@@ -54,7 +54,7 @@ export function describeFleetStoreContract(openStore: () => Promise<Store>, open
       const heard: Change[] = [];
       const stop = store.changes.subscribe((change) => heard.push(change));
       const route: Change = { kind: 'route', scope, requestedModel: 'big' };
-      const revoked: Change = { kind: 'key_revoked', keyHash: 'f'.repeat(64) };
+      const revoked: Change = { kind: 'keys' };
       await store.changes.publish(route);
       await store.changes.publish(revoked);
       await vi.waitFor(() => expect(heard).toEqual([route, revoked]), { timeout: 2_000 });

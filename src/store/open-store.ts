@@ -1,15 +1,22 @@
 /**
  * The store the settings name: SQLite (its folder created if need be), or
- * PostgreSQL.
+ * PostgreSQL; either publishes its changes to the other processes on it
+ * (`change-notices.ts`).
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { StoreLocation } from '../config/load-config.js';
+import { createPostgresStore } from './postgres/postgres-store.js';
 import { createSqliteStore } from './sqlite/sqlite-store.js';
+import { withChangeNotices } from './change-notices.js';
 import type { Store } from './store.js';
 
 export function openStore(location: StoreLocation): Store {
-  if (location.type === 'postgres') throw new Error('The PostgreSQL store is not built yet.');
+  return withChangeNotices(openBackEnd(location));
+}
+
+function openBackEnd(location: StoreLocation): Store {
+  if (location.type === 'postgres') return createPostgresStore({ url: location.url, poolSize: location.poolSize });
   if (location.path !== ':memory:') mkdirSync(dirname(location.path), { recursive: true });
   return createSqliteStore({ path: location.path });
 }

@@ -3,12 +3,15 @@
  * contracts, retention policies): answered from memory, never awaited. A key
  * seen for the first time answers `fallback` while its value is read; a value
  * older than `ttlMs` keeps answering while it is read again in the
- * background, so a change made by another process shows within `ttlMs`. A
- * change made in this process is `set` at once.
+ * background, so a change made by another process shows within `ttlMs`, or
+ * at once when the change feed says so (`refresh`). A change made in this
+ * process is `set` at once.
  */
 export interface RefreshingCache<Key, Value> {
   get(key: Key): Value;
   set(key: Key, value: Value): void;
+  /** Reads a cached key again now (another process changed it); a key never asked for is left alone. */
+  refresh(key: Key): void;
 }
 
 export interface RefreshingCacheOptions<Key, Value> {
@@ -48,6 +51,10 @@ export function createRefreshingCache<Key, Value>(options: RefreshingCacheOption
     },
     set(key, value) {
       entries.set(options.keyOf(key), { value, readAt: now(), reading: false });
+    },
+    refresh(key) {
+      const entry = entries.get(options.keyOf(key));
+      if (entry !== undefined && !entry.reading) refresh(key, entry);
     },
   };
 }

@@ -25,9 +25,28 @@ export class StoreUnavailableError extends GatewayError {
 /** SQLite result codes of a store that is out of room, unreadable or busy, not of a bad query. */
 const unavailableCodes = /^SQLITE_(FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|NOMEM|PROTOCOL)/;
 
+/** Node's socket and DNS errors: PostgreSQL is down, restarting, failing over, or out of reach. */
+const connectionCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', 'EAI_AGAIN']);
+
+/**
+ * PostgreSQL SQLSTATEs of a server that cannot serve now, not of a bad query:
+ * class 08 (connection exception), class 53 (insufficient resources: 53100
+ * disk full, 53200 out of memory, 53300 too many connections), 57P01-57P03
+ * (shut down by an administrator, crashed, not accepting connections yet),
+ * 55P03 (a lock not granted within lock_timeout: SQLITE_BUSY's kin) and
+ * 25006 (a read-only transaction: after a failover, a standby answering
+ * before it is promoted, as SQLITE_READONLY).
+ */
+const unavailableStates = /^(08...|53...|57P0[123]|55P03|25006)$/;
+
+/** node-postgres's own errors for a connection that broke or never came, which carry no code. */
+const connectionMessages = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Query read timeout)/;
+
 export function isStoreUnavailable(error: unknown): boolean {
+  if (error instanceof AggregateError && error.errors.some(isStoreUnavailable)) return true;
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && unavailableCodes.test(code);
+  if (typeof code === 'string') return unavailableCodes.test(code) || connectionCodes.has(code) || unavailableStates.test(code);
+  return error instanceof Error && connectionMessages.test(error.message);
 }
 
 function describe(error: unknown): string {

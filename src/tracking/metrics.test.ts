@@ -132,7 +132,7 @@ function mutableSources(): MetricSources & {
   return {
     engineList: [],
     writer: { enqueued: 0, written: 0, dropped: 0, failedWrites: 0, queued: 0 },
-    routerStats: { queued: 0, dropped: 0, processed: 0, workloads: [] },
+    routerStats: { leader: true, queued: 0, dropped: 0, processed: 0, workloads: [] },
     routerFails: false,
     engines() {
       return this.engineList;
@@ -141,6 +141,7 @@ function mutableSources(): MetricSources & {
       return this.writer;
     },
     storeWrites: () => ({ failing: false, unwrittenScopes: 0 }),
+    limits: () => ({ degraded: false }),
     router() {
       if (this.routerFails) throw new Error('router stats unavailable');
       return this.routerStats;
@@ -235,7 +236,7 @@ describe('createMetrics', () => {
       { engine: 'vllm-1', model: 'qwen-large', inFlight: 7, queued: 0 },
     ];
     sources.writer = { enqueued: 100, written: 90, dropped: 3, failedWrites: 1, queued: 7 };
-    sources.routerStats = { queued: 4, dropped: 2, processed: 50, workloads: [{ accountId: 'acct-1', project: 'shop', workload: 'summarise', droppedSamples: 2, evalSpendUsd: 0.25, savedUsd: 1.5 }] };
+    sources.routerStats = { leader: true, queued: 4, dropped: 2, processed: 50, workloads: [{ accountId: 'acct-1', project: 'shop', workload: 'summarise', droppedSamples: 2, evalSpendUsd: 0.25, savedUsd: 1.5 }] };
     let exposition = await scrape(metrics);
     expect(valueOf(exposition, 'taskgate_engine_in_flight_requests', { engine: 'llama-1', model: 'qwen-small' })).toBe(2);
     expect(valueOf(exposition, 'taskgate_engine_queued_requests', { engine: 'llama-1', model: 'qwen-small' })).toBe(5);
@@ -246,6 +247,7 @@ describe('createMetrics', () => {
     expect(valueOf(exposition, 'taskgate_trace_writer_dropped_total')).toBe(3);
     expect(valueOf(exposition, 'taskgate_trace_writer_failed_writes_total')).toBe(1);
     expect(valueOf(exposition, 'taskgate_router_queue_length')).toBe(4);
+    expect(valueOf(exposition, 'taskgate_router_leader')).toBe(1);
     expect(valueOf(exposition, 'taskgate_router_dropped_total')).toBe(2);
     expect(valueOf(exposition, 'taskgate_router_processed_total')).toBe(50);
     const summarise = { project: 'shop', workload: 'summarise' };
@@ -256,7 +258,7 @@ describe('createMetrics', () => {
     // The next scrape sees the sources as they are then; a replica that went away is gone.
     sources.engineList = [{ engine: 'vllm-1', model: 'qwen-large', inFlight: 1, queued: 3 }];
     sources.writer = { enqueued: 180, written: 175, dropped: 3, failedWrites: 1, queued: 2 };
-    sources.routerStats = { queued: 0, dropped: 2, processed: 61, workloads: [] };
+    sources.routerStats = { leader: false, queued: 0, dropped: 2, processed: 61, workloads: [] };
     exposition = await scrape(metrics);
     expect(samples(exposition, 'taskgate_engine_in_flight_requests', { engine: 'llama-1' })).toEqual([]);
     expect(samples(exposition, 'taskgate_engine_queued_requests', { engine: 'llama-1' })).toEqual([]);
@@ -266,13 +268,14 @@ describe('createMetrics', () => {
     expect(valueOf(exposition, 'taskgate_trace_writer_queue_length')).toBe(2);
     expect(valueOf(exposition, 'taskgate_router_processed_total')).toBe(61);
     expect(valueOf(exposition, 'taskgate_router_queue_length')).toBe(0);
+    expect(valueOf(exposition, 'taskgate_router_leader')).toBe(0);
   });
 
   it('keeps a failing source at its last values, logs it, and still answers the scrape', async () => {
     const sources = mutableSources();
     const { logger, lines } = capturingLogger();
     const metrics = createMetrics({ sources, logger });
-    sources.routerStats = { queued: 4, dropped: 2, processed: 50, workloads: [{ accountId: 'acct-1', project: 'shop', workload: 'summarise', droppedSamples: 2, evalSpendUsd: 0.25, savedUsd: 1.5 }] };
+    sources.routerStats = { leader: true, queued: 4, dropped: 2, processed: 50, workloads: [{ accountId: 'acct-1', project: 'shop', workload: 'summarise', droppedSamples: 2, evalSpendUsd: 0.25, savedUsd: 1.5 }] };
     await scrape(metrics);
     sources.routerFails = true;
     sources.writer = { enqueued: 9, written: 9, dropped: 0, failedWrites: 0, queued: 0 };

@@ -25,8 +25,10 @@ export interface MetricSources {
   traceWriter(): { enqueued: number; written: number; dropped: number; failedWrites: number; queued: number };
   /** Whether the store refuses writes now (traces or new workloads), and how many new workloads are served from memory meanwhile. */
   storeWrites(): { failing: boolean; unwrittenScopes: number };
+  /** Whether the rate limits are per process now though configured as shared (Redis does not answer). */
+  limits(): { degraded: boolean };
   /** The router worker's counters: samples queued, dropped, processed; and per workload, in this process, what it dropped, spent and saved. */
-  router(): { queued: number; dropped: number; processed: number; workloads: RouterWorkloadCounters[] };
+  router(): { leader: boolean; queued: number; dropped: number; processed: number; workloads: RouterWorkloadCounters[] };
 }
 
 export interface RouterWorkloadCounters {
@@ -113,6 +115,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const traceFailedWrites = counter('taskgate_trace_writer_failed_writes_total', 'Trace batch writes that failed (each retried).');
   const storeWritesFailing = gauge('taskgate_store_writes_failing', '1 while the store refuses writes (traces and new workloads wait in memory), else 0.');
   const unwrittenScopes = gauge('taskgate_store_unwritten_workloads', 'New workloads served from memory, waiting for the store to accept their write.');
+  const limitsDegraded = gauge('taskgate_rate_limits_degraded', '1 while the rate limits are per process because their shared back end (Redis) does not answer, else 0.');
+  const routerLeader = gauge('taskgate_router_leader', '1 when this process leads the fleet\'s router, 0 when it hands its samples to the leader.');
   const routerQueue = gauge('taskgate_router_queue_length', 'Router samples waiting to be processed.');
   const routerDropped = counter('taskgate_router_dropped_total', 'Router samples dropped because its queue was full.');
   const routerProcessed = counter('taskgate_router_processed_total', 'Router samples processed.');
@@ -233,7 +237,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
       storeWritesFailing.set(writes.failing ? 1 : 0);
       unwrittenScopes.set(writes.unwrittenScopes);
     });
+    readSource('limits', () => sources.limits(), (limits) => limitsDegraded.set(limits.degraded ? 1 : 0));
     readSource('router', () => sources.router(), (stats) => {
+      routerLeader.set(stats.leader ? 1 : 0);
       routerQueue.set(stats.queued);
       setCounter(routerDropped, stats.dropped);
       setCounter(routerProcessed, stats.processed);

@@ -18,6 +18,8 @@ export interface Retention {
   policy(accountId: string, project: string): Promise<RetentionPolicy & { own: boolean }>;
   /** Stores a project's policy; applies at once in this process. */
   setPolicy(accountId: string, project: string, policy: RetentionPolicy): Promise<void>;
+  /** Reads a project's policy again (another process stored one). */
+  refreshPolicy(accountId: string, project: string): void;
   /** One pruning pass; returns how many calls lost their bodies and how many were deleted. */
   pruneNow(): Promise<{ bodies: number; traces: number }>;
   close(): Promise<void>;
@@ -102,6 +104,9 @@ export function createRetention(options: RetentionOptions): Retention {
     async setPolicy(accountId, project, policy) {
       await store.put({ accountId, project, ...policy, updatedAt: now() });
       policies.set({ accountId, project }, policy);
+    },
+    refreshPolicy(accountId, project) {
+      policies.refresh({ accountId, project });
     },
     pruneNow,
     async close() {

@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { issueKey } from '../../src/auth/key-issuer.js';
-import { parseConfig, type Settings } from '../../src/config/load-config.js';
+import { parseConfig, type LimitsLocation, type Settings } from '../../src/config/load-config.js';
 import { createLogger } from '../../src/log/logger.js';
 import { DEFAULT_MODELS } from '../../src/models/default-models.js';
 import { startTaskgate, type Taskgate } from '../../src/main.js';
@@ -23,10 +23,12 @@ export interface TestGateway {
   baseUrl: string;
   /** Root URL without `/v1`. */
   origin: string;
+  /** The SQLite file of its store (another gateway can share it: `shareStoreWith`). */
+  storePath: string;
   adminKey: string;
   logLines: string[];
   client(key?: string, options?: { maxRetries?: number; timeout?: number }): OpenAI;
-  createKey(options?: { environment?: Environment; role?: KeyRole; requestsPerMinute?: number; account?: string }): Promise<{ id: string; text: string }>;
+  createKey(options?: { environment?: Environment; role?: KeyRole; requestsPerMinute?: number; tokensPerMinute?: number; account?: string }): Promise<{ id: string; text: string }>;
   /** Waits for the trace writer, then returns the traces of the default account (newest first). */
   traces(accountName?: string): Promise<Trace[]>;
   /** The trace of one request id (after flushing the writer). */
@@ -39,6 +41,10 @@ export interface TestGateway {
 export interface TestGatewayOptions {
   /** Puts a double around the real SQLite store, e.g. one that refuses writes (`refusing-store.ts`). */
   wrapStore?: (store: Store) => Store;
+  /** Where the rate limits live (`Settings.limits`); default this process's memory. */
+  limits?: LimitsLocation;
+  /** Serve from another test gateway's store, as a second process of one fleet would (stop this one first). */
+  shareStoreWith?: TestGateway;
 }
 
 /** `configYaml` is a taskgate config; `${NAME}` is interpolated from `variables`. */
@@ -55,8 +61,8 @@ export async function startTestGateway(configYaml = '', variables: Record<string
     host: '127.0.0.1',
     port: 0,
     adminKey: ADMIN_KEY,
-    store: { type: 'sqlite', path: join(directory, 'taskgate.db') },
-    limits: { type: 'memory' },
+    store: { type: 'sqlite', path: options.shareStoreWith?.storePath ?? join(directory, 'taskgate.db') },
+    limits: options.limits ?? { type: 'memory' },
     catalog: DEFAULT_MODELS,
     offline: true,
   };
@@ -73,6 +79,7 @@ export async function startTestGateway(configYaml = '', variables: Record<string
     gateway,
     baseUrl: gateway.baseUrl,
     origin,
+    storePath: (settings.store as { path: string }).path,
     adminKey: ADMIN_KEY,
     logLines,
     client: (key = ADMIN_KEY, options = {}) => new OpenAI({ apiKey: key, baseURL: gateway.baseUrl, maxRetries: options.maxRetries ?? 0, timeout: options.timeout ?? 15_000 }),
@@ -83,6 +90,7 @@ export async function startTestGateway(configYaml = '', variables: Record<string
         environment: options.environment ?? 'production',
         role: options.role ?? 'inference',
         requestsPerMinute: options.requestsPerMinute ?? null,
+        tokensPerMinute: options.tokensPerMinute ?? null,
       });
       return { id: key.id, text };
     },
