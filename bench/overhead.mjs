@@ -7,9 +7,15 @@
  * two mock engines (bench/mock-engine.mjs), one that answers at once and one
  * that leaves `--ttfb-gap-ms` between stream events; a bare node:http + undici
  * pass-through (bench/bare-proxy.mjs), the floor any Node gateway starts from;
- * and taskgate (dist/, a fresh temporary data directory and config, tracing
- * on). It checks that every path answers correctly, warms up, and measures
- * each path (direct to the mock, through the bare proxy, through taskgate):
+ * taskgate (dist/, a fresh temporary data directory and config, tracing on)
+ * on SQLite + in-memory limits; and, unless `--skip-shared`, three taskgates
+ * on one fresh PostgreSQL database (created for the run, dropped at its end)
+ * and one Redis database (flushed at start and end), with the same config and
+ * admin key, each on its own port. It checks that every path answers
+ * correctly, warms up, and measures each path (direct to the mock, through
+ * the bare proxy, through taskgate on SQLite + memory, through the first
+ * PostgreSQL + Redis taskgate alone, and through all three with the load
+ * spread evenly over them):
  *
  *   1. saturation, JSON and streamed: `--connections` connections for
  *      `--duration` seconds: req/s, p50/p99 latency, server CPU per request
@@ -39,6 +45,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chatBody, checkReply } from './lib/chat-request.mjs';
 import { removeOnInterrupt, stopChild } from './lib/child-processes.mjs';
+import { redacted, prepareSharedBackends, readSharedDatabase } from './lib/shared-backends.mjs';
+import { pathLabels, sharedPaths } from './lib/measurement-paths.mjs';
 import { describeEnvironment } from './lib/describe-environment.mjs';
 import { evaluateTargets } from './lib/evaluate-targets.mjs';
 import { runAutocannon, runWrk, wrkInstalled, wrkVersion } from './lib/load-generators.mjs';
@@ -47,7 +55,7 @@ import { markdownReport } from './lib/markdown-report.mjs';
 import { readOptions, usage } from './lib/options.mjs';
 import { runFixedRate } from './lib/run-fixed-rate.mjs';
 import { mediansOf, runMeasurements, warningsOf } from './lib/run-measurements.mjs';
-import { startServers, targetsOf } from './lib/start-servers.mjs';
+import { readinessOf, sharedProcessCount, startServers, targetsOf } from './lib/start-servers.mjs';
 import { countTraces } from './lib/start-taskgate.mjs';
 import { printProfileSummary, writeResults } from './lib/write-results.mjs';
 
@@ -76,9 +84,23 @@ async function main() {
   if (options.cpuProfileDirectory !== undefined) mkdirSync(options.cpuProfileDirectory, { recursive: true });
   /** @type {{ child: import('node:child_process').ChildProcess }[]} */
   const started = [];
+  /** @type {import('./lib/shared-backends.mjs').SharedBackends | null} */
+  let backends = null;
   try {
     log(`load generator: ${loadGenerator}; temporary directory ${directory}`);
-    const servers = await startServers({ options, paths, directory }, started);
+    /** Why the PostgreSQL + Redis rows are not measured (null when they are). */
+    let sharedSkipped = options.skipShared ? 'left out (--skip-shared)' : null;
+    if (sharedSkipped === null) {
+      const prepared = await prepareSharedBackends({ postgresUrl: options.postgresUrl, redisUrl: options.redisUrl });
+      if ('missing' in prepared) {
+        sharedSkipped = prepared.missing;
+        log(`skipping the PostgreSQL + Redis rows: ${prepared.missing}`);
+      } else {
+        backends = prepared;
+        paths.push(...sharedPaths);
+      }
+    }
+    const servers = await startServers({ options, paths, directory, backends }, started);
     const targetFor = targetsOf(servers);
 
     // Every path must answer correctly before anything is measured.
@@ -101,19 +123,50 @@ async function main() {
     }
     await runFixedRate(targetFor('through', 'stream', true), { rate: options.ttfbRate, durationSeconds: Math.min(1, options.warmupSeconds), stream: true });
 
-    const { runs, throughCompleted } = await runMeasurements({ options, kinds, paths, servers, targetFor, saturate });
+    const { runs, completedByPath } = await runMeasurements({ options, kinds, paths, servers, targetFor, saturate });
     const medians = mediansOf(runs, kinds, paths);
     const warnings = warningsOf(runs, paths, options.maxNoisePercent);
 
     // Stop taskgate now: it writes its pending traces (and its CPU profile) on the way out.
-    const { taskgate } = servers;
+    const { taskgate, shared } = servers;
     await stopChild(taskgate.child, 20_000);
     const traceCount = countTraces(taskgate.sqlitePath);
+    const throughCompleted = completedByPath.through ?? 0;
     if (traceCount !== null && traceCount < throughCompleted) {
       warnings.push(`taskgate stored ${traceCount} traces for at least ${throughCompleted} measured calls: tracing fell behind`);
     }
-    const taskgateWarnings = taskgate.log.text.split('\n').filter((line) => line.includes('"level":"warn"') || line.includes('"level":"error"'));
-    if (taskgateWarnings.length > 0) warnings.push(`taskgate logged ${taskgateWarnings.length} warnings or errors, e.g. ${taskgateWarnings[0]?.slice(0, 300)}`);
+    warnings.push(...logWarnings('taskgate (SQLite + memory)', taskgate.log.text));
+
+    /** What the PostgreSQL + Redis rows ran on, for the report. */
+    let sharedReport = /** @type {Record<string, unknown>} */ ({ skipped: sharedSkipped });
+    if (shared !== null && backends !== null) {
+      // Still running: is anything degraded after the load (limits fallen back to memory, store writes failing), and who leads the router?
+      const readinessAtEnd = await Promise.all(shared.processes.map((server) => readinessOf(server.origin, taskgate.adminKey, false)));
+      readinessAtEnd.forEach((ready, index) => {
+        if (ready.degraded?.length > 0 || ready.ready !== true) warnings.push(`taskgate ${index + 1} on PostgreSQL + Redis after the runs: ${JSON.stringify(ready).slice(0, 400)}`);
+      });
+      const { routerLeaderPid } = await readSharedDatabase(backends.databaseUrl);
+      await Promise.allSettled(shared.processes.map((server) => stopChild(server.child, 20_000)));
+      const { traces } = await readSharedDatabase(backends.databaseUrl);
+      const sharedCompleted = sharedPaths.reduce((sum, path) => sum + (completedByPath[path] ?? 0), 0);
+      if (traces === null) warnings.push('could not count the traces in the PostgreSQL database');
+      else if (traces < sharedCompleted) warnings.push(`the taskgates on PostgreSQL stored ${traces} traces for at least ${sharedCompleted} measured calls: tracing fell behind`);
+      shared.processes.forEach((server, index) => warnings.push(...logWarnings(`taskgate ${index + 1} (PostgreSQL + Redis)`, server.log.text)));
+      const leaderIndex = shared.processes.findIndex((server) => server.pid === routerLeaderPid);
+      sharedReport = {
+        skipped: null,
+        postgres: redacted(backends.databaseUrl),
+        redis: redacted(backends.redisUrl),
+        processes: shared.processes.length,
+        onePathProcess: 1,
+        routerLeader: leaderIndex === -1 ? null : leaderIndex + 1,
+        tracesStored: traces,
+        postgresBackendsVisible: shared.postgresPids !== null,
+        redisVisible: shared.redisPid !== null,
+        readinessAtStart: shared.readinessAtStart.map((ready) => ({ router: ready.router, store: ready.store, limits: ready.limits })),
+        readinessAtEnd: readinessAtEnd.map((ready) => ({ ready: ready.ready, degraded: ready.degraded, limits: ready.limits, store_writes: ready.store_writes, router: ready.router })),
+      };
+    }
 
     const report = {
       startedAt,
@@ -130,10 +183,13 @@ async function main() {
         retries: options.retries,
         only: options.only,
         paths,
+        pathLabels: Object.fromEntries(paths.map((path) => [path, pathLabels[path]])),
+        sharedProcessCount,
         cpuProfile: options.cpuProfileDirectory !== undefined,
         requestBodyBytes: Buffer.byteLength(chatBody('bench-model', false)),
       },
       tracesStored: traceCount,
+      shared: sharedReport,
       medians,
       targets: evaluateTargets(medians, options),
       warnings: [...new Set(warnings)],
@@ -145,8 +201,19 @@ async function main() {
     if (options.cpuProfileDirectory !== undefined) printProfileSummary(options.cpuProfileDirectory);
   } finally {
     await Promise.allSettled(started.map(({ child }) => stopChild(child, 5_000)));
+    // After the taskgates stopped: their connections are gone, so the database drops at once.
+    if (backends !== null) await backends.cleanUp();
     if (!options.keep) rmSync(directory, { recursive: true, force: true });
   }
+}
+
+/**
+ * A taskgate's warn and error log lines, as one warning.
+ * @param {string} name @param {string} text
+ */
+function logWarnings(name, text) {
+  const lines = text.split('\n').filter((line) => line.includes('"level":"warn"') || line.includes('"level":"error"'));
+  return lines.length === 0 ? [] : [`${name} logged ${lines.length} warnings or errors, e.g. ${lines[0]?.slice(0, 300)}`];
 }
 
 main().catch((error) => {

@@ -11,6 +11,7 @@ import type { Engine } from './engines/engine.js';
 import { createModelPool, type ModelPool } from './engines/engine-pool.js';
 import { createEngines } from './engines/engines-from-config.js';
 import { createRateLimiter } from './limits/create-rate-limiter.js';
+import type { RateLimiter } from './limits/rate-limiter.js';
 import type { Logger } from './log/logger.js';
 import type { ModelDownloads } from './models/model-downloads.js';
 import { createRouteTable } from './routing/route-table.js';
@@ -23,7 +24,7 @@ import { createDashboard } from './dashboard/dashboard-handler.js';
 import { createApp } from './server/app.js';
 import { createMetricsApp } from './server/metrics-app.js';
 import { createRollupStatsService } from './tracking/rollup-stats-service.js';
-import { createMetrics } from './tracking/metrics.js';
+import { createMetrics, type Metrics } from './tracking/metrics.js';
 import { createRetention, type Retention } from './tracking/retention.js';
 import { createCallGate } from './server/call-gate.js';
 import { createRoutingHandlers } from './server/routing-handlers.js';
@@ -57,6 +58,12 @@ export interface StartOptions {
   downloads?: ModelDownloads;
   /** A store to use instead of opening the one the settings name (embedding taskgate; tests that make the store fail). */
   store?: Store;
+  /** Whether this process makes the bootstrap admin key (default true). The workers of `serve --workers` leave it to their primary, which prints it once. */
+  bootstrapAdminKey?: boolean;
+  /** A rate limiter to use instead of the one the settings name; `stop` closes it. A worker of `serve --workers` asks its primary's. */
+  limiter?: RateLimiter;
+  /** Wraps this process's metrics: a worker of `serve --workers` answers `/metrics` with every worker's sum. */
+  metrics?: (local: Metrics) => Metrics;
 }
 
 export async function startTaskgate(settings: Settings, logger: Logger, options: StartOptions = {}): Promise<Taskgate> {
@@ -64,7 +71,8 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   const store = withStoreErrors(options.store ?? openStore(settings.store));
   await store.migrate();
   // A key the operator chose is in place before the first call; a generated one only once the port is ours (below).
-  if (settings.adminKey !== null) await ensureBootstrapAdminKey(store.accounts, settings.adminKey);
+  const bootstrap = options.bootstrapAdminKey ?? true;
+  if (bootstrap && settings.adminKey !== null) await ensureBootstrapAdminKey(store, settings.adminKey);
 
   const { engines, close: closeEngines } = await createEngines(settings, logger, options.downloads);
   const enginesById = new Map(engines.map((engine) => [engine.id, engine]));
@@ -84,7 +92,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     pools.set(model.id, createModelPool({ modelId: model.id, replicas, logger }));
   }
 
-  const limiter = await createRateLimiter(settings.limits, { logger: logger.child({ part: 'limits' }) });
+  const limiter = options.limiter ?? (await createRateLimiter(settings.limits, { logger: logger.child({ part: 'limits' }) }));
   const authenticator = createAuthenticator({ accounts: store.accounts, logger });
   const gate = createCallGate({ authenticator, limiter, defaultRequestsPerMinute: config.limits.requests_per_minute, defaultTokensPerMinute: config.limits.tokens_per_minute });
   const traces = createTraceWriter({ traces: store.traces, logger, flushIntervalMs: config.traces.flush_interval_ms });
@@ -122,7 +130,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     logger: logger.child({ part: 'retention' }),
   });
   const stopFollowing = followChanges(store.changes, { routes, authenticator, retention, router }, logger);
-  const metrics = createMetrics({
+  const localMetrics = createMetrics({
     logger,
     sources: {
       engines: () => engineLoad(engines, pools),
@@ -132,6 +140,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
       router: () => ({ leader: router.isLeader(), ...router.stats() }),
     },
   });
+  const metrics = options.metrics?.(localMetrics) ?? localMetrics;
   const handle = createApp({
     gate,
     authenticator,
@@ -188,7 +197,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   }
   const [server, metricsServer = null] = listening as [HttpServer, HttpServer?];
   // Made only now that the port is ours: a start that fails to listen never prints a key it then loses.
-  const createdAdminKey = settings.adminKey === null ? await ensureBootstrapAdminKey(store.accounts, null) : null;
+  const createdAdminKey = bootstrap && settings.adminKey === null ? await ensureBootstrapAdminKey(store, null) : null;
   const displayHost = settings.host === '0.0.0.0' || settings.host === '::' ? '127.0.0.1' : settings.host;
 
   return {

@@ -47,6 +47,7 @@ export function chatHeaders(key) {
 /**
  * @typedef {object} LoadTarget
  * @property {string} url
+ * @property {string[]} [urls]  several servers answering alike: the load is spread over them in turn (url is the first)
  * @property {Record<string, string>} headers
  * @property {string} body
  */
@@ -58,7 +59,13 @@ export function chatHeaders(key) {
  * @param {string} label
  */
 export async function checkReply(target, stream, label) {
-  const response = await fetch(target.url, { method: 'POST', headers: target.headers, body: target.body, signal: AbortSignal.timeout(10_000) });
+  const urls = target.urls ?? [target.url];
+  for (const [index, url] of urls.entries()) await checkOneReply(url, target, stream, urls.length > 1 ? `${label}, server ${index + 1}/${urls.length}` : label);
+}
+
+/** @param {string} url @param {LoadTarget} target @param {boolean} stream @param {string} label */
+async function checkOneReply(url, target, stream, label) {
+  const response = await fetch(url, { method: 'POST', headers: target.headers, body: target.body, signal: AbortSignal.timeout(10_000) });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`${label}: HTTP ${response.status}: ${text.slice(0, 500)}`);
   if (stream) {

@@ -12,6 +12,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 const children = new Set();
 /** The temporary directory, removed on the way out unless --keep. */
 let temporaryDirectory = /** @type {string | null} */ (null);
+/** Other things an interrupt must undo once the children are stopped (a bench database, say). */
+const interruptCleanups = /** @type {Set<() => Promise<unknown>>} */ (new Set());
 
 /**
  * What an interrupt removes besides stopping the children (null: nothing, as with --keep).
@@ -19,6 +21,27 @@ let temporaryDirectory = /** @type {string | null} */ (null);
  */
 export function removeOnInterrupt(directory) {
   temporaryDirectory = directory;
+}
+
+/**
+ * Runs `cleanup` on SIGINT/SIGTERM, after the children are stopped (at most
+ * 15 s for all of them). The caller also runs it on its normal way out, so it
+ * must be safe to run twice (see `runOnce`). Returns a function that unregisters it.
+ * @param {() => Promise<unknown>} cleanup
+ */
+export function cleanUpOnInterrupt(cleanup) {
+  interruptCleanups.add(cleanup);
+  return () => interruptCleanups.delete(cleanup);
+}
+
+/**
+ * The first call runs `work`; every later call returns the same promise.
+ * @template T @param {() => Promise<T>} work @returns {() => Promise<T>}
+ */
+export function runOnce(work) {
+  /** @type {Promise<T> | null} */
+  let running = null;
+  return () => (running ??= work());
 }
 
 /**
@@ -90,10 +113,13 @@ process.once('exit', () => {
 for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
   process.once(signal, () => {
     process.stderr.write(`\nbench: ${signal}, stopping everything it started\n`);
-    Promise.allSettled([...children].map((child) => stopChild(child, 3_000))).finally(() => {
-      if (temporaryDirectory !== null) rmSync(temporaryDirectory, { recursive: true, force: true });
-      process.exit(130);
-    });
+    Promise.allSettled([...children].map((child) => stopChild(child, 3_000)))
+      .then(() => withDeadline(Promise.allSettled([...interruptCleanups].map((cleanup) => cleanup())), 15_000, 'cleanup took too long'))
+      .catch((error) => process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`))
+      .finally(() => {
+        if (temporaryDirectory !== null) rmSync(temporaryDirectory, { recursive: true, force: true });
+        process.exit(130);
+      });
   });
 }
 

@@ -14,6 +14,7 @@ import { keepTail, startChild, stopChild, withDeadline } from './child-processes
 /**
  * @typedef {object} LoadResult
  * @property {number} completed       responses received (any status)
+ * @property {number} connections     connections actually opened (a multiple of the servers' count)
  * @property {number} failed          non-2xx responses, errors and timeouts
  * @property {number} durationSeconds
  * @property {number} p50Ms
@@ -31,27 +32,56 @@ export function wrkInstalled() {
 }
 
 export function wrkVersion() {
+  // "wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer" (Debian's: "wrk debian/4.1.0-3+b2 [epoll] ..."): keep what precedes the copyright.
+  /** @param {string} output */
+  const firstLine = (output) => output.split('\n')[0]?.replace(/\s*Copyright.*$/, '').trim() || 'wrk';
   try {
-    return execFileSync('wrk', ['--version'], { encoding: 'utf8', timeout: 5_000 }).split('\n')[0]?.trim() ?? 'wrk';
+    return firstLine(execFileSync('wrk', ['--version'], { encoding: 'utf8', timeout: 5_000 }));
   } catch (error) {
-    const output = /** @type {{ stdout?: string }} */ (error).stdout ?? '';
-    return output.split('\n')[0]?.trim() || 'wrk';
+    return firstLine(/** @type {{ stdout?: string }} */ (error).stdout ?? '');
   }
 }
 
-/** Lua string literal with everything escaped (bodies and keys never contain a quote that survives this). */
+/** Lua string literal with everything escaped (bodies and keys never contain a quote that survives this). @param {string} text */
 function luaString(text) {
   return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
 }
 
 /**
- * Closed-loop saturation with wrk (one thread: the servers need the cores more).
+ * The connections to open against a target: as asked, rounded up to a
+ * multiple of its servers, so every server gets as many.
+ * @param {LoadTarget} target @param {number} connections
+ */
+export function connectionsFor(target, connections) {
+  const servers = target.urls?.length ?? 1;
+  return Math.ceil(connections / servers) * servers;
+}
+
+/**
+ * Closed-loop saturation with wrk (one thread: the servers need the cores
+ * more; one thread per server when the target has several, each thread's
+ * connections going to its own server).
  * @param {LoadTarget} target
  * @param {{ connections: number, durationSeconds: number, directory: string }} settings
  * @returns {Promise<LoadResult>}
  */
 export async function runWrk(target, { connections, durationSeconds, directory }) {
   const scriptPath = join(directory, `wrk-${randomBytes(4).toString('hex')}.lua`);
+  const urls = target.urls ?? [target.url];
+  const threads = urls.length;
+  const total = connectionsFor(target, connections);
+  // wrk gives each thread its share of the connections, all to thread.addr: one thread per server spreads them evenly.
+  const spread =
+    urls.length === 1
+      ? ''
+      : `local servers = { ${urls.map((url) => `{ ${luaString(new URL(url).hostname)}, ${luaString(new URL(url).port)} }`).join(', ')} }
+local nextServer = 1
+function setup(thread)
+  local server = servers[nextServer]
+  nextServer = nextServer + 1
+  thread.addr = wrk.lookup(server[1], server[2])[1]
+end
+`;
   const headerLines = Object.entries(target.headers)
     .map(([name, value]) => `wrk.headers[${luaString(name)}] = ${luaString(value)}`)
     .join('\n');
@@ -60,7 +90,7 @@ export async function runWrk(target, { connections, durationSeconds, directory }
     `wrk.method = "POST"
 wrk.body = ${luaString(target.body)}
 ${headerLines}
--- Machine-readable summary; latency is in microseconds.
+${spread}-- Machine-readable summary; latency is in microseconds.
 function done(summary, latency, requests)
   local errors = summary.errors
   io.write(string.format("BENCH_WRK_RESULT %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f\\n",
@@ -70,7 +100,7 @@ end
 `,
   );
   const seconds = Math.max(1, Math.round(durationSeconds));
-  const child = startChild('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '10s', '-s', scriptPath, target.url]);
+  const child = startChild('wrk', [`-t${threads}`, `-c${total}`, `-d${seconds}s`, '--timeout', '10s', '-s', scriptPath, target.url]);
   const output = keepTail(child.stdout);
   const errors = keepTail(child.stderr);
   await withDeadline(once(child, 'exit'), (seconds + 30) * 1_000, 'wrk did not finish in time', () => void stopChild(child, 1_000));
@@ -82,6 +112,7 @@ end
     .map(Number);
   return {
     completed: requests,
+    connections: total,
     failed: connectErrors + readErrors + writeErrors + statusErrors + timeouts,
     durationSeconds: durationMicros / 1e6,
     p50Ms: p50Micros / 1_000,
@@ -97,12 +128,14 @@ end
  */
 export async function runAutocannon(target, { connections, durationSeconds }) {
   const { default: autocannon } = await import('autocannon');
+  const total = connectionsFor(target, connections);
   const run = autocannon({
-    url: target.url,
+    // Several URLs: autocannon gives connection i to URL i mod n.
+    url: target.urls ?? target.url,
     method: 'POST',
     headers: target.headers,
     body: target.body,
-    connections,
+    connections: total,
     duration: durationSeconds,
     timeout: 10,
   });
@@ -110,6 +143,7 @@ export async function runAutocannon(target, { connections, durationSeconds }) {
   const completed = result['2xx'] + result.non2xx;
   return {
     completed,
+    connections: total,
     failed: result.non2xx + result.errors + result.timeouts,
     durationSeconds: result.duration,
     p50Ms: result.latency.p50,

@@ -13,6 +13,9 @@ export function markdownReport(report) {
   /** @type {PathName[]} */
   const paths = settings.paths;
   const proxies = paths.filter((path) => path !== 'direct');
+  const hasShared = paths.includes('shared') || paths.includes('fleet');
+  /** Rows whose server is taskgate: their CPU is in bold. */
+  const taskgatePaths = ['through', 'shared', 'fleet'];
   const lines = [];
   lines.push(`### taskgate overhead (${settings.repeat === 1 ? 'one run' : `medians of ${settings.repeat} runs`})`, '');
   lines.push(
@@ -21,11 +24,29 @@ export function markdownReport(report) {
       `load generator: ${environment.loadGenerator}; load average at start ${environment.loadAverageAtStart}.`,
     '',
   );
+  const shared = report.shared ?? { skipped: null };
+  if (hasShared) {
+    lines.push(
+      `PostgreSQL + Redis rows: ${shared.processes} taskgate processes on one fresh database (${shared.postgres}) and Redis ${shared.redis}, ` +
+        `each on its own port, with the same config and admin key. The one-process row is process 1 alone (the other two running, idle); ` +
+        `the ${shared.processes}-process row spreads the load evenly over all of them (connections, and fixed-rate requests, in turn)` +
+        `${shared.routerLeader == null ? '' : `; process ${shared.routerLeader} led the router`}.`,
+      '',
+    );
+  }
 
   if (medians.saturation.length > 0) {
     lines.push(`**Saturation** (${settings.connections} connections, ${settings.durationSeconds} s, ${environment.loadGenerator.split(' ')[0]}):`, '');
-    lines.push('| Load | Path | req/s | p50 ms | p99 ms | Server CPU µs/req | of which kernel | Mock CPU µs/req | Server peak RSS MB |');
-    lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|');
+    lines.push(
+      `| Load | Path | req/s | p50 ms | p99 ms | Server CPU µs/req | of which kernel | Mock CPU µs/req |${hasShared ? ' PostgreSQL / Redis CPU µs/req |' : ''} Server peak RSS MB |`,
+    );
+    lines.push(`|---|---|---:|---:|---:|---:|---:|---:|${hasShared ? '---:|' : ''}---:|`);
+    const backendCell = (/** @type {any} */ figures) =>
+      hasShared
+        ? figures.postgresCpuMicrosPerRequest === undefined && figures.redisCpuMicrosPerRequest === undefined
+          ? ' — |'
+          : ` ${figures.postgresCpuMicrosPerRequest == null ? 'n/a' : format(figures.postgresCpuMicrosPerRequest)} / ${figures.redisCpuMicrosPerRequest == null ? 'n/a' : format(figures.redisCpuMicrosPerRequest)} |`
+        : '';
     for (const entry of medians.saturation) {
       const label = entry.kind === 'json' ? 'JSON' : 'stream (23 events)';
       /** The spread of a figure over the repeats, to show how noisy the machine was. @param {PathName} path @param {string} field */
@@ -37,18 +58,21 @@ export function markdownReport(report) {
       for (const path of paths) {
         const figures = entry[path];
         const cpu = `${format(figures.serverCpuMicrosPerRequest)}${spread(path, 'serverCpuMicrosPerRequest')} (${serverNames[path]})`;
+        const backends = path === 'shared' || path === 'fleet' ? backendCell(figures) : hasShared ? ' — |' : '';
         lines.push(
           `| ${label} | ${pathLabels[path]} | ${format(figures.requestsPerSecond)}${spread(path, 'requestsPerSecond')} | ${format(figures.p50Ms, 2)} | ${format(figures.p99Ms, 2)} | ` +
-            `${path === 'through' ? `**${cpu}**` : cpu} | ${format(figures.serverSystemMicrosPerRequest)} | ${figures.mockCpuMicrosPerRequest === null ? '—' : format(figures.mockCpuMicrosPerRequest)} | ` +
-            `${format(figures.serverPeakRssMegabytes)} (${serverNames[path]}) |`,
+            `${taskgatePaths.includes(path) ? `**${cpu}**` : cpu} | ${format(figures.serverSystemMicrosPerRequest)} | ${figures.mockCpuMicrosPerRequest === null ? '—' : format(figures.mockCpuMicrosPerRequest)} |` +
+            `${backends} ${format(figures.serverPeakRssMegabytes)} (${serverNames[path]}) |`,
         );
       }
-      const { direct, through } = entry;
-      lines.push(
-        `| ${label} | through / direct | ${ratio(through.requestsPerSecond, direct.requestsPerSecond)} | ${ratio(through.p50Ms, direct.p50Ms)} | ${ratio(through.p99Ms, direct.p99Ms)} | ` +
-          `${ratio(through.serverCpuMicrosPerRequest, direct.serverCpuMicrosPerRequest)} | ${ratio(through.serverSystemMicrosPerRequest, direct.serverSystemMicrosPerRequest)} | | ` +
-          `${ratio(through.serverPeakRssMegabytes, direct.serverPeakRssMegabytes)} |`,
-      );
+      /** A row of ratios between two paths. @param {string} name @param {any} top @param {any} bottom */
+      const ratioRow = (name, top, bottom) =>
+        `| ${label} | ${name} | ${ratio(top.requestsPerSecond, bottom.requestsPerSecond)} | ${ratio(top.p50Ms, bottom.p50Ms)} | ${ratio(top.p99Ms, bottom.p99Ms)} | ` +
+        `${ratio(top.serverCpuMicrosPerRequest, bottom.serverCpuMicrosPerRequest)} | ${ratio(top.serverSystemMicrosPerRequest, bottom.serverSystemMicrosPerRequest)} | |${hasShared ? ' |' : ''} ` +
+        `${ratio(top.serverPeakRssMegabytes, bottom.serverPeakRssMegabytes)} |`;
+      lines.push(ratioRow('through / direct', entry.through, entry.direct));
+      if (entry.shared !== undefined) lines.push(ratioRow('PostgreSQL + Redis / SQLite + memory (1 process each)', entry.shared, entry.through));
+      if (entry.shared !== undefined && entry.fleet !== undefined) lines.push(ratioRow(`${shared.processes} processes / 1 process (PostgreSQL + Redis)`, entry.fleet, entry.shared));
     }
     const notes = [];
     if (report.runs.length > 1) notes.push('[min–max] over the runs.');
@@ -58,6 +82,7 @@ export function markdownReport(report) {
         .join(', ');
       notes.push(`taskgate's own work per call (its CPU minus the bare pass-through's): ${own}.`);
     }
+    if (hasShared) notes.push(...sharedNotes(report));
     if (notes.length > 0) lines.push('', notes.join(' '));
     lines.push('');
   }
@@ -104,6 +129,50 @@ export function markdownReport(report) {
     for (const target of report.targets) lines.push(`| ${target.target} | ${target.measured} | ${target.met ? 'yes' : '**no**'} |`);
     lines.push('');
   }
+  if (shared.skipped !== null && shared.skipped !== undefined) lines.push(`> PostgreSQL + Redis rows not measured: ${shared.skipped}`);
   for (const warning of report.warnings) lines.push(`> warning: ${warning}`);
   return lines.join('\n');
+}
+
+/**
+ * What the PostgreSQL + Redis rows mean, under the saturation table.
+ * @param {any} report
+ */
+function sharedNotes(report) {
+  const { environment, settings, medians } = report;
+  const count = report.shared.processes;
+  const notes = [];
+  /** @param {any} entry */
+  const kindName = (entry) => (entry.kind === 'json' ? 'JSON' : 'streams');
+  const withShared = medians.saturation.filter((/** @type {any} */ entry) => entry.shared !== undefined);
+  if (withShared.length > 0) {
+    const extra = withShared.map((/** @type {any} */ entry) => `${kindName(entry)} ${signed(entry.shared.serverCpuMicrosPerRequest - entry.through.serverCpuMicrosPerRequest)} µs`).join(', ');
+    notes.push(`taskgate's CPU per call on PostgreSQL + Redis minus on SQLite + memory (one process each): ${extra}.`);
+    const backends = withShared
+      .map((/** @type {any} */ entry) => {
+        const { postgresCpuMicrosPerRequest: postgres, redisCpuMicrosPerRequest: redis } = entry.shared;
+        return `${kindName(entry)} ${postgres == null ? 'n/a' : format(postgres)} µs in PostgreSQL and ${redis == null ? 'n/a' : format(redis)} µs in Redis`;
+      })
+      .join(', ');
+    notes.push(
+      `Besides taskgate's own CPU, each call of the one-process row cost ${backends} ` +
+        '(the bench database\'s backends; all of redis-server, which other clients on the machine may also use).',
+    );
+    const idle = withShared
+      .filter((/** @type {any} */ entry) => entry.shared.idleCpuMicrosPerRequest != null)
+      .map((/** @type {any} */ entry) => `${kindName(entry)} ${format(entry.shared.idleCpuMicrosPerRequest)} µs`);
+    if (idle.length > 0) notes.push(`Its ${count - 1} idle siblings used, per call it answered: ${idle.join(', ')}.`);
+  }
+  const fleet = medians.saturation.find((/** @type {any} */ entry) => entry.fleet !== undefined);
+  if (fleet !== undefined) {
+    notes.push(
+      `The ${count}-process row runs ${count} taskgates on this machine's ${environment.cores} cores, beside the mocks, PostgreSQL, Redis and the load generator: ` +
+        `${count} processes on ${environment.cores} cores cannot multiply throughput by ${count}, so its req/s is not a measure of scale; ` +
+        `it shows what a call costs when ${count} processes share one database and one Redis (server CPU summed over the ${count}: coordination, ` +
+        `plus each process batching fewer calls per event-loop turn and per trace write, plus more context switches), against one process on the same back ends. ` +
+        `It uses ${fleet.fleet.connections ?? settings.connections} connections (a multiple of ${count}), ${Math.round((fleet.fleet.connections ?? settings.connections) / count)} per process` +
+        `${environment.loadGenerator.startsWith('wrk') ? `, from ${count} wrk threads (one per process)` : ''}.`,
+    );
+  }
+  return notes;
 }

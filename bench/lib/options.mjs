@@ -6,6 +6,9 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { defaultResultsDirectory } from './repository-paths.mjs';
 
+export const defaultPostgresUrl = 'postgres://postgres@127.0.0.1:5432/postgres';
+export const defaultRedisUrl = 'redis://127.0.0.1:6379/7';
+
 export const usage = `Usage: node bench/overhead.mjs [options]   (or: npm run bench -- [options])
 
 Options:
@@ -21,6 +24,12 @@ Options:
   --retries N           at most N such re-runs per measurement (default 2; 0 to disable)
   --only KIND           json | stream | all (default all)
   --skip-baseline       do not measure the bare node:http + undici pass-through
+  --skip-shared         do not measure taskgate on PostgreSQL + Redis (one process, and
+                        three processes sharing the database and Redis)
+  --postgres-url URL    PostgreSQL where the bench creates (and drops) a fresh database
+                        taskgate_bench_<random> (default ${defaultPostgresUrl})
+  --redis-url URL       Redis for the rate limits, with a database number other than 0:
+                        the bench flushes that database at start and end (default ${defaultRedisUrl})
   --load-generator G    auto | wrk | autocannon (default auto: wrk when installed)
   --cpu-prof DIR        run taskgate under node --cpu-prof, write the profile to DIR
                         and print its hot spots (figures are then not comparable)
@@ -46,6 +55,9 @@ Options:
  * @property {string} outputDirectory
  * @property {boolean} keep
  * @property {boolean} skipBaseline
+ * @property {boolean} skipShared
+ * @property {string} postgresUrl
+ * @property {string} redisUrl
  * @property {boolean} quick
  */
 
@@ -68,6 +80,9 @@ export function readOptions() {
       output: { type: 'string', default: defaultResultsDirectory },
       keep: { type: 'boolean', default: false },
       'skip-baseline': { type: 'boolean', default: false },
+      'skip-shared': { type: 'boolean', default: false },
+      'postgres-url': { type: 'string', default: defaultPostgresUrl },
+      'redis-url': { type: 'string', default: defaultRedisUrl },
       quick: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -96,8 +111,23 @@ export function readOptions() {
     outputDirectory: resolve(values.output),
     keep: values.keep === true,
     skipBaseline: values['skip-baseline'] === true,
+    skipShared: values['skip-shared'] === true,
+    postgresUrl: urlOption(values['postgres-url'], '--postgres-url', /^postgres(ql)?:$/),
+    redisUrl: urlOption(values['redis-url'], '--redis-url', /^rediss?:$/),
     quick,
   };
+}
+
+/** @param {string} text @param {string} name @param {RegExp} protocol */
+function urlOption(text, name, protocol) {
+  let url;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`${name} must be a URL, not ${text}`);
+  }
+  if (!protocol.test(url.protocol)) throw new Error(`${name}: unexpected scheme ${url.protocol} in ${text}`);
+  return text;
 }
 
 /** @param {string} text @param {string} name @param {number} maximum */

@@ -62,12 +62,54 @@ export function resetPeakRss(pid) {
 /** The processes this script started and measures (servers); set once they run. */
 const ownServerPids = /** @type {number[]} */ ([]);
 
+/** Processes that work for the benchmark but that it did not start (PostgreSQL backends, redis-server), found anew at each reading. */
+const ownPidSources = /** @type {Array<() => number[]>} */ ([]);
+
 /**
  * Counts these processes' CPU as the benchmark's own, not as noise.
  * @param {...number} pids
  */
 export function countAsOwn(...pids) {
   ownServerPids.push(...pids);
+}
+
+/**
+ * Counts the CPU of the processes `pids()` names at each reading as the
+ * benchmark's own (a process that comes and goes between two readings is
+ * missed, and counted as noise).
+ * @param {() => number[]} pids
+ */
+export function countAsOwnWhileRunning(pids) {
+  ownPidSources.push(pids);
+}
+
+/**
+ * CPU time so far (microseconds) of each of these processes that is still
+ * there, by pid: for sets of processes that change (pooled database backends).
+ * @param {number[]} pids
+ * @returns {Map<number, number>}
+ */
+export function cpuByPid(pids) {
+  const byPid = new Map();
+  for (const pid of new Set(pids)) {
+    try {
+      byPid.set(pid, cpuMicroseconds(pid));
+    } catch {
+      // Gone.
+    }
+  }
+  return byPid;
+}
+
+/**
+ * CPU used between two `cpuByPid` readings: a process that appeared in between
+ * counts from zero, one that ended in between is lost.
+ * @param {Map<number, number>} before @param {Map<number, number>} after
+ */
+export function cpuBetween(before, after) {
+  let total = 0;
+  for (const [pid, micros] of after) total += micros - (before.get(pid) ?? 0);
+  return total;
 }
 
 /**
@@ -83,7 +125,8 @@ export function noiseSnapshot() {
   // utime, stime, cutime, cstime are fields 14-17: indexes 11-14 after the name.
   const selfTicks = Number(selfFields[11]) + Number(selfFields[12]) + Number(selfFields[13]) + Number(selfFields[14]);
   let own = (selfTicks * 1_000_000) / clockTicksPerSecond;
-  for (const pid of ownServerPids) own += cpuMicroseconds(pid);
+  const dynamicPids = ownPidSources.flatMap((source) => source());
+  for (const micros of cpuByPid([...ownServerPids, ...dynamicPids]).values()) own += micros;
   return { total: user + nice + system + idle + iowait + irq + softirq + steal, busy: user + nice + system + irq + softirq, steal, own };
 }
 
@@ -112,11 +155,12 @@ export function noiseBetween(before, after) {
 export async function waitUntilIdle(pids, maxMs) {
   const startedAt = performance.now();
   const windowMs = 200;
-  let previous = pids.map(cpuMicroseconds);
+  // By pid, skipping processes that end meanwhile (a pooled PostgreSQL backend closing its idle connection).
+  let previous = cpuByPid(pids);
   for (let waited = 0; waited < maxMs; waited += windowMs) {
     await sleep(windowMs);
-    const current = pids.map(cpuMicroseconds);
-    const busy = current.some((value, index) => value - previous[index] > 1_000_000 / clockTicksPerSecond);
+    const current = cpuByPid(pids);
+    const busy = [...current].some(([pid, value]) => value - (previous.get(pid) ?? value) > 1_000_000 / clockTicksPerSecond);
     previous = current;
     if (!busy) break;
   }

@@ -13,13 +13,14 @@ import { percentile } from './statistics.mjs';
 /**
  * Open-loop load at a fixed rate with undici: a request is sent when it is
  * due, whether or not the earlier ones have finished, so a slow server cannot
- * slow the client down and hide its own latency.
+ * slow the client down and hide its own latency. A target with several
+ * servers gets request i on server i mod n.
  * @param {LoadTarget} target
  * @param {{ rate: number, durationSeconds: number, stream: boolean }} settings
  */
 export async function runFixedRate(target, { rate, durationSeconds, stream }) {
-  const url = new URL(target.url);
-  const pool = new Pool(url.origin, { connections: 256, pipelining: 1 });
+  const urls = (target.urls ?? [target.url]).map((text) => new URL(text));
+  const pools = urls.map((url) => new Pool(url.origin, { connections: 256, pipelining: 1 }));
   const total = Math.max(1, Math.round(rate * durationSeconds));
   const intervalMs = 1_000 / rate;
   /** @type {number[]} */
@@ -30,11 +31,14 @@ export async function runFixedRate(target, { rate, durationSeconds, stream }) {
   /** @type {Set<Promise<void>>} */
   const pending = new Set();
 
-  async function one() {
+  /** @param {number} index */
+  async function one(index) {
+    const server = index % pools.length;
+    const pool = /** @type {Pool} */ (pools[server]);
     const sentAt = performance.now();
     const response = await pool.request({
       method: 'POST',
-      path: url.pathname,
+      path: /** @type {URL} */ (urls[server]).pathname,
       headers: target.headers,
       body: target.body,
       signal: AbortSignal.timeout(10_000),
@@ -59,7 +63,7 @@ export async function runFixedRate(target, { rate, durationSeconds, stream }) {
   for (let index = 0; index < total; index++) {
     const wait = startedAt + index * intervalMs - performance.now();
     if (wait > 0) await sleep(wait);
-    const request = one().catch(() => {
+    const request = one(index).catch(() => {
       failed++;
     });
     pending.add(request);
@@ -68,7 +72,7 @@ export async function runFixedRate(target, { rate, durationSeconds, stream }) {
   const sendingSeconds = (performance.now() - startedAt) / 1_000;
   // Every request has its own 10 s timeout; this bound is only a backstop.
   await withDeadline(Promise.allSettled([...pending]), 15_000, 'fixed-rate requests still pending').catch(() => undefined);
-  await pool.destroy();
+  await Promise.all(pools.map((pool) => pool.destroy()));
   return {
     sent: total,
     completed: latencies.length,

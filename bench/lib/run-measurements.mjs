@@ -24,12 +24,13 @@ import { medianOfPaths } from './statistics.mjs';
 
 /**
  * @param {MeasurementPlan} plan
- * @returns {Promise<{ runs: any[], throughCompleted: number }>} throughCompleted: calls taskgate answered, to check its traces against
+ * @returns {Promise<{ runs: any[], completedByPath: Record<string, number> }>} completedByPath: calls answered on each path, to check taskgate's traces against
  */
 export async function runMeasurements({ options, kinds, paths, servers, targetFor, saturate }) {
   /** @type {any[]} */
   const runs = [];
-  let throughCompleted = 0;
+  /** @type {Record<string, number>} */
+  const completedByPath = Object.fromEntries(paths.map((path) => [path, 0]));
   for (let repetition = 0; repetition < options.repeat; repetition++) {
     // Alternate the order of the paths, so a drift in the machine's load does not favour one.
     const order = repetition % 2 === 0 ? paths : [...paths].reverse();
@@ -40,9 +41,9 @@ export async function runMeasurements({ options, kinds, paths, servers, targetFo
       const entry = { kind };
       for (const path of order) {
         log(`${step}: ${kind} saturation, ${pathLabels[path]}`);
-        const { serverPid, upstreamPid } = processesOf(path, servers, false);
-        entry[path] = await measureQuietly(options, () => measureSaturation(targetFor(path, kind), serverPid, upstreamPid, saturate(options.durationSeconds)));
-        if (path === 'through') throughCompleted += entry[path].completed;
+        const processes = processesOf(path, servers, false);
+        entry[path] = await measureQuietly(options, () => measureSaturation(targetFor(path, kind), processes, saturate(options.durationSeconds)));
+        completedByPath[path] += entry[path].completed;
       }
       run.saturation.push(entry);
     }
@@ -51,10 +52,10 @@ export async function runMeasurements({ options, kinds, paths, servers, targetFo
       const entry = {};
       for (const path of order) {
         log(`${step}: JSON at ${options.rate} req/s, ${pathLabels[path]}`);
-        const { serverPid } = processesOf(path, servers, false);
+        const { serverPids } = processesOf(path, servers, false);
         const settings = { rate: options.rate, durationSeconds: options.durationSeconds, stream: false };
-        entry[path] = await measureQuietly(options, () => measureFixedRate(targetFor(path, 'json'), serverPid, settings));
-        if (path === 'through') throughCompleted += entry[path].completed;
+        entry[path] = await measureQuietly(options, () => measureFixedRate(targetFor(path, 'json'), serverPids, settings));
+        completedByPath[path] += entry[path].completed;
       }
       entry.added = addedOver(entry, paths, ['p50Ms', 'p99Ms']);
       run.fixedRate = entry;
@@ -64,17 +65,17 @@ export async function runMeasurements({ options, kinds, paths, servers, targetFo
       const entry = {};
       for (const path of order) {
         log(`${step}: stream time to first byte at ${options.ttfbRate}/s, ${pathLabels[path]}`);
-        const { serverPid } = processesOf(path, servers, true);
+        const { serverPids } = processesOf(path, servers, true);
         const settings = { rate: options.ttfbRate, durationSeconds: options.durationSeconds, stream: true };
-        entry[path] = await measureQuietly(options, () => measureFixedRate(targetFor(path, 'stream', true), serverPid, settings));
-        if (path === 'through') throughCompleted += entry[path].completed;
+        entry[path] = await measureQuietly(options, () => measureFixedRate(targetFor(path, 'stream', true), serverPids, settings));
+        completedByPath[path] += entry[path].completed;
       }
       entry.added = addedOver(entry, paths, ['firstByteP50Ms', 'firstByteP99Ms', 'p50Ms', 'p99Ms']);
       run.firstByte = entry;
     }
     runs.push(run);
   }
-  return { runs, throughCompleted };
+  return { runs, completedByPath };
 }
 
 /** @param {any[]} runs @param {string[]} kinds @param {PathName[]} paths */

@@ -1,21 +1,26 @@
 /**
  * taskgate itself, started from dist/ with a fresh config and data directory
- * (tracing on, with bodies, as in production), and the traces it stored.
+ * (tracing on, with bodies, as in production), and the traces it stored: on
+ * SQLite + in-memory limits (the default), or on PostgreSQL + Redis, as one
+ * process or several sharing the database and Redis.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { hasExited, keepTail, freePort, startChild, stopChild } from './child-processes.mjs';
 import { taskgateEntry } from './repository-paths.mjs';
 
-/**
- * @param {{ directory: string, mockUrl: string, gapMockUrl: string, cpuProfileDirectory?: string }} setup
- */
-export async function startTaskgate({ directory, mockUrl, gapMockUrl, cpuProfileDirectory }) {
+/** An admin key for every taskgate of a run: the processes on one database must share it. */
+export function newAdminKey() {
+  return `tg_bench_${randomBytes(24).toString('hex')}`;
+}
+
+/** @param {{ mockUrl: string, gapMockUrl: string }} mocks */
+function benchConfig({ mockUrl, gapMockUrl }) {
   // Limits so high the rate limiter never refuses; tracing on, with bodies, as in production.
-  const config = `server:
+  return `server:
   host: 127.0.0.1
   shutdown_timeout_ms: 2000
 engines:
@@ -43,27 +48,61 @@ traces:
 logging:
   level: warn
 `;
+}
+
+/**
+ * taskgate on SQLite (in the data directory) and in-memory limits.
+ * @param {{ directory: string, mockUrl: string, gapMockUrl: string, adminKey: string, cpuProfileDirectory?: string }} setup
+ */
+export async function startTaskgate({ directory, mockUrl, gapMockUrl, adminKey, cpuProfileDirectory }) {
   // 250 µs sampling instead of the default 1 ms: a call costs a few hundred µs, so 1 ms samples blur it.
   const nodeFlags = cpuProfileDirectory === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', cpuProfileDirectory];
-  return startTaskgateProcess({ directory, config, nodeFlags });
+  // Empty values (taskgate reads them as unset), so a TASKGATE_DATABASE_URL or TASKGATE_REDIS_URL in the shell cannot move this one off SQLite + memory.
+  const environment = { TASKGATE_DATABASE_URL: '', TASKGATE_REDIS_URL: '' };
+  return startTaskgateProcess({ directory, config: benchConfig({ mockUrl, gapMockUrl }), nodeFlags, adminKey, environment });
+}
+
+/**
+ * `count` taskgate processes on one PostgreSQL database and one Redis (the
+ * same config and admin key, each its own port and data directory), started
+ * one after the other, so the first takes the router's lease and runs the
+ * migrations alone. Each is pushed onto `started` as soon as it runs.
+ * @param {{ directory: string, mockUrl: string, gapMockUrl: string, adminKey: string, databaseUrl: string, redisUrl: string, count: number }} setup
+ * @param {{ child: import('node:child_process').ChildProcess }[]} started
+ */
+export async function startSharedTaskgates({ directory, mockUrl, gapMockUrl, adminKey, databaseUrl, redisUrl, count }, started) {
+  const processes = [];
+  for (let index = 1; index <= count; index++) {
+    const own = join(directory, `shared-${index}`);
+    mkdirSync(own, { recursive: true });
+    const taskgate = await startTaskgateProcess({
+      directory: own,
+      config: benchConfig({ mockUrl, gapMockUrl }),
+      adminKey,
+      environment: { TASKGATE_DATABASE_URL: databaseUrl, TASKGATE_REDIS_URL: redisUrl },
+    });
+    started.push(taskgate);
+    processes.push(taskgate);
+  }
+  return processes;
 }
 
 /**
  * `dist/cli/main.js serve` in its own process with this config text, a fresh
- * data directory and admin key, once `/healthz` answers.
+ * data directory, this admin key (a new one if none) and these environment
+ * variables, once `/healthz` answers.
  *
- * @param {{ directory: string, config: string, nodeFlags?: string[] }} setup
+ * @param {{ directory: string, config: string, nodeFlags?: string[], adminKey?: string, environment?: Record<string, string> }} setup
  */
-export async function startTaskgateProcess({ directory, config, nodeFlags = [] }) {
+export async function startTaskgateProcess({ directory, config, nodeFlags = [], adminKey = newAdminKey(), environment = {} }) {
   if (!existsSync(taskgateEntry)) throw new Error(`${taskgateEntry} is missing: run npm run build first (npm run bench does it)`);
   const configPath = join(directory, 'taskgate.yaml');
   writeFileSync(configPath, config);
   const port = await freePort();
-  const adminKey = `tg_bench_${randomBytes(24).toString('hex')}`;
   const child = startChild(
     process.execPath,
     [...nodeFlags, taskgateEntry, 'serve', '--config', configPath, '--port', String(port), '--host', '127.0.0.1', '--data-dir', join(directory, 'data')],
-    { cwd: directory, env: { ...process.env, TASKGATE_ADMIN_KEY: adminKey, NODE_OPTIONS: '' } },
+    { cwd: directory, env: { ...process.env, TASKGATE_ADMIN_KEY: adminKey, NODE_OPTIONS: '', ...environment } },
   );
   const log = keepTail(child.stderr);
   child.stdout?.resume();

@@ -11,6 +11,7 @@
 import { AuthenticationError } from '../api/errors.js';
 import type { Logger } from '../log/logger.js';
 import { errorFields } from '../log/logger.js';
+import { isStoreUnavailable } from '../store/store-errors.js';
 import type { AccountStore, ApiKey } from '../store/store.js';
 import { hashKey } from './api-key-text.js';
 
@@ -58,8 +59,20 @@ export function createAuthenticator(options: {
     return key;
   }
 
-  async function lookUp(hash: string): Promise<ApiKey> {
-    const key = await accounts.findKeyByHash(hash);
+  /**
+   * Reads a key from the store. While the store does not answer (a restart, a
+   * failover), a key seen before keeps working from its expired cache entry:
+   * revocations still reach it through the change feed and the poll once the
+   * store is back, and refusing every known caller would stop the service.
+   */
+  async function lookUp(hash: string, stale: CacheEntry | undefined): Promise<ApiKey> {
+    let key: ApiKey | null;
+    try {
+      key = await accounts.findKeyByHash(hash);
+    } catch (error) {
+      if (stale?.key != null && isStoreUnavailable(error)) return accept(stale.key);
+      throw error;
+    }
     remember(hash, key);
     return accept(key);
   }
@@ -95,7 +108,7 @@ export function createAuthenticator(options: {
       const hash = hashKey(match[1] as string);
       const entry = cache.get(hash);
       if (entry !== undefined && entry.expiresAt > now()) return accept(entry.key);
-      return lookUp(hash);
+      return lookUp(hash, entry);
     },
     forgetKey(keyId) {
       for (const [hash, entry] of cache) if (entry.key?.id === keyId) cache.delete(hash);

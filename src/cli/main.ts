@@ -10,7 +10,8 @@ const usage = `Usage: taskgate <command> [options]
 taskgate is a self-hosted, OpenAI-compatible LLM gateway.
 
 Commands:
-  serve    serve the API (POST /v1/chat/completions)
+  serve    serve the API (POST /v1/chat/completions); --workers N for N processes
+  migrate  bring the store's schema up to date, then exit
   keys     create, list and revoke API keys
   models   fetch and list model files for the built-in CPU engine
   routes   which model serves each workload, and the evidence
@@ -32,6 +33,7 @@ async function run(argv: string[]): Promise<void> {
   }
   // Each command loads only what it needs: `keys` and `models` start without the server and llama.cpp.
   if (command === 'serve') return (await import('./serve-command.js')).serveCommand(rest, process.env);
+  if (command === 'migrate') return (await import('./migrate-command.js')).migrateCommand(rest, process.env);
   if (command === 'keys') return (await import('./keys-command.js')).keysCommand(rest, process.env);
   if (command === 'models') return (await import('./models-command.js')).modelsCommand(rest, process.env);
   if (command === 'routes') return (await import('./routes-command.js')).routesCommand(rest, process.env);

@@ -41,6 +41,13 @@ export function followChanges(changes: ChangeFeed, followers: Followers, logger:
         case 'router_samples':
           router.takeSamples();
           break;
+        case 'missed':
+          // Contracts and retention policies re-read on their own timers within seconds.
+          void routes.refresh();
+          authenticator.refreshRevocations();
+          router.refreshStates();
+          router.takeSamples();
+          break;
       }
     } catch (error) {
       logger.warn('a change from another process could not be applied', { kind: change.kind, ...errorFields(error) });

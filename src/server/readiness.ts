@@ -6,10 +6,11 @@
  * unready: a 503 would take away the models that still work. The body says
  * what is wrong either way.
  *
- * A store that answers reads but refuses writes (a full disk) is degraded,
- * not unready, for the same reason: calls are still answered, their traces
- * and new scopes wait in memory, and a 503 from every process at once would
- * empty the load balancer. So are rate limits shared in Redis while Redis is
+ * A store that refuses writes (a full disk) or does not answer at all
+ * (PostgreSQL restarting or failing over) is degraded, not unready, for the
+ * same reason: calls are still answered from cached keys, scopes and routes,
+ * their traces and new scopes wait in memory, and a 503 from every process
+ * at once would empty the load balancer. So are rate limits shared in Redis while Redis is
  * away: each process limits on its own meanwhile.
  */
 import type { Catalog } from '../catalog/catalog.js';
@@ -74,11 +75,10 @@ export async function checkReadiness(parts: ReadinessParts, timeoutMs = 2_000): 
   const limits = parts.limits() ?? 'ok';
   const degraded = parts.engines.filter((engine) => engines[engine.id] !== 'ok').map((engine) => `engine:${engine.id}`);
   if (limits !== 'ok') degraded.unshift('limits');
-  if (storeWrites !== 'ok') degraded.unshift('store');
+  if (storeWrites !== 'ok' || storeState !== 'ok') degraded.unshift('store');
   const models = { available, unavailable };
   let reason: string | null = null;
-  if (storeState !== 'ok') reason = `the store does not answer: ${storeState}`;
-  else if (parts.catalog.list().length === 0) reason = 'no models are configured: start taskgate with --config naming an engine and its models';
+  if (parts.catalog.list().length === 0) reason = 'no models are configured: start taskgate with --config naming an engine and its models';
   else if (available.length === 0) {
     // A model being downloaded is the likeliest reason on a first start: name it first.
     const entries = Object.entries(unavailable);

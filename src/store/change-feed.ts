@@ -25,7 +25,13 @@ export type Change =
   | { kind: 'retention'; accountId: string; project: string }
   /** The router leader wrote routes' state (sampling rates, activity), or handed over samples to take. */
   | { kind: 'router_state' }
-  | { kind: 'router_samples' };
+  | { kind: 'router_samples' }
+  /**
+   * Never published: a feed says this to its own listeners when it hears
+   * changes again after a disconnection, in which it may have missed some.
+   * Re-read everything cached.
+   */
+  | { kind: 'missed' };
 
 export interface ChangeFeed {
   /** Sends `change` to every subscribed process, this one included. Resolves once it is sent. */

@@ -34,6 +34,12 @@ export interface RetentionStore {
    * batches, so no write holds the database for long.
    */
   pruneBodies(project: { accountId: string; project: string } | null, before: number, batchSize: number): Promise<number>;
-  /** Deletes at most `batchSize` calls started before `before`, chosen as for `pruneBodies`; returns how many. */
+  /**
+   * Deletes at most `batchSize` calls started before `before`, chosen as for
+   * `pruneBodies`; returns how many. A back end that keeps calls in time
+   * partitions (PostgreSQL: a table a day) may also drop whole days that
+   * ended before `before` and hold only calls this prunes, in one short
+   * statement: those count too, so the result may exceed `batchSize`.
+   */
   pruneTraces(project: { accountId: string; project: string } | null, before: number, batchSize: number): Promise<number>;
 }

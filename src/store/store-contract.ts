@@ -10,6 +10,7 @@
 import { decodeSketch } from '../tracking/latency-sketch.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describeFleetStoreContract, type OpenSharedStores } from './fleet-store-contract.js';
+import { describeRetentionRollupContract } from './retention-rollup-contract.js';
 import type { ApiKey, NewApiKey, Page, PageRequest, Store, Trace, TraceFilter } from './store.js';
 
 /**
@@ -20,6 +21,7 @@ import type { ApiKey, NewApiKey, Page, PageRequest, Store, Trace, TraceFilter } 
 export function describeStoreContract(backendName: string, openStore: () => Promise<Store>, openShared?: OpenSharedStores): void {
   describe(`Store contract: ${backendName}`, () => {
     describeFleetStoreContract(openStore, openShared);
+    describeRetentionRollupContract(openStore);
 
     let store: Store;
 

@@ -43,6 +43,7 @@ const unavailableStates = /^(08...|53...|57P0[123]|55P03|25006)$/;
 const connectionMessages = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Query read timeout)/;
 
 export function isStoreUnavailable(error: unknown): boolean {
+  if (error instanceof StoreUnavailableError) return true;
   if (error instanceof AggregateError && error.errors.some(isStoreUnavailable)) return true;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string') return unavailableCodes.test(code) || connectionCodes.has(code) || unavailableStates.test(code);

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSqliteStore } from './sqlite/sqlite-store.js';
 import type { Trace, TraceStore } from './store.js';
+import { traceFixture } from './trace-fixture.js';
 import { createTraceWriter } from './trace-writer.js';
 import { capturingLogger } from '../../test/helpers/capturing-logger.js';
 
@@ -48,35 +49,8 @@ class RecordingStore implements TraceStore {
   }
 }
 
-
 function trace(requestId: string): Trace {
-  return {
-    requestId,
-    accountId: 'acct-1',
-    keyId: 'key-1',
-    environment: 'production',
-    project: 'default',
-    workload: 'main',
-    user: null,
-    requestedModel: 'small',
-    servedModel: 'small',
-    replica: 'cpu',
-    status: 'ok',
-    errorClass: null,
-    errorMessage: null,
-    httpStatus: 200,
-    finishReason: 'stop',
-    promptTokens: 10,
-    completionTokens: 5,
-    costUsd: 0.000_001,
-    latencyMs: 42,
-    ttftMs: null,
-    stream: false,
-    metadata: null,
-    startedAt: 1_700_000_000_000,
-    requestBody: null,
-    replyBody: null,
-  };
+  return traceFixture({ requestId });
 }
 
 const ids = (count: number, prefix = 'req'): string[] => Array.from({ length: count }, (_, index) => `${prefix}-${index}`);
@@ -257,7 +231,7 @@ describe('trace writer', () => {
     await writer.close();
     expect(writer.stats()).toMatchObject({ enqueued: 3, written: 3, dropped: 0 });
     expect(await store.traces.count('acct-1', {})).toBe(2);
-    expect((await store.traces.get('acct-1', 'same'))?.promptTokens).toBe(10);
+    expect((await store.traces.get('acct-1', 'same'))?.promptTokens).toBe(trace('same').promptTokens);
     await store.close();
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../log/logger.js';
 import type { Trace } from '../store/store.js';
-import { createMetrics, type MetricSources, type Metrics } from './metrics.js';
+import { createMetrics, renderAggregate, type MetricSources, type Metrics } from './metrics.js';
 import { capturingLogger } from '../../test/helpers/capturing-logger.js';
 
 interface Sample {
@@ -354,5 +354,32 @@ describe('createMetrics', () => {
     expect(pairs.size).toBe(101); // 100 with their own labels, plus other/other
     expect(pairs.has('other/other')).toBe(true);
     expect(lines.filter((line) => line.level === 'warn')).toHaveLength(1);
+  });
+});
+
+describe('renderAggregate (serve --workers)', () => {
+  it('adds up the workers\' calls, histograms and amounts, and reports a 0/1 state when any worker is in it', async () => {
+    const [first, second] = [mutableSources(), mutableSources()];
+    first.engineList = [{ engine: 'gpu', model: 'm', inFlight: 2, queued: 1 }];
+    second.engineList = [{ engine: 'gpu', model: 'm', inFlight: 3, queued: 0 }];
+    first.routerStats = { ...first.routerStats, leader: false };
+    second.routerStats = { ...second.routerStats, leader: true };
+    const workers = [createMetrics({ sources: first, logger: silentLogger }), createMetrics({ sources: second, logger: silentLogger })] as const;
+    workers[0].observeCall(trace({ latencyMs: 300 }));
+    workers[1].observeCall(trace({ latencyMs: 300 }));
+    workers[1].observeCall(trace({ status: 'error', errorClass: 'engine_error' }));
+
+    const { contentType, body } = await renderAggregate(await Promise.all(workers.map((worker) => worker.snapshot())));
+    expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);
+    const exposition = parseExposition(body);
+    expect(valueOf(exposition, 'taskgate_requests_total', { ...shop, environment: 'production', status: 'ok' })).toBe(2);
+    expect(valueOf(exposition, 'taskgate_requests_total', { ...shop, environment: 'production', status: 'error' })).toBe(1);
+    expect(valueOf(exposition, 'taskgate_request_duration_seconds_count', shop)).toBe(2);
+    expect(valueOf(exposition, 'taskgate_request_duration_seconds_bucket', { ...shop, le: '0.5' })).toBe(2);
+    expect(valueOf(exposition, 'taskgate_engine_in_flight_requests', { engine: 'gpu', model: 'm' })).toBe(5);
+    expect(valueOf(exposition, 'taskgate_router_leader')).toBe(1);
+    expect(valueOf(exposition, 'taskgate_rate_limits_degraded')).toBe(0);
+    // Process metrics are summed too, but a start time is not: it has no meaning for the sum.
+    expect(samples(exposition, 'process_start_time_seconds')).toEqual([]);
   });
 });

@@ -13,8 +13,14 @@
  * still let a caller mint unbounded project labels); a warning is logged once
  * per account when folding starts. A real project or workload named `other`
  * or `none` shares its labels with these buckets.
+ *
+ * Under `serve --workers N` each worker keeps its own registry; `snapshot`
+ * hands it over as JSON and `renderAggregate` sums the workers' (prom-client's
+ * `AggregatorRegistry.aggregate`): counters and histograms add up, and so do
+ * gauges of amounts (calls in flight, queue lengths), while the 0/1 gauges of
+ * a state report 1 when any worker is in it (`aggregator: 'max'`).
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
 import { errorFields, type Logger } from '../log/logger.js';
 import type { Trace, TraceStatus } from '../store/store.js';
 
@@ -46,7 +52,12 @@ export interface Metrics {
   observeCall(trace: Trace): void;
   /** The Prometheus text exposition, sources read now. */
   render(): Promise<{ contentType: string; body: string }>;
+  /** The same, sources read now, as prom-client's JSON: what a worker of `serve --workers` hands over for `renderAggregate`. */
+  snapshot(): Promise<MetricsSnapshot>;
 }
+
+/** One registry's metrics as prom-client's `getMetricsAsJSON` gives them. */
+export type MetricsSnapshot = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 
 export interface MetricsOptions {
   sources: MetricSources;
@@ -93,8 +104,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const environmentNames = [...scopeNames, 'environment'] as const;
   const counter = <Label extends string>(name: string, help: string, labelNames: readonly Label[] = []) =>
     new Counter({ name, help, labelNames, registers: [register] });
-  const gauge = <Label extends string>(name: string, help: string, labelNames: readonly Label[] = []) =>
-    new Gauge({ name, help, labelNames, registers: [register] });
+  const gauge = <Label extends string>(name: string, help: string, labelNames: readonly Label[] = [], aggregator: Aggregator = 'sum') =>
+    new Gauge({ name, help, labelNames, aggregator, registers: [register] });
   const histogram = (name: string, help: string, buckets: number[]) =>
     new Histogram({ name, help, labelNames: scopeNames, buckets, registers: [register] });
 
@@ -113,10 +124,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const traceWritten = counter('taskgate_trace_writer_written_total', 'Traces stored.');
   const traceDropped = counter('taskgate_trace_writer_dropped_total', 'Traces lost: queue full, writer closed, or a write that kept failing.');
   const traceFailedWrites = counter('taskgate_trace_writer_failed_writes_total', 'Trace batch writes that failed (each retried).');
-  const storeWritesFailing = gauge('taskgate_store_writes_failing', '1 while the store refuses writes (traces and new workloads wait in memory), else 0.');
+  const storeWritesFailing = gauge('taskgate_store_writes_failing', '1 while the store refuses writes (traces and new workloads wait in memory), else 0.', [], 'max');
   const unwrittenScopes = gauge('taskgate_store_unwritten_workloads', 'New workloads served from memory, waiting for the store to accept their write.');
-  const limitsDegraded = gauge('taskgate_rate_limits_degraded', '1 while the rate limits are per process because their shared back end (Redis) does not answer, else 0.');
-  const routerLeader = gauge('taskgate_router_leader', '1 when this process leads the fleet\'s router, 0 when it hands its samples to the leader.');
+  const limitsDegraded = gauge('taskgate_rate_limits_degraded', '1 while the rate limits are per process because their shared back end (Redis, or the primary of serve --workers) does not answer, else 0.', [], 'max');
+  const routerLeader = gauge('taskgate_router_leader', '1 when this process leads the fleet\'s router, 0 when it hands its samples to the leader.', [], 'max');
   const routerQueue = gauge('taskgate_router_queue_length', 'Router samples waiting to be processed.');
   const routerDropped = counter('taskgate_router_dropped_total', 'Router samples dropped because its queue was full.');
   const routerProcessed = counter('taskgate_router_processed_total', 'Router samples processed.');
@@ -216,7 +227,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
     apply(value);
   }
 
-  async function render(): Promise<{ contentType: string; body: string }> {
+  /** Reads every source into the registry. */
+  function readSources(): void {
     readSource('engines', () => sources.engines(), (engines) => {
       // Reset first so a replica that went away stops being reported.
       engineInFlight.reset();
@@ -251,10 +263,30 @@ export function createMetrics(options: MetricsOptions): Metrics {
         routerSavings.inc({ project, workload }, amount(entry.savedUsd));
       }
     });
-    return { contentType: register.contentType, body: await register.metrics() };
   }
 
-  return { observeCall, render };
+  return {
+    observeCall,
+    async render() {
+      readSources();
+      return { contentType: register.contentType, body: await register.metrics() };
+    },
+    async snapshot() {
+      readSources();
+      return register.getMetricsAsJSON();
+    },
+  };
+}
+
+/** The Prometheus text of several registries' snapshots (the workers of `serve --workers`), each metric aggregated by its `aggregator`. */
+export async function renderAggregate(snapshots: readonly MetricsSnapshot[]): Promise<{ contentType: string; body: string }> {
+  const aggregate = AggregatorRegistry.aggregate([...snapshots]);
+  return { contentType: aggregate.contentType, body: await aggregate.metrics() };
+}
+
+/** The same aggregate as one snapshot. */
+export function aggregateSnapshots(snapshots: readonly MetricsSnapshot[]): Promise<MetricsSnapshot> {
+  return AggregatorRegistry.aggregate([...snapshots]).getMetricsAsJSON();
 }
 
 /** A counter kept by its source: prom-client only adds, so the scrape resets it and adds the source's total. */

@@ -1,10 +1,11 @@
 /**
  * A batch of traces folded into per-minute rollup rows (pure): the store adds
- * these to what it has, in the transaction that stores the traces.
+ * these to what it has (`addRollupRows`), in the transaction that stores the
+ * traces.
  */
 import type { RollupRow } from '../store/rollup-store.js';
 import type { Trace } from '../store/store.js';
-import { encodeSketch, newSketch } from './latency-sketch.js';
+import { encodeSketch, mergeEncoded, newSketch } from './latency-sketch.js';
 import type { DDSketch } from '@datadog/sketches-js';
 
 export const MINUTE_MS = 60_000;
@@ -14,7 +15,8 @@ interface Accumulator extends Omit<RollupRow, 'latency' | 'ttft'> {
   ttft: DDSketch | null;
 }
 
-function rollupKey(row: Pick<RollupRow, 'accountId' | 'project' | 'workload' | 'environment' | 'model' | 'minute'>): string {
+/** What names a row: equal keys, same row. */
+export function rollupKey(row: Pick<RollupRow, 'accountId' | 'project' | 'workload' | 'environment' | 'model' | 'minute'>): string {
   return `${row.accountId}\u0000${row.project}\u0000${row.workload}\u0000${row.environment}\u0000${row.model}\u0000${row.minute}`;
 }
 
@@ -48,4 +50,23 @@ export function foldTraces(traces: readonly Trace[]): RollupRow[] {
     if (trace.ttftMs !== null) (row.ttft ??= newSketch()).accept(Math.max(0, trace.ttftMs));
   }
   return [...rows.values()].map((row) => ({ ...row, latency: encodeSketch(row.latency), ttft: row.ttft === null ? null : encodeSketch(row.ttft) }));
+}
+
+/** A stored row with a folded row of the same key added to it: counts summed, error classes and sketches merged. */
+export function addRollupRows(stored: RollupRow, added: RollupRow): RollupRow {
+  const errorClasses = { ...stored.errorClasses };
+  for (const [name, count] of Object.entries(added.errorClasses)) errorClasses[name] = (errorClasses[name] ?? 0) + count;
+  const latency = mergeEncoded([stored.latency, added.latency]);
+  const ttft = mergeEncoded([stored.ttft, added.ttft]);
+  return {
+    ...stored,
+    calls: stored.calls + added.calls,
+    errors: stored.errors + added.errors,
+    errorClasses,
+    promptTokens: stored.promptTokens + added.promptTokens,
+    completionTokens: stored.completionTokens + added.completionTokens,
+    costUsd: stored.costUsd + added.costUsd,
+    latency: latency === null ? null : encodeSketch(latency),
+    ttft: ttft === null ? null : encodeSketch(ttft),
+  };
 }

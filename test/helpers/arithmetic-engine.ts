@@ -87,6 +87,12 @@ export async function startArithmeticEngine(accuracy: Record<string, number>, se
   }
 
   const server: Server = createServer((request, response) => {
+    if (request.method === 'GET' && request.url?.endsWith('/models') === true) {
+      // What a gateway's readiness check asks for.
+      const data = [...accuracies.keys()].map((id) => ({ id, object: 'model', created: 0, owned_by: 'arithmetic' }));
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data }));
+      return;
+    }
     let body = '';
     request.on('data', (chunk: Buffer) => (body += chunk.toString()));
     request.on('end', () => {

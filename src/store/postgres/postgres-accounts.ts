@@ -1,16 +1,8 @@
 /** Accounts, keys, projects and workloads (`store.ts`) on PostgreSQL. */
-import { randomBytes } from 'node:crypto';
+import { accountColumns, keyColumns, newId, projectColumns, workloadColumns } from '../sql-records.js';
 import type { Account, AccountStore, ApiKey, Project, ProjectStore, Workload } from '../store.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import { paginate } from './postgres-pagination.js';
-
-// Columns are aliased to the contract's property names, so rows come back as its records.
-const accountColumns = 'id, name, created_at AS "createdAt"';
-const keyColumns =
-  'id, account_id AS "accountId", name, display_prefix AS "displayPrefix", hash, environment, role, requests_per_minute AS "requestsPerMinute", ' +
-  'tokens_per_minute AS "tokensPerMinute", created_at AS "createdAt", last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"';
-const projectColumns = 'id, account_id AS "accountId", slug, created_at AS "createdAt"';
-const workloadColumns = 'id, project_id AS "projectId", name, created_at AS "createdAt"';
 
 export function createPostgresAccountStore(database: PostgresDatabase): AccountStore {
   const one = async <Row extends object>(sql: string, values: unknown[]) => (await database.query<Row>(sql, values))[0] ?? null;
@@ -114,10 +106,6 @@ export function createPostgresProjectStore(database: PostgresDatabase): ProjectS
       );
     },
   };
-}
-
-export function newId(prefix: string): string {
-  return `${prefix}_${randomBytes(12).toString('base64url')}`;
 }
 
 /** A row just written or guaranteed by a constraint; missing means the database broke its promise. */

@@ -5,8 +5,9 @@
  * as the store is made (LISTEN must be in place before a change is published
  * for it to be heard, and `subscribe` cannot wait), which reconnects with
  * backoff and LISTENs again whenever PostgreSQL goes away (restart,
- * failover). Changes published while it is disconnected are missed: the
- * contract's delivery is at most once, and caches re-read on a slow timer.
+ * failover). Changes published while it is disconnected are missed (the
+ * contract's delivery is at most once): once it listens again it tells its
+ * listeners so (`missed`), and they re-read what they cache.
  *
  * A connection that died without a word (a cut network) is found by a
  * heartbeat query every 15 s that must answer within 5 s.
@@ -93,9 +94,11 @@ export function createPostgresChangeFeed(database: PostgresDatabase, logger?: Lo
       .then(() => connection.query(`LISTEN ${quoteIdentifier(channel)}`))
       .then(() => {
         if (lost || closed) return;
-        if (failures > 0) logger?.info('postgres change feed listening again', {});
+        const reconnected = failures > 0;
+        if (reconnected) logger?.info('postgres change feed listening again', {});
         ready = true;
         failures = 0;
+        if (reconnected) deliver(JSON.stringify({ kind: 'missed' } satisfies Change));
         for (const wake of waiters) wake();
         waiters = [];
         heartbeatTimer = setInterval(() => heartbeat(connection, onLost), heartbeatMs);

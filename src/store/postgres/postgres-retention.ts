@@ -17,20 +17,15 @@
  * parent's partition list): the lock is taken first, with a 2 s lock_timeout,
  * and a day that cannot get it is left for the next pass, never deleted row by
  * row instead.
+ *
+ * Every process of a fleet runs the pruner, so a day listed here may be
+ * dropped by another process before this one reaches it: a partition that is
+ * gone by then has nothing left to prune, which is not an error.
  */
 import type { ProjectRetention, RetentionStore } from '../retention-store.js';
+import { retentionColumns } from '../sql-records.js';
 import { quoteIdentifier, type PostgresDatabase } from './postgres-database.js';
 import type { TracePartition, TracePartitions } from './postgres-partitions.js';
-
-interface RetentionRecord {
-  account_id: string;
-  project: string;
-  bodies: ProjectRetention['bodies'];
-  sample_rate: number;
-  bodies_ttl_days: number | null;
-  traces_ttl_days: number | null;
-  updated_at: number;
-}
 
 type Target = { accountId: string; project: string } | null;
 
@@ -58,12 +53,25 @@ export function createPostgresRetentionStore(database: PostgresDatabase, partiti
   /** Partitions that may hold rows started before `before`: the default first, then the oldest days. */
   const partitionsBefore = async (before: number) => (await partitions.list()).filter((partition) => partition.range === null || partition.range.from < before);
 
+  /** `work` on one partition, or `gone` when another process dropped the partition after it was listed. */
+  async function unlessDropped<T>(partition: TracePartition, work: () => Promise<T>, gone: T): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      // 42P01: undefined_table. Anything else, or a partition that is still there, is a real failure.
+      if ((error as { code?: unknown }).code !== '42P01') throw error;
+      const [found] = await database.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS exists', [partition.name]);
+      if (found?.exists !== false) throw error;
+      return gone;
+    }
+  }
+
   /** Runs `step` on each partition until `batchSize` rows changed; returns how many did. */
   async function inBatches(candidates: readonly TracePartition[], batchSize: number, step: (table: string, limit: number) => Promise<number>): Promise<number> {
     let changed = 0;
     for (const partition of candidates) {
       if (changed >= batchSize) break;
-      changed += await step(quoteIdentifier(partition.name), batchSize - changed);
+      changed += await unlessDropped(partition, () => step(quoteIdentifier(partition.name), batchSize - changed), 0);
     }
     return changed;
   }
@@ -99,8 +107,8 @@ export function createPostgresRetentionStore(database: PostgresDatabase, partiti
 
   return {
     async get(accountId, project) {
-      const [record] = await database.query<RetentionRecord>('SELECT * FROM project_retention WHERE account_id = $1 AND project = $2', [accountId, project]);
-      return record === undefined ? null : fromRecord(record);
+      const [retention] = await database.query<ProjectRetention>(`SELECT ${retentionColumns} FROM project_retention WHERE account_id = $1 AND project = $2`, [accountId, project]);
+      return retention ?? null;
     },
     async put(retention) {
       await database.execute(
@@ -112,7 +120,7 @@ export function createPostgresRetentionStore(database: PostgresDatabase, partiti
       );
     },
     async list() {
-      return (await database.query<RetentionRecord>('SELECT * FROM project_retention ORDER BY account_id, project')).map(fromRecord);
+      return database.query<ProjectRetention>(`SELECT ${retentionColumns} FROM project_retention ORDER BY account_id, project`);
     },
     async pruneBodies(target, before, batchSize) {
       const condition = targetCondition(target);
@@ -131,7 +139,8 @@ export function createPostgresRetentionStore(database: PostgresDatabase, partiti
       let dropped = 0;
       const kept: TracePartition[] = [];
       for (const partition of candidates) {
-        const outcome = partition.range !== null && partition.range.to <= before ? await dropIfAllExpired(partition, target) : 'shared';
+        // A day another process dropped meanwhile counts for nothing here (its rows were that process's count).
+        const outcome = partition.range !== null && partition.range.to <= before ? await unlessDropped(partition, () => dropIfAllExpired(partition, target), 0) : 'shared';
         if (outcome === 'shared') kept.push(partition);
         else if (outcome !== 'busy') dropped += outcome;
       }
@@ -145,17 +154,5 @@ export function createPostgresRetentionStore(database: PostgresDatabase, partiti
       );
       return dropped + deleted;
     },
-  };
-}
-
-function fromRecord(record: RetentionRecord): ProjectRetention {
-  return {
-    accountId: record.account_id,
-    project: record.project,
-    bodies: record.bodies,
-    sampleRate: record.sample_rate,
-    bodiesTtlDays: record.bodies_ttl_days,
-    tracesTtlDays: record.traces_ttl_days,
-    updatedAt: record.updated_at,
   };
 }

@@ -7,27 +7,10 @@
  * the rows it lacks (zeros), then locks all of its rows, both in one key
  * order, so two batches wait for each other instead of deadlocking.
  */
-import { encodeSketch, mergeEncoded } from '../../tracking/latency-sketch.js';
+import { addRollupRows, rollupKey } from '../../tracking/rollup-delta.js';
 import type { RollupRow, RollupStore } from '../rollup-store.js';
-import type { Environment } from '../store.js';
+import { fromRollupRecord, rollupColumns, toRollupRecord, type RollupRecord } from '../sql-rollup-records.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
-
-interface RollupRecord {
-  account_id: string;
-  project: string;
-  workload: string;
-  environment: Environment;
-  model: string;
-  minute: number;
-  calls: number;
-  errors: number;
-  error_classes: string;
-  prompt_tokens: number;
-  completion_tokens: number;
-  cost_usd: number;
-  latency: Buffer | null;
-  ttft: Buffer | null;
-}
 
 const keyColumns = 'account_id, project, workload, environment, model, minute';
 const keyArrays = 'unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])';
@@ -46,14 +29,14 @@ export async function addRollups(transaction: Queryable, rows: readonly RollupRo
     keys,
   );
   const stored = await transaction.query<RollupRecord>(
-    `SELECT r.* FROM rollups r JOIN ${keyArrays} AS k (${keyColumns}) USING (${keyColumns})
+    `SELECT ${rollupColumns} FROM rollups r JOIN ${keyArrays} AS k (${keyColumns}) USING (${keyColumns})
      ORDER BY ${keyColumns} FOR UPDATE OF r`,
     keys,
   );
-  const byKey = new Map(stored.map((record) => [keyOf(fromRecord(record)), fromRecord(record)]));
+  const byKey = new Map(stored.map((record) => [rollupKey(record), fromRollupRecord(record)]));
   const merged = sorted.map((row) => {
-    const existing = byKey.get(keyOf(row));
-    return existing === undefined ? row : mergeRows(existing, row);
+    const existing = byKey.get(rollupKey(row));
+    return toRollupRecord(existing === undefined ? row : addRollupRows(existing, row));
   });
   await transaction.execute(
     `UPDATE rollups r SET calls = u.calls, errors = u.errors, error_classes = u.error_classes, prompt_tokens = u.prompt_tokens,
@@ -64,9 +47,9 @@ export async function addRollups(transaction: Queryable, rows: readonly RollupRo
      WHERE (r.account_id, r.project, r.workload, r.environment, r.model, r.minute) = (u.account_id, u.project, u.workload, u.environment, u.model, u.minute)`,
     [
       ...keys,
-      merged.map((row) => row.calls), merged.map((row) => row.errors), merged.map((row) => JSON.stringify(row.errorClasses)),
-      merged.map((row) => row.promptTokens), merged.map((row) => row.completionTokens), merged.map((row) => row.costUsd),
-      merged.map((row) => asBuffer(row.latency)), merged.map((row) => asBuffer(row.ttft)),
+      merged.map((record) => record.calls), merged.map((record) => record.errors), merged.map((record) => record.errorClasses),
+      merged.map((record) => record.promptTokens), merged.map((record) => record.completionTokens), merged.map((record) => record.costUsd),
+      merged.map((record) => record.latency), merged.map((record) => record.ttft),
     ],
   );
 }
@@ -81,59 +64,14 @@ export function createPostgresRollupStore(database: PostgresDatabase): RollupSto
         values.push(value);
         clauses.push(`${column} = $${values.length}`);
       }
-      const records = await database.query<RollupRecord>(`SELECT * FROM rollups WHERE ${clauses.join(' AND ')} ORDER BY minute, project, workload, environment, model`, values);
-      return records.map(fromRecord);
+      const records = await database.query<RollupRecord>(`SELECT ${rollupColumns} FROM rollups WHERE ${clauses.join(' AND ')} ORDER BY minute, project, workload, environment, model`, values);
+      return records.map(fromRollupRecord);
     },
   };
 }
 
-function mergeRows(stored: RollupRow, added: RollupRow): RollupRow {
-  const errorClasses = { ...stored.errorClasses };
-  for (const [name, count] of Object.entries(added.errorClasses)) errorClasses[name] = (errorClasses[name] ?? 0) + count;
-  const latency = mergeEncoded([stored.latency, added.latency]);
-  const ttft = mergeEncoded([stored.ttft, added.ttft]);
-  return {
-    ...stored,
-    calls: stored.calls + added.calls,
-    errors: stored.errors + added.errors,
-    errorClasses,
-    promptTokens: stored.promptTokens + added.promptTokens,
-    completionTokens: stored.completionTokens + added.completionTokens,
-    costUsd: stored.costUsd + added.costUsd,
-    latency: latency === null ? null : encodeSketch(latency),
-    ttft: ttft === null ? null : encodeSketch(ttft),
-  };
-}
-
-function fromRecord(record: RollupRecord): RollupRow {
-  return {
-    accountId: record.account_id,
-    project: record.project,
-    workload: record.workload,
-    environment: record.environment,
-    model: record.model,
-    minute: record.minute,
-    calls: record.calls,
-    errors: record.errors,
-    errorClasses: JSON.parse(record.error_classes) as Record<string, number>,
-    promptTokens: record.prompt_tokens,
-    completionTokens: record.completion_tokens,
-    costUsd: record.cost_usd,
-    latency: record.latency === null ? null : new Uint8Array(record.latency),
-    ttft: record.ttft === null ? null : new Uint8Array(record.ttft),
-  };
-}
-
-function keyOf(row: RollupRow): string {
-  return `${row.accountId}\u0000${row.project}\u0000${row.workload}\u0000${row.environment}\u0000${row.model}\u0000${row.minute}`;
-}
-
 function compareKeys(left: RollupRow, right: RollupRow): number {
-  const a = keyOf(left);
-  const b = keyOf(right);
+  const a = rollupKey(left);
+  const b = rollupKey(right);
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function asBuffer(bytes: Uint8Array | null): Buffer | null {
-  return bytes === null ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -1,17 +1,9 @@
 /** The router's sample queue and per-route state (`routing-store.ts`) on PostgreSQL. */
 import type { RouterStateRecord, RoutingStore } from '../routing-store.js';
+import { fromRouterStateRow, routerStateColumns, type RouterStateRow } from '../sql-routing-records.js';
 import type { PostgresDatabase } from './postgres-database.js';
 
 type RouterQueue = Pick<RoutingStore, 'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStates'>;
-
-interface RouterStateRow {
-  account_id: string;
-  project: string;
-  workload: string;
-  requested_model: string;
-  state: string;
-  updated_at: number;
-}
 
 export function createPostgresRouterQueue(database: PostgresDatabase): RouterQueue {
   return {
@@ -54,15 +46,10 @@ export function createPostgresRouterQueue(database: PostgresDatabase): RouterQue
     },
     async listRouterStates(since) {
       const rows = await database.query<RouterStateRow>(
-        'SELECT * FROM router_states WHERE updated_at >= $1 ORDER BY updated_at, account_id, project, workload, requested_model',
+        `SELECT ${routerStateColumns} FROM router_states WHERE updated_at >= $1 ORDER BY updated_at, account_id, project, workload, requested_model`,
         [since],
       );
-      return rows.map((row) => ({
-        scope: { accountId: row.account_id, project: row.project, workload: row.workload },
-        requestedModel: row.requested_model,
-        state: row.state,
-        updatedAt: row.updated_at,
-      }));
+      return rows.map(fromRouterStateRow);
     },
   };
 }

@@ -1,45 +1,11 @@
 /** The routing domain (`routing-store.ts`) on PostgreSQL: the same tables as SQLite, JSON in TEXT columns. */
-import { decodeSketch, encodeSketch, newSketch } from '../../tracking/latency-sketch.js';
-import type { CandidateCounts, Feedback, JudgeCheckCounts, ModelUsage, RouteChange, RouteRecord, RoutingStore, Scope, StoredContract } from '../routing-store.js';
+import type { JudgeCheckCounts, ModelUsage, RoutingStore, Scope, StoredContract } from '../routing-store.js';
+import {
+  contractColumns, evidenceColumns, feedbackColumns, fromContractRow, fromEvidenceRow, fromRouteChangeRow, fromRouteRow, nextContractVersion,
+  routeChangeColumns, routeColumns, sketchWithValue, toRouteChangeRow, toRouteRow,
+  type ContractRow, type EvidenceRow, type FeedbackRow, type RouteChangeRow, type RouteRow,
+} from '../sql-routing-records.js';
 import { advisoryLockKey, type PostgresDatabase } from './postgres-database.js';
-
-interface RouteRow {
-  account_id: string;
-  project: string;
-  workload: string;
-  requested_model: string;
-  served_model: string;
-  pinned_model: string | null;
-  certificate: string | null;
-  cooldowns: string;
-  fallbacks: string;
-  updated_at: number;
-}
-
-interface ChangeRow {
-  requested_model: string;
-  from_model: string;
-  to_model: string;
-  reason: RouteChange['reason'];
-  certificate: string | null;
-  detail: string | null;
-  at: number;
-}
-
-interface FeedbackRow {
-  account_id: string;
-  request_id: string;
-  model: string | null;
-  project: string | null;
-  workload: string | null;
-  pass: boolean | null;
-  score: number | null;
-  comment: string | null;
-  evidence_version: number | null;
-  created_at: number;
-}
-
-type EvidenceRow = Omit<CandidateCounts, 'latency' | 'ttft'> & { latency: Buffer | null; ttft: Buffer | null };
 
 /** The scope as $1..$3; a query's own parameters follow from $4. */
 const scopeWhere = 'account_id = $1 AND project = $2 AND workload = $3';
@@ -52,22 +18,18 @@ export type PostgresRoutingStore = Omit<RoutingStore, 'pushSamples' | 'takeSampl
 export function createPostgresRoutingStore(database: PostgresDatabase): PostgresRoutingStore {
   return {
     async getContract(scope) {
-      const [row] = await database.query<{ version: number; evidence_version: number | null; contract: string; created_at: number }>(
-        `SELECT version, evidence_version, contract, created_at FROM eval_contracts WHERE ${scopeWhere} ORDER BY version DESC LIMIT 1`,
-        scopeOf(scope),
-      );
-      return row === undefined ? null : { version: row.version, evidenceVersion: row.evidence_version ?? row.version, contract: JSON.parse(row.contract) as unknown, createdAt: row.created_at };
+      const [row] = await database.query<ContractRow>(`SELECT ${contractColumns} FROM eval_contracts WHERE ${scopeWhere} ORDER BY version DESC LIMIT 1`, scopeOf(scope));
+      return row === undefined ? null : fromContractRow(row);
     },
     async putContract(scope, contract, at, keepEvidence = false) {
       return database.transaction(async (transaction): Promise<StoredContract> => {
         // One writer per workload at a time, so concurrent versions number 1, 2, 3… without gaps or clashes.
         await transaction.query('SELECT pg_advisory_xact_lock($1::bigint)', [advisoryLockKey(database.schema, `contract\u0000${scopeOf(scope).join('\u0000')}`)]);
-        const [latest] = await transaction.query<{ version: number; evidence_version: number | null }>(
-          `SELECT version, evidence_version FROM eval_contracts WHERE ${scopeWhere} ORDER BY version DESC LIMIT 1`,
+        const [latest] = await transaction.query<Pick<ContractRow, 'version' | 'evidenceVersion'>>(
+          `SELECT version, evidence_version AS "evidenceVersion" FROM eval_contracts WHERE ${scopeWhere} ORDER BY version DESC LIMIT 1`,
           scopeOf(scope),
         );
-        const version = (latest?.version ?? 0) + 1;
-        const evidenceVersion = keepEvidence ? (latest === undefined ? 0 : (latest.evidence_version ?? latest.version)) : version;
+        const { version, evidenceVersion } = nextContractVersion(latest, keepEvidence);
         await transaction.execute(
           'INSERT INTO eval_contracts (account_id, project, workload, version, evidence_version, contract, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
           [...scopeOf(scope), version, evidenceVersion, JSON.stringify(contract), at],
@@ -96,8 +58,8 @@ export function createPostgresRoutingStore(database: PostgresDatabase): Postgres
         if (latency === null && ttft === null) return;
         await transaction.execute(`UPDATE route_evidence SET latency = $7, ttft = $8 WHERE ${evidenceKey}`, [
           ...key,
-          withValue(stored?.latency ?? null, latency),
-          withValue(stored?.ttft ?? null, ttft),
+          sketchWithValue(stored?.latency ?? null, latency),
+          sketchWithValue(stored?.ttft ?? null, ttft),
         ]);
       });
     },
@@ -106,22 +68,20 @@ export function createPostgresRoutingStore(database: PostgresDatabase): Postgres
     },
     async listEvidence(scope, requestedModel, contractVersion) {
       const rows = await database.query<EvidenceRow>(
-        `SELECT requested_model AS "requestedModel", candidate_model AS "candidateModel", contract_version AS "contractVersion",
-           evaluated, passed, errors, prompt_tokens AS "promptTokens", completion_tokens AS "completionTokens",
-           cost_usd AS "costUsd", latency_ms_total AS "latencyMsTotal", latency, ttft, updated_at AS "updatedAt"
-         FROM route_evidence WHERE ${scopeWhere} AND requested_model = $4 AND contract_version = $5 ORDER BY candidate_model`,
+        `SELECT ${evidenceColumns} FROM route_evidence WHERE ${scopeWhere} AND requested_model = $4 AND contract_version = $5 ORDER BY candidate_model`,
         [...scopeOf(scope), requestedModel, contractVersion],
       );
-      return rows.map((row) => ({ ...row, latency: asBytes(row.latency), ttft: asBytes(row.ttft) }));
+      return rows.map(fromEvidenceRow);
     },
     async listRoutes(scope) {
-      return (await database.query<RouteRow>(`SELECT * FROM routes WHERE ${scopeWhere} ORDER BY requested_model`, scopeOf(scope))).map(routeOf);
+      return (await database.query<RouteRow>(`SELECT ${routeColumns} FROM routes WHERE ${scopeWhere} ORDER BY requested_model`, scopeOf(scope))).map(fromRouteRow);
     },
     async listRoutesChangedSince(since) {
-      const rows = await database.query<RouteRow>('SELECT * FROM routes WHERE updated_at >= $1 ORDER BY updated_at, account_id, project, workload, requested_model', [since]);
-      return rows.map(routeOf);
+      const rows = await database.query<RouteRow>(`SELECT ${routeColumns} FROM routes WHERE updated_at >= $1 ORDER BY updated_at, account_id, project, workload, requested_model`, [since]);
+      return rows.map(fromRouteRow);
     },
     async saveRoute(route, change) {
+      const row = toRouteRow(route);
       await database.transaction(async (transaction) => {
         await transaction.execute(
           `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, updated_at)
@@ -129,33 +89,23 @@ export function createPostgresRoutingStore(database: PostgresDatabase): Postgres
            ON CONFLICT (account_id, project, workload, requested_model) DO UPDATE SET
              served_model = excluded.served_model, pinned_model = excluded.pinned_model, certificate = excluded.certificate,
              cooldowns = excluded.cooldowns, fallbacks = excluded.fallbacks, updated_at = excluded.updated_at`,
-          [
-            ...scopeOf(route.scope), route.requestedModel, route.servedModel, route.pinnedModel, jsonOrNull(route.certificate),
-            JSON.stringify(route.cooldowns), JSON.stringify(route.fallbacks), route.updatedAt,
-          ],
+          [row.accountId, row.project, row.workload, row.requestedModel, row.servedModel, row.pinnedModel, row.certificate, row.cooldowns, row.fallbacks, row.updatedAt],
         );
         if (change === null) return;
+        const changeRow = toRouteChangeRow(change);
         await transaction.execute(
           `INSERT INTO route_changes (account_id, project, workload, requested_model, from_model, to_model, reason, certificate, detail, at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-          [...scopeOf(route.scope), change.requestedModel, change.fromModel, change.toModel, change.reason, jsonOrNull(change.certificate), change.detail, change.at],
+          [...scopeOf(route.scope), changeRow.requestedModel, changeRow.fromModel, changeRow.toModel, changeRow.reason, changeRow.certificate, changeRow.detail, changeRow.at],
         );
       });
     },
     async listRouteChanges(scope, limit) {
-      const rows = await database.query<ChangeRow>(
-        `SELECT requested_model, from_model, to_model, reason, certificate, detail, at FROM route_changes WHERE ${scopeWhere} ORDER BY at DESC, id DESC LIMIT $4`,
+      const rows = await database.query<RouteChangeRow>(
+        `SELECT ${routeChangeColumns} FROM route_changes WHERE ${scopeWhere} ORDER BY at DESC, id DESC LIMIT $4`,
         [...scopeOf(scope), limit],
       );
-      return rows.map((row) => ({
-        requestedModel: row.requested_model,
-        fromModel: row.from_model,
-        toModel: row.to_model,
-        reason: row.reason,
-        certificate: row.certificate === null ? null : (JSON.parse(row.certificate) as RouteChange['certificate']),
-        detail: row.detail,
-        at: row.at,
-      }));
+      return rows.map(fromRouteChangeRow);
     },
     async usageByModel(scope) {
       return database.query<ModelUsage>(
@@ -214,20 +164,9 @@ export function createPostgresRoutingStore(database: PostgresDatabase): Postgres
       );
     },
     async getFeedback(accountId, requestId) {
-      const [row] = await database.query<FeedbackRow>('SELECT * FROM feedback WHERE account_id = $1 AND request_id = $2', [accountId, requestId]);
-      if (row === undefined) return null;
-      return {
-        requestId: row.request_id,
-        accountId: row.account_id,
-        model: row.model,
-        project: row.project,
-        workload: row.workload,
-        pass: row.pass,
-        score: row.score,
-        comment: row.comment,
-        evidenceVersion: row.evidence_version,
-        createdAt: row.created_at,
-      } satisfies Feedback;
+      // `pass` is a BOOLEAN: the row is the record as it is.
+      const [row] = await database.query<FeedbackRow<boolean>>(`SELECT ${feedbackColumns} FROM feedback WHERE account_id = $1 AND request_id = $2`, [accountId, requestId]);
+      return row ?? null;
     },
     async feedbackSummary(scope) {
       return database.query<{ model: string; count: number; passed: number; failed: number; meanScore: number | null }>(
@@ -237,34 +176,5 @@ export function createPostgresRoutingStore(database: PostgresDatabase): Postgres
         scopeOf(scope),
       );
     },
-  };
-}
-
-/** The sketch with one more value (a new one when there was none); unchanged when the value is null. */
-function withValue(encoded: Buffer | null, value: number | null): Buffer | null {
-  if (value === null) return encoded;
-  const sketch = encoded === null ? newSketch() : decodeSketch(encoded);
-  sketch.accept(Math.max(value, 0.001));
-  return Buffer.from(encodeSketch(sketch));
-}
-
-function asBytes(blob: Buffer | null): Uint8Array | null {
-  return blob === null ? null : new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength);
-}
-
-function jsonOrNull(value: unknown): string | null {
-  return value === null ? null : JSON.stringify(value);
-}
-
-function routeOf(row: RouteRow): RouteRecord {
-  return {
-    scope: { accountId: row.account_id, project: row.project, workload: row.workload },
-    requestedModel: row.requested_model,
-    servedModel: row.served_model,
-    pinnedModel: row.pinned_model,
-    certificate: row.certificate === null ? null : (JSON.parse(row.certificate) as RouteRecord['certificate']),
-    cooldowns: JSON.parse(row.cooldowns) as Record<string, number>,
-    fallbacks: JSON.parse(row.fallbacks) as string[],
-    updatedAt: row.updated_at,
   };
 }

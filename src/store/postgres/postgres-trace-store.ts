@@ -4,28 +4,24 @@
  * it had not stored before.
  */
 import { foldTraces } from '../../tracking/rollup-delta.js';
+import { fromTraceRow, traceColumns, traceInsertColumns, traceProperties, traceValue, type TraceRow } from '../sql-trace-records.js';
 import type { Trace, TraceFilter, TraceStore } from '../store.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import { paginate } from './postgres-pagination.js';
 import { addRollups } from './postgres-rollups.js';
 
-/** Column, property and the SQL type of its unnest() array, in insertion order. */
-const traceFields: ReadonlyArray<[string, keyof Trace, string]> = [
-  ['request_id', 'requestId', 'text'], ['account_id', 'accountId', 'text'], ['key_id', 'keyId', 'text'], ['environment', 'environment', 'text'],
-  ['project', 'project', 'text'], ['workload', 'workload', 'text'], ['end_user', 'user', 'text'], ['requested_model', 'requestedModel', 'text'],
-  ['served_model', 'servedModel', 'text'], ['replica', 'replica', 'text'], ['status', 'status', 'text'], ['error_class', 'errorClass', 'text'],
-  ['error_message', 'errorMessage', 'text'], ['http_status', 'httpStatus', 'integer'], ['finish_reason', 'finishReason', 'text'],
-  ['prompt_tokens', 'promptTokens', 'integer'], ['completion_tokens', 'completionTokens', 'integer'], ['cost_usd', 'costUsd', 'float8'],
-  ['latency_ms', 'latencyMs', 'float8'], ['ttft_ms', 'ttftMs', 'float8'], ['stream', 'stream', 'boolean'], ['metadata', 'metadata', 'text'],
-  ['started_at', 'startedAt', 'bigint'], ['request_body', 'requestBody', 'text'], ['reply_body', 'replyBody', 'text'],
-];
-const traceColumns = traceFields.map(([column, field]) => `${column} AS "${field}"`).join(', ');
+/** The SQL type of each property's unnest() array: text but for these. */
+const arrayTypes: Partial<Record<keyof Trace, string>> = {
+  httpStatus: 'integer', promptTokens: 'integer', completionTokens: 'integer', costUsd: 'float8', latencyMs: 'float8', ttftMs: 'float8',
+  stream: 'boolean', startedAt: 'bigint',
+};
 const insertTraces =
-  `INSERT INTO traces (${traceFields.map(([column]) => column).join(', ')}) ` +
-  `SELECT * FROM unnest(${traceFields.map(([, , type], index) => `$${index + 1}::${type}[]`).join(', ')}) ` +
+  `INSERT INTO traces (${traceInsertColumns}) ` +
+  `SELECT * FROM unnest(${traceProperties.map((property, index) => `$${index + 1}::${arrayTypes[property] ?? 'text'}[]`).join(', ')}) ` +
   'ON CONFLICT DO NOTHING RETURNING request_id';
 
-type TraceRow = Omit<Trace, 'metadata'> & { metadata: string | null };
+/** Traces as this store reads them: `stream` is a BOOLEAN. */
+type PostgresTraceRow = TraceRow<boolean>;
 
 /** TraceFilter field and its condition on a parameter. */
 const filterColumns: ReadonlyArray<[keyof TraceFilter, string]> = [
@@ -66,7 +62,7 @@ export function createPostgresTraceStore(database: PostgresDatabase): TraceStore
       for (const trace of traces) if (!unique.has(trace.requestId)) unique.set(trace.requestId, trace);
       return database.transaction(async (transaction) => {
         const batch = [...unique.values()];
-        const columns = traceFields.map(([, field]) => batch.map((trace) => parameterOf(trace, field)));
+        const columns = traceProperties.map((property) => batch.map((trace) => (property === 'stream' ? trace.stream : traceValue(trace, property))));
         const stored = new Set((await transaction.query<{ request_id: string }>(insertTraces, columns)).map((row) => row.request_id));
         const inserted = batch.filter((trace) => stored.has(trace.requestId));
         await addRollups(transaction, foldTraces(inserted));
@@ -74,11 +70,11 @@ export function createPostgresTraceStore(database: PostgresDatabase): TraceStore
       });
     },
     async get(accountId, requestId) {
-      const rows = await database.query<TraceRow>(`SELECT ${traceColumns} FROM traces WHERE account_id = $1 AND request_id = $2 LIMIT 1`, [accountId, requestId]);
+      const rows = await database.query<PostgresTraceRow>(`SELECT ${traceColumns} FROM traces WHERE account_id = $1 AND request_id = $2 LIMIT 1`, [accountId, requestId]);
       return rows[0] === undefined ? null : toTrace(rows[0]);
     },
     async list(accountId, filter, page) {
-      const rows = await paginate(page, (row: TraceRow) => [row.startedAt, row.requestId], (limit, after) => {
+      const rows = await paginate(page, (row: PostgresTraceRow) => [row.startedAt, row.requestId], (limit, after) => {
         const values: unknown[] = [];
         let conditions = where(accountId, filter, values);
         if (after !== null) {
@@ -86,7 +82,7 @@ export function createPostgresTraceStore(database: PostgresDatabase): TraceStore
           conditions += ` AND (started_at, request_id) < ($${values.length - 1}, $${values.length})`;
         }
         values.push(limit);
-        return database.query<TraceRow>(
+        return database.query<PostgresTraceRow>(
           `SELECT ${traceColumns} FROM traces WHERE ${conditions} ORDER BY started_at DESC, request_id DESC LIMIT $${values.length}`,
           values,
         );
@@ -101,11 +97,6 @@ export function createPostgresTraceStore(database: PostgresDatabase): TraceStore
   };
 }
 
-function parameterOf(trace: Trace, field: keyof Trace): unknown {
-  return field === 'metadata' ? (trace.metadata === null ? null : JSON.stringify(trace.metadata)) : trace[field];
-}
-
-function toTrace(row: TraceRow): Trace {
-  // Only this store writes the metadata column, always from a Record<string, string>.
-  return { ...row, metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, string>) };
+function toTrace(row: PostgresTraceRow): Trace {
+  return fromTraceRow(row, row.stream);
 }

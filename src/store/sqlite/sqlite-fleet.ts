@@ -9,6 +9,7 @@ import type { Change, ChangeFeed } from '../change-feed.js';
 import type { Lease, LeaseStore } from '../lease-store.js';
 import type { RouterStateRecord, RoutingStore } from '../routing-store.js';
 import type { SessionStore, StoredSession } from '../session-store.js';
+import { fromRouterStateRow, routerStateColumns, type RouterStateRow } from '../sql-routing-records.js';
 
 /** How often a subscribed process reads the changes table. */
 const changePollMs = 200;
@@ -134,15 +135,6 @@ export function createSqliteSessions(database: Database.Database): SessionStore 
 
 type RouterQueue = Pick<RoutingStore, 'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStates'>;
 
-interface RouterStateRow {
-  account_id: string;
-  project: string;
-  workload: string;
-  requested_model: string;
-  state: string;
-  updated_at: number;
-}
-
 /** The router's sample queue and per-route state (`routing-store.ts`), on SQLite. */
 export function createSqliteRouterQueue(database: Database.Database): RouterQueue {
   let statements: ReturnType<typeof prepare> | null = null;
@@ -158,7 +150,7 @@ export function createSqliteRouterQueue(database: Database.Database): RouterQueu
       `INSERT INTO router_states (account_id, project, workload, requested_model, state, updated_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (account_id, project, workload, requested_model) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
     ),
-    statesSince: database.prepare<[number], RouterStateRow>('SELECT * FROM router_states WHERE updated_at >= ? ORDER BY updated_at'),
+    statesSince: database.prepare<[number], RouterStateRow>(`SELECT ${routerStateColumns} FROM router_states WHERE updated_at >= ? ORDER BY updated_at`),
   });
   const prepared = () => (statements ??= prepare());
   const push = database.transaction((samples: ReadonlyArray<{ body: string; at: number }>) => {
@@ -184,14 +176,7 @@ export function createSqliteRouterQueue(database: Database.Database): RouterQueu
       if (states.length > 0) save.immediate(states);
     },
     async listRouterStates(since) {
-      return prepared()
-        .statesSince.all(since)
-        .map((row) => ({
-          scope: { accountId: row.account_id, project: row.project, workload: row.workload },
-          requestedModel: row.requested_model,
-          state: row.state,
-          updatedAt: row.updated_at,
-        }));
+      return prepared().statesSince.all(since).map(fromRouterStateRow);
     },
   };
 }

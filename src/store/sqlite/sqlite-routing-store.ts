@@ -1,51 +1,19 @@
 /** The routing domain (`routing-store.ts`) on SQLite: one table each, JSON columns for contracts and certificates. */
 import type Database from 'better-sqlite3';
-import { decodeSketch, encodeSketch, newSketch } from '../../tracking/latency-sketch.js';
-import type { CandidateCounts, EvidenceDelta, Feedback, JudgeCheckCounts, ModelUsage, RouteChange, RouteRecord, RoutingStore, Scope, StoredContract } from '../routing-store.js';
-
-interface RouteRow {
-  account_id: string;
-  project: string;
-  workload: string;
-  requested_model: string;
-  served_model: string;
-  pinned_model: string | null;
-  certificate: string | null;
-  cooldowns: string;
-  fallbacks: string;
-  updated_at: number;
-}
-
-interface ChangeRow {
-  requested_model: string;
-  from_model: string;
-  to_model: string;
-  reason: RouteChange['reason'];
-  certificate: string | null;
-  detail: string | null;
-  at: number;
-}
-
-interface FeedbackRow {
-  account_id: string;
-  request_id: string;
-  model: string | null;
-  project: string | null;
-  workload: string | null;
-  pass: number | null;
-  score: number | null;
-  comment: string | null;
-  evidence_version: number | null;
-  created_at: number;
-}
+import type { EvidenceDelta, Feedback, JudgeCheckCounts, ModelUsage, RouteChange, RouteRecord, RoutingStore, Scope, StoredContract } from '../routing-store.js';
+import {
+  contractColumns, evidenceColumns, feedbackColumns, fromContractRow, fromEvidenceRow, fromRouteChangeRow, fromRouteRow, nextContractVersion,
+  routeChangeColumns, routeColumns, sketchWithValue, toRouteChangeRow, toRouteRow,
+  type ContractRow, type EvidenceRow, type FeedbackRow, type RouteChangeRow, type RouteRow,
+} from '../sql-routing-records.js';
 
 const scopeWhere = 'account_id = ? AND project = ? AND workload = ?';
 const scopeOf = (scope: Scope): [string, string, string] => [scope.accountId, scope.project, scope.workload];
 
 function prepareRoutingStatements(database: Database.Database) {
   return {
-    latestContract: database.prepare<[string, string, string], { version: number; evidence_version: number | null; contract: string; created_at: number }>(
-      `SELECT version, evidence_version, contract, created_at FROM eval_contracts WHERE ${scopeWhere} ORDER BY version DESC LIMIT 1`,
+    latestContract: database.prepare<[string, string, string], ContractRow>(
+      `SELECT ${contractColumns} FROM eval_contracts WHERE ${scopeWhere} ORDER BY version DESC LIMIT 1`,
     ),
     insertContract: database.prepare<[string, string, string, number, number, string, number]>(
       'INSERT INTO eval_contracts (account_id, project, workload, version, evidence_version, contract, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
@@ -70,14 +38,11 @@ function prepareRoutingStatements(database: Database.Database) {
     setSketches: database.prepare<[Buffer | null, Buffer | null, string, string, string, string, string, number]>(
       `UPDATE route_evidence SET latency = ?, ttft = ? WHERE ${scopeWhere} AND requested_model = ? AND candidate_model = ? AND contract_version = ?`,
     ),
-    listEvidence: database.prepare<[string, string, string, string, number], Omit<CandidateCounts, 'latency' | 'ttft'> & { latency: Buffer | null; ttft: Buffer | null }>(
-      `SELECT requested_model AS requestedModel, candidate_model AS candidateModel, contract_version AS contractVersion,
-         evaluated, passed, errors, prompt_tokens AS promptTokens, completion_tokens AS completionTokens,
-         cost_usd AS costUsd, latency_ms_total AS latencyMsTotal, latency, ttft, updated_at AS updatedAt
-       FROM route_evidence WHERE ${scopeWhere} AND requested_model = ? AND contract_version = ? ORDER BY candidate_model`,
+    listEvidence: database.prepare<[string, string, string, string, number], EvidenceRow>(
+      `SELECT ${evidenceColumns} FROM route_evidence WHERE ${scopeWhere} AND requested_model = ? AND contract_version = ? ORDER BY candidate_model`,
     ),
-    routesOf: database.prepare<[string, string, string], RouteRow>(`SELECT * FROM routes WHERE ${scopeWhere} ORDER BY requested_model`),
-    routesSince: database.prepare<[number], RouteRow>('SELECT * FROM routes WHERE updated_at >= ? ORDER BY updated_at'),
+    routesOf: database.prepare<[string, string, string], RouteRow>(`SELECT ${routeColumns} FROM routes WHERE ${scopeWhere} ORDER BY requested_model`),
+    routesSince: database.prepare<[number], RouteRow>(`SELECT ${routeColumns} FROM routes WHERE updated_at >= ? ORDER BY updated_at`),
     upsertRoute: database.prepare(
       `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, updated_at)
        VALUES (@accountId, @project, @workload, @requestedModel, @servedModel, @pinnedModel, @certificate, @cooldowns, @fallbacks, @updatedAt)
@@ -89,8 +54,8 @@ function prepareRoutingStatements(database: Database.Database) {
       `INSERT INTO route_changes (account_id, project, workload, requested_model, from_model, to_model, reason, certificate, detail, at)
        VALUES (@accountId, @project, @workload, @requestedModel, @fromModel, @toModel, @reason, @certificate, @detail, @at)`,
     ),
-    changesOf: database.prepare<[string, string, string, number], ChangeRow>(
-      `SELECT requested_model, from_model, to_model, reason, certificate, detail, at FROM route_changes WHERE ${scopeWhere} ORDER BY at DESC, id DESC LIMIT ?`,
+    changesOf: database.prepare<[string, string, string, number], RouteChangeRow>(
+      `SELECT ${routeChangeColumns} FROM route_changes WHERE ${scopeWhere} ORDER BY at DESC, id DESC LIMIT ?`,
     ),
     usageByModel: database.prepare<[string, string, string], ModelUsage>(
       `SELECT requested_model AS requestedModel, served_model AS servedModel, count(*) AS calls,
@@ -123,7 +88,7 @@ function prepareRoutingStatements(database: Database.Database) {
        ON CONFLICT (account_id, request_id) DO UPDATE SET model = excluded.model, project = excluded.project, workload = excluded.workload,
          pass = excluded.pass, score = excluded.score, comment = excluded.comment, evidence_version = excluded.evidence_version, created_at = excluded.created_at`,
     ),
-    feedbackOf: database.prepare<[string, string], FeedbackRow>('SELECT * FROM feedback WHERE account_id = ? AND request_id = ?'),
+    feedbackOf: database.prepare<[string, string], FeedbackRow<number>>(`SELECT ${feedbackColumns} FROM feedback WHERE account_id = ? AND request_id = ?`),
     feedbackSummary: database.prepare<[string, string, string], { model: string; count: number; passed: number; failed: number; meanScore: number | null }>(
       `SELECT coalesce(model, '') AS model, count(*) AS count, sum(pass = 1) AS passed, sum(pass = 0) AS failed, avg(score) AS meanScore
        FROM feedback WHERE ${scopeWhere} GROUP BY coalesce(model, '') ORDER BY count DESC`,
@@ -138,9 +103,7 @@ export function createSqliteRoutingStore(database: Database.Database): Omit<Rout
   const prepared = () => (statements ??= prepareRoutingStatements(database));
 
   const nextContract = (scope: Scope, contract: unknown, at: number, keepEvidence: boolean): StoredContract => {
-    const latest = prepared().latestContract.get(...scopeOf(scope));
-    const version = (latest?.version ?? 0) + 1;
-    const evidenceVersion = keepEvidence ? (latest === undefined ? 0 : (latest.evidence_version ?? latest.version)) : version;
+    const { version, evidenceVersion } = nextContractVersion(prepared().latestContract.get(...scopeOf(scope)), keepEvidence);
     prepared().insertContract.run(...scopeOf(scope), version, evidenceVersion, JSON.stringify(contract), at);
     return { version, evidenceVersion, contract, createdAt: at };
   };
@@ -153,28 +116,17 @@ export function createSqliteRoutingStore(database: Database.Database): Omit<Rout
     const ttft = delta.ttftMs ?? null;
     if (latency === null && ttft === null) return;
     const row = prepared().sketchesOf.get(...key);
-    prepared().setSketches.run(withValue(row?.latency ?? null, latency), withValue(row?.ttft ?? null, ttft), ...key);
+    prepared().setSketches.run(sketchWithValue(row?.latency ?? null, latency), sketchWithValue(row?.ttft ?? null, ttft), ...key);
   });
   const saveRoute = database.transaction((route: RouteRecord, change: RouteChange | null) => {
-    prepared().upsertRoute.run({
-      ...route.scope,
-      requestedModel: route.requestedModel,
-      servedModel: route.servedModel,
-      pinnedModel: route.pinnedModel,
-      certificate: route.certificate === null ? null : JSON.stringify(route.certificate),
-      cooldowns: JSON.stringify(route.cooldowns),
-      fallbacks: JSON.stringify(route.fallbacks),
-      updatedAt: route.updatedAt,
-    });
-    if (change !== null) {
-      prepared().insertChange.run({ ...route.scope, ...change, certificate: change.certificate === null ? null : JSON.stringify(change.certificate) });
-    }
+    prepared().upsertRoute.run(toRouteRow(route));
+    if (change !== null) prepared().insertChange.run({ ...route.scope, ...toRouteChangeRow(change) });
   });
 
   return {
     async getContract(scope) {
       const row = prepared().latestContract.get(...scopeOf(scope));
-      return row === undefined ? null : { version: row.version, evidenceVersion: row.evidence_version ?? row.version, contract: JSON.parse(row.contract) as unknown, createdAt: row.created_at };
+      return row === undefined ? null : fromContractRow(row);
     },
     async putContract(scope, contract, at, keepEvidence = false) {
       return putContract.immediate(scope, contract, at, keepEvidence);
@@ -186,31 +138,19 @@ export function createSqliteRoutingStore(database: Database.Database): Omit<Rout
       prepared().resetEvidence.run(...scopeOf(scope), requestedModel, candidateModel, contractVersion);
     },
     async listEvidence(scope, requestedModel, contractVersion) {
-      return prepared()
-        .listEvidence.all(...scopeOf(scope), requestedModel, contractVersion)
-        .map((row) => ({ ...row, latency: asBytes(row.latency), ttft: asBytes(row.ttft) }));
+      return prepared().listEvidence.all(...scopeOf(scope), requestedModel, contractVersion).map(fromEvidenceRow);
     },
     async listRoutes(scope) {
-      return prepared().routesOf.all(...scopeOf(scope)).map(routeOf);
+      return prepared().routesOf.all(...scopeOf(scope)).map(fromRouteRow);
     },
     async listRoutesChangedSince(since) {
-      return prepared().routesSince.all(since).map(routeOf);
+      return prepared().routesSince.all(since).map(fromRouteRow);
     },
     async saveRoute(route, change) {
       saveRoute.immediate(route, change);
     },
     async listRouteChanges(scope, limit) {
-      return prepared()
-        .changesOf.all(...scopeOf(scope), limit)
-        .map((row) => ({
-          requestedModel: row.requested_model,
-          fromModel: row.from_model,
-          toModel: row.to_model,
-          reason: row.reason,
-          certificate: row.certificate === null ? null : (JSON.parse(row.certificate) as RouteChange['certificate']),
-          detail: row.detail,
-          at: row.at,
-        }));
+      return prepared().changesOf.all(...scopeOf(scope), limit).map(fromRouteChangeRow);
     },
     async usageByModel(scope) {
       return prepared().usageByModel.all(...scopeOf(scope));
@@ -239,44 +179,8 @@ export function createSqliteRoutingStore(database: Database.Database): Omit<Rout
     },
     async getFeedback(accountId, requestId) {
       const row = prepared().feedbackOf.get(accountId, requestId);
-      if (row === undefined) return null;
-      return {
-        requestId: row.request_id,
-        accountId: row.account_id,
-        model: row.model,
-        project: row.project,
-        workload: row.workload,
-        pass: row.pass === null ? null : row.pass === 1,
-        score: row.score,
-        comment: row.comment,
-        evidenceVersion: row.evidence_version,
-        createdAt: row.created_at,
-      } satisfies Feedback;
+      // SQLite keeps booleans as 0/1.
+      return row === undefined ? null : ({ ...row, pass: row.pass === null ? null : row.pass === 1 } satisfies Feedback);
     },
-  };
-}
-
-/** The sketch with one more value (a new one when there was none); unchanged when the value is null. */
-function withValue(encoded: Buffer | null, value: number | null): Buffer | null {
-  if (value === null) return encoded;
-  const sketch = encoded === null ? newSketch() : decodeSketch(encoded);
-  sketch.accept(Math.max(value, 0.001));
-  return Buffer.from(encodeSketch(sketch));
-}
-
-function asBytes(blob: Buffer | null): Uint8Array | null {
-  return blob === null ? null : new Uint8Array(blob.buffer, blob.byteOffset, blob.byteLength);
-}
-
-function routeOf(row: RouteRow): RouteRecord {
-  return {
-    scope: { accountId: row.account_id, project: row.project, workload: row.workload },
-    requestedModel: row.requested_model,
-    servedModel: row.served_model,
-    pinnedModel: row.pinned_model,
-    certificate: row.certificate === null ? null : (JSON.parse(row.certificate) as RouteRecord['certificate']),
-    cooldowns: JSON.parse(row.cooldowns) as Record<string, number>,
-    fallbacks: JSON.parse(row.fallbacks) as string[],
-    updatedAt: row.updated_at,
   };
 }

@@ -4,10 +4,11 @@
  * synchronously and returns a settled promise.
  */
 import Database from 'better-sqlite3';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { InvalidRequestError } from '../../api/errors.js';
+import { closePage, openPage, type Position } from '../page-cursor.js';
+import { accountColumns, keyColumns, newId, projectColumns, workloadColumns } from '../sql-records.js';
+import { fromTraceRow, traceColumns, traceInsertColumns, traceProperties, traceValue, type TraceRow } from '../sql-trace-records.js';
 import { applyMigrations } from './sqlite-migrations.js';
 import { createSqliteRoutingStore } from './sqlite-routing-store.js';
 import { addRollups, createSqliteRollupStore, prepareRollupStatements } from './sqlite-rollups.js';
@@ -71,36 +72,8 @@ export function createSqliteStore(options: { path: string }): Store {
 
 type Statement<Parameters extends unknown[], Result = unknown> = Database.Statement<Parameters, Result>;
 
-/** A page's sort key; `[time, id]` is both the ORDER BY and what a cursor encodes. */
-type Position = [number, string];
-
-// Columns are aliased to the contract's property names, so rows come back as
-// the contract's records; only traces need converting (stream, metadata).
-const accountColumns = 'id, name, created_at AS createdAt';
-const keyColumns =
-  'id, account_id AS accountId, name, display_prefix AS displayPrefix, hash, environment, role, ' +
-  'requests_per_minute AS requestsPerMinute, tokens_per_minute AS tokensPerMinute, created_at AS createdAt, last_used_at AS lastUsedAt, revoked_at AS revokedAt';
-const projectColumns = 'id, account_id AS accountId, slug, created_at AS createdAt';
-const workloadColumns = 'id, project_id AS projectId, name, created_at AS createdAt';
-
-/** Column and property, in the order `traceParameters` binds them. */
-const traceFields: ReadonlyArray<[string, keyof Trace]> = [
-  ['request_id', 'requestId'], ['account_id', 'accountId'], ['key_id', 'keyId'], ['environment', 'environment'],
-  ['project', 'project'], ['workload', 'workload'], ['end_user', 'user'], ['requested_model', 'requestedModel'],
-  ['served_model', 'servedModel'], ['replica', 'replica'], ['status', 'status'], ['error_class', 'errorClass'],
-  ['error_message', 'errorMessage'], ['http_status', 'httpStatus'], ['finish_reason', 'finishReason'],
-  ['prompt_tokens', 'promptTokens'], ['completion_tokens', 'completionTokens'], ['cost_usd', 'costUsd'],
-  ['latency_ms', 'latencyMs'], ['ttft_ms', 'ttftMs'], ['stream', 'stream'], ['metadata', 'metadata'],
-  ['started_at', 'startedAt'], ['request_body', 'requestBody'], ['reply_body', 'replyBody'],
-];
-const traceColumns = traceFields.map(([column, field]) => `${column} AS "${field}"`).join(', ');
-
-type TraceRow = Omit<Trace, 'stream' | 'metadata'> & { stream: number; metadata: string | null };
-type TraceParameters = [
-  string, string, string, string, string | null, string | null, string | null, string | null, string | null,
-  string | null, string, string | null, string | null, number, string | null, number, number, number, number,
-  number | null, number, string | null, number, string | null, string | null,
-];
+/** Traces as this store reads them: SQLite keeps `stream` as 0/1. */
+type SqliteTraceRow = TraceRow<number>;
 
 function prepareStatements(database: Database.Database) {
   const statements = {
@@ -158,15 +131,14 @@ function prepareStatements(database: Database.Database) {
 
     // ON CONFLICT (request_id) rather than INSERT OR IGNORE: OR IGNORE would also
     // skip rows that break NOT NULL, losing a malformed trace without an error.
-    insertTrace: database.prepare<TraceParameters>(
-      `INSERT INTO traces (${traceFields.map(([column]) => column).join(', ')}) ` +
-        `VALUES (${traceFields.map(() => '?').join(', ')}) ON CONFLICT (request_id) DO NOTHING`,
+    insertTrace: database.prepare<unknown[]>(
+      `INSERT INTO traces (${traceInsertColumns}) VALUES (${traceProperties.map(() => '?').join(', ')}) ON CONFLICT (request_id) DO NOTHING`,
     ),
-    traceById: database.prepare<[string, string], TraceRow>(
+    traceById: database.prepare<[string, string], SqliteTraceRow>(
       `SELECT ${traceColumns} FROM traces WHERE account_id = ? AND request_id = ?`,
     ),
     /** Trace list and count statements per filter shape, prepared the first time each shape is asked for. */
-    traceLists: new Map<string, Statement<unknown[], TraceRow>>(),
+    traceLists: new Map<string, Statement<unknown[], SqliteTraceRow>>(),
     traceCounts: new Map<string, Statement<unknown[], number>>(),
   };
   const rollupStatements = prepareRollupStatements(database);
@@ -308,11 +280,11 @@ function createTraceStore(database: Database.Database, prepared: () => Statement
     },
     async list(accountId, filter, page) {
       const { traceLists } = prepared();
-      const rows = paginate(page, (row: TraceRow) => [row.startedAt, row.requestId], (limit, after) => {
+      const rows = paginate(page, (row: SqliteTraceRow) => [row.startedAt, row.requestId], (limit, after) => {
         const clause = where(filter, after !== null);
         let statement = traceLists.get(clause.shape);
         if (statement === undefined) {
-          statement = database.prepare<unknown[], TraceRow>(
+          statement = database.prepare<unknown[], SqliteTraceRow>(
             `SELECT ${traceColumns} FROM traces WHERE ${clause.sql} ORDER BY started_at DESC, request_id DESC LIMIT ?`,
           );
           traceLists.set(clause.shape, statement);
@@ -334,49 +306,10 @@ function createTraceStore(database: Database.Database, prepared: () => Statement
   };
 }
 
-/**
- * One keyset page: fetches one row more than asked to learn whether another
- * page follows. The cursor is the last item's sort key, so rows inserted while
- * a client pages never shift what it sees next (no duplicates, no gaps).
- */
-function paginate<Row>(
-  page: PageRequest,
-  positionOf: (row: Row) => Position,
-  fetch: (limit: number, after: Position | null) => Row[],
-): Page<Row> {
-  const limit = clampLimit(page.limit);
-  const after = page.cursor === undefined || page.cursor === null ? null : decodeCursor(page.cursor);
-  const rows = fetch(limit + 1, after);
-  const more = rows.length > limit;
-  const kept = more ? rows.slice(0, limit) : rows;
-  const last = kept[kept.length - 1];
-  return { items: kept, nextCursor: more && last !== undefined ? encodeCursor(positionOf(last)) : null };
-}
-
-function clampLimit(limit: number): number {
-  if (!Number.isFinite(limit)) return 100;
-  return Math.min(100, Math.max(1, Math.trunc(limit)));
-}
-
-function encodeCursor(position: Position): string {
-  return Buffer.from(JSON.stringify(position), 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): Position {
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    value = null;
-  }
-  if (Array.isArray(value) && value.length === 2 && Number.isFinite(value[0]) && typeof value[1] === 'string') {
-    return [value[0] as number, value[1]];
-  }
-  throw new InvalidRequestError('The cursor is not valid; pass the nextCursor of a previous page.', 'cursor', 'invalid_cursor');
-}
-
-function newId(prefix: string): string {
-  return `${prefix}_${randomBytes(12).toString('base64url')}`;
+/** One keyset page (`page-cursor.ts`): fetches one row more than asked, to learn whether another page follows. */
+function paginate<Row>(page: PageRequest, positionOf: (row: Row) => Position, fetch: (limit: number, after: Position | null) => Row[]): Page<Row> {
+  const opened = openPage(page);
+  return closePage(fetch(opened.limit + 1, opened.after), opened, positionOf);
 }
 
 /** A row just written or guaranteed by a constraint; missing means the database broke its promise. */
@@ -385,18 +318,10 @@ function found<Row>(row: Row | undefined): Row {
   return row;
 }
 
-function traceParameters(trace: Trace): TraceParameters {
-  return [
-    trace.requestId, trace.accountId, trace.keyId, trace.environment, trace.project, trace.workload, trace.user,
-    trace.requestedModel, trace.servedModel, trace.replica, trace.status, trace.errorClass, trace.errorMessage,
-    trace.httpStatus, trace.finishReason, trace.promptTokens, trace.completionTokens, trace.costUsd, trace.latencyMs,
-    trace.ttftMs, trace.stream ? 1 : 0, trace.metadata === null ? null : JSON.stringify(trace.metadata),
-    trace.startedAt, trace.requestBody, trace.replyBody,
-  ];
+function traceParameters(trace: Trace): unknown[] {
+  return traceProperties.map((property) => (property === 'stream' ? (trace.stream ? 1 : 0) : traceValue(trace, property)));
 }
 
-function toTrace(row: TraceRow): Trace {
-  // Only this store writes the metadata column, always from a Record<string, string>.
-  const metadata = row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, string>);
-  return { ...row, stream: row.stream === 1, metadata };
+function toTrace(row: SqliteTraceRow): Trace {
+  return fromTraceRow(row, row.stream === 1);
 }

@@ -1,0 +1,54 @@
+/**
+ * The `traces` table's rows (`store.ts`) as both SQL back ends read and
+ * write them (`sql-records.ts` says how rows map to records): metadata as
+ * JSON, `stream` as the dialect keeps a boolean (SQLite 0/1, PostgreSQL
+ * BOOLEAN), which the back end converts itself.
+ */
+import { selectList } from './sql-records.js';
+import type { Trace } from './store.js';
+
+/** The column of each property, in the order both back ends insert them. */
+const traceColumnOf: { readonly [Property in keyof Trace]-?: string } = {
+  requestId: 'request_id',
+  accountId: 'account_id',
+  keyId: 'key_id',
+  environment: 'environment',
+  project: 'project',
+  workload: 'workload',
+  user: 'end_user',
+  requestedModel: 'requested_model',
+  servedModel: 'served_model',
+  replica: 'replica',
+  status: 'status',
+  errorClass: 'error_class',
+  errorMessage: 'error_message',
+  httpStatus: 'http_status',
+  finishReason: 'finish_reason',
+  promptTokens: 'prompt_tokens',
+  completionTokens: 'completion_tokens',
+  costUsd: 'cost_usd',
+  latencyMs: 'latency_ms',
+  ttftMs: 'ttft_ms',
+  stream: 'stream',
+  metadata: 'metadata',
+  startedAt: 'started_at',
+  requestBody: 'request_body',
+  replyBody: 'reply_body',
+};
+
+/** The properties in insertion order; `traceInsertColumns` names their columns in the same order. */
+export const traceProperties = Object.keys(traceColumnOf) as ReadonlyArray<keyof Trace>;
+export const traceInsertColumns = traceProperties.map((property) => traceColumnOf[property]).join(', ');
+export const traceColumns = selectList<Trace>(traceColumnOf);
+
+export type TraceRow<Stream> = Omit<Trace, 'stream' | 'metadata'> & { stream: Stream; metadata: string | null };
+
+/** The value a trace's property is stored as, but `stream`, which each dialect stores its own way. */
+export function traceValue(trace: Trace, property: Exclude<keyof Trace, 'stream'>): unknown {
+  // Only the back ends write the metadata column, always from a Record<string, string>.
+  return property === 'metadata' ? (trace.metadata === null ? null : JSON.stringify(trace.metadata)) : trace[property];
+}
+
+export function fromTraceRow(row: TraceRow<unknown>, stream: boolean): Trace {
+  return { ...row, stream, metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, string>) };
+}
