@@ -43,7 +43,7 @@ interface Member {
 
 describe.skipIf(databaseUrl === null || redisProgram === null)('a fleet of three processes on one PostgreSQL and one Redis', () => {
   const databases = postgresDatabases(databaseUrl as string, 'tg_fleet');
-  const directory = temporaryDirectory('taskgate-fleet-');
+  let directory: string;
   let engine: ArithmeticEngine;
   let redis: RedisServer;
   let proxy: TcpProxy;
@@ -86,6 +86,7 @@ describe.skipIf(databaseUrl === null || redisProgram === null)('a fleet of three
   const alive = () => members.filter((member) => member.process.child.exitCode === null && member.process.child.signalCode === null);
 
   beforeAll(async () => {
+    directory = temporaryDirectory('taskgate-fleet-');
     const url = new URL(await databases.fresh());
     redis = await startRedisServer(redisProgram as string);
     engine = await startArithmeticEngine({ big: 1, small: 1 }, 5);

@@ -14,9 +14,11 @@ import { migrations } from './postgres-migrations.js';
 import { DAY_MS, partitionName } from './postgres-partitions.js';
 import { createPostgresStore, type PostgresStore } from './postgres-store.js';
 
-const url = await requireServiceOrSkip(postgres, 'src/store/postgres/postgres-store.test.ts');
+const found = await requireServiceOrSkip(postgres, 'src/store/postgres/postgres-store.test.ts');
+/** Only used when PostgreSQL was found: the suite below is skipped otherwise. */
+const url = found ?? '';
 
-if (url !== null) {
+describe.skipIf(found === null)('PostgreSQL back end', () => {
   const schemas = postgresSchemas(url, 'tg_contract');
   const open = (schema = schemas.fresh(), storeUrl = url) => createPostgresStore({ url: storeUrl, schema, poolSize: 4 });
 
@@ -220,7 +222,7 @@ if (url !== null) {
       expect(rollups.reduce((sum, row) => sum + row.calls, 0)).toBe(50);
     });
   });
-}
+});
 
 /** How long a query may take to fail once PostgreSQL is unreachable: the pool's connection timeout (5 s) and a margin. */
 const failFastMs = 7_000;
