@@ -7,7 +7,7 @@
  * processes never both believe they lead. A clean stop releases it at once.
  */
 import { randomBytes } from 'node:crypto';
-import { errorFields, type Logger } from '../log/logger.js';
+import { errorFields, type LogFields, type Logger } from '../log/logger.js';
 import type { LeaseStore } from '../store/lease-store.js';
 
 export interface Leadership {
@@ -51,6 +51,14 @@ export function createLeadership(options: LeadershipOptions): Leadership {
     for (const listener of listeners) listener(isLeader);
   }
 
+  /** Leads on only while the last sure renewal still covers us, with a renewal's margin. */
+  function stepDownIfUncovered(why: LogFields): void {
+    if (leader && now() - renewedAt > ttlMs - renewMs) {
+      logger.warn('router: lease not renewed; stepping down', why);
+      become(false);
+    }
+  }
+
   async function ask(): Promise<void> {
     const askedAt = now();
     try {
@@ -58,11 +66,8 @@ export function createLeadership(options: LeadershipOptions): Leadership {
       if (held) renewedAt = askedAt;
       become(held);
     } catch (error) {
-      // Unsure whether the renewal landed: lead on only while the last sure one still covers us, with a renewal's margin.
-      if (leader && now() - renewedAt > ttlMs - renewMs) {
-        logger.warn('router: lease not renewed; stepping down', errorFields(error));
-        become(false);
-      }
+      // Unsure whether the renewal landed.
+      stepDownIfUncovered(errorFields(error));
     }
   }
 
@@ -76,13 +81,18 @@ export function createLeadership(options: LeadershipOptions): Leadership {
     },
     async start() {
       await askOnce();
-      timer = setInterval(() => void askOnce(), renewMs);
+      timer = setInterval(() => {
+        // A renewal that hangs (a store that takes the query and never answers) must not keep us leading either.
+        if (asking !== null) stepDownIfUncovered({ error: 'the lease renewal has not answered' });
+        void askOnce();
+      }, renewMs);
       timer.unref();
     },
     async close() {
       if (timer !== null) clearInterval(timer);
       timer = null;
-      await asking;
+      // A renewal in flight could take the lease again after the release: wait for it, but not for one that hangs.
+      if (asking !== null) await Promise.race([asking, new Promise((resolve) => setTimeout(resolve, renewMs).unref())]);
       if (!leader) return;
       become(false);
       await leases.release(name, holder).catch((error: unknown) => logger.warn('router: lease not released', errorFields(error)));
