@@ -13,7 +13,8 @@
  * and one Redis database (flushed at start and end), with the same config and
  * admin key, each on its own port. It checks that every path answers
  * correctly, warms up, and measures each path (direct to the mock, through
- * the bare proxy, through taskgate on SQLite + memory, through the first
+ * the bare proxy, through taskgate on SQLite + memory, the same with
+ * OpenTelemetry export on (to bench/otlp-sink.mjs), through the first
  * PostgreSQL + Redis taskgate alone, and through all three with the load
  * spread evenly over them):
  *
@@ -76,6 +77,7 @@ async function main() {
   const kinds = options.only === 'all' ? ['json', 'stream'] : [options.only];
   /** @type {PathName[]} */
   const paths = options.skipBaseline ? ['direct', 'through'] : ['direct', 'bare', 'through'];
+  if (!options.skipOtel) paths.push('otel');
 
   const startedAt = new Date().toISOString();
   const environment = describeEnvironment(loadGenerator);
@@ -136,6 +138,12 @@ async function main() {
       warnings.push(`taskgate stored ${traceCount} traces for at least ${throughCompleted} measured calls: tracing fell behind`);
     }
     warnings.push(...logWarnings('taskgate (SQLite + memory)', taskgate.log.text));
+    if (servers.otel !== null) {
+      const dropped = await droppedSpans(servers.otel.origin, taskgate.adminKey);
+      if (dropped !== 0) warnings.push(`taskgate (OTel export on) dropped ${dropped ?? 'an unknown number of'} spans: the export fell behind or failed`);
+      await stopChild(servers.otel.child, 20_000);
+      warnings.push(...logWarnings('taskgate (OTel export on)', servers.otel.log.text));
+    }
 
     /** What the PostgreSQL + Redis rows ran on, for the report. */
     let sharedReport = /** @type {Record<string, unknown>} */ ({ skipped: sharedSkipped });
@@ -204,6 +212,20 @@ async function main() {
     // After the taskgates stopped: their connections are gone, so the database drops at once.
     if (backends !== null) await backends.cleanUp();
     if (!options.keep) rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The spans a taskgate dropped (export queue full, or exports failed), from its /metrics; null when unreadable.
+ * @param {string} origin @param {string} adminKey
+ */
+async function droppedSpans(origin, adminKey) {
+  try {
+    const response = await fetch(`${origin}/metrics`, { headers: { authorization: `Bearer ${adminKey}` }, signal: AbortSignal.timeout(5_000) });
+    const found = /^taskgate_telemetry_spans_dropped_total (\d+)$/m.exec(await response.text());
+    return found === null ? null : Number(found[1]);
+  } catch {
+    return null;
   }
 }
 

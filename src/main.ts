@@ -9,6 +9,9 @@ import { createCatalog } from './catalog/catalog.js';
 import type { Settings } from './config/load-config.js';
 import type { Engine } from './engines/engine.js';
 import { createModelPool, type ModelPool } from './engines/engine-pool.js';
+import { EngineMeter } from './engines/engine-meter.js';
+import { MeasuredPrices } from './tracking/measured-prices.js';
+import { catalogPrices, measuredPrices as rankByMeasured } from './routing/model-prices.js';
 import { createEngines } from './engines/engines-from-config.js';
 import { createRateLimiter } from './limits/create-rate-limiter.js';
 import type { RateLimiter } from './limits/rate-limiter.js';
@@ -25,6 +28,8 @@ import { createApp } from './server/app.js';
 import { createMetricsApp } from './server/metrics-app.js';
 import { createRollupStatsService } from './tracking/rollup-stats-service.js';
 import { createMetrics, type Metrics } from './tracking/metrics.js';
+import { createTelemetry } from './telemetry/create-telemetry.js';
+import type { Telemetry } from './telemetry/telemetry.js';
 import { createRetention, type Retention } from './tracking/retention.js';
 import { createCallGate } from './server/call-gate.js';
 import { createRoutingHandlers } from './server/routing-handlers.js';
@@ -46,6 +51,8 @@ export interface Taskgate {
   readonly router: RouterWorker;
   /** Body retention and the pruner (tests run `retention.pruneNow()`). */
   readonly retention: Retention;
+  /** The OpenTelemetry export (tests flush it). */
+  readonly telemetry: Telemetry;
   /** The admin key text made on this first start (print it once), else null. */
   readonly createdAdminKey: string | null;
   /** `server.metrics`'s address, when the config sets one. */
@@ -82,12 +89,16 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
       { failureThreshold: engine.circuit_breaker.failures, cooldownMs: engine.circuit_breaker.cooldown_ms, maxCooldownMs: engine.circuit_breaker.max_cooldown_ms },
     ]),
   );
+  // One busy-time meter per engine, shared by the pools of every model it serves: measured cost divides by the engine's whole concurrency.
+  const meters = new Map(config.engines.map((engine) => [engine.id, new EngineMeter({ engineId: engine.id, costPerHour: engine.cost_per_hour })]));
+  // What each model's tokens cost on those engines, learnt from finished calls; the router ranks by it with `routing.cost: measured`.
+  const measuredPrices = new MeasuredPrices();
   const catalog = createCatalog(config.models);
   const pools = new Map<string, ModelPool>();
   for (const model of catalog.list()) {
     const replicas = model.servedBy.map((replica) => {
       const breaker = breakers.get(replica.engine);
-      return { engine: enginesById.get(replica.engine) as Engine, modelName: replica.name, circuit: breaker };
+      return { engine: enginesById.get(replica.engine) as Engine, modelName: replica.name, circuit: breaker, meter: meters.get(replica.engine) };
     });
     pools.set(model.id, createModelPool({ modelId: model.id, replicas, logger }));
   }
@@ -103,6 +114,8 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   const routerLogger = logger.child({ part: 'router' });
   // One process of the fleet leads the router; the lease is asked for before serving, so a lone process leads from its first call.
   const leadership = createLeadership({ leases: store.leases, logger: routerLogger });
+  // Off without an endpoint: then nothing of the OpenTelemetry SDK is even loaded.
+  const telemetry = await createTelemetry(settings.telemetry, { engineTypes: new Map(config.engines.map((engine) => [engine.id, engine.type])), logger: logger.child({ part: 'telemetry' }) });
   const router = createFleetRouter({
     worker: createRouterWorker({
       routing: store.routing,
@@ -112,6 +125,8 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
       isBusy: (modelId) => hasWaitingCalls(catalog.resolve(modelId)?.servedBy ?? [], engines),
       replayConcurrency: new Map(config.engines.map((engine) => [engine.id, engine.replay_concurrency ?? (engine.type === 'openai' ? Math.max(1, Math.floor(engine.max_concurrency / 8)) : 1)])),
       logger: routerLogger,
+      telemetry,
+      priceOf: config.routing.cost === 'measured' ? rankByMeasured(measuredPrices) : catalogPrices,
     }),
     leadership,
     routing: store.routing,
@@ -122,7 +137,15 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   });
   await leadership.start();
   const stats = createRollupStatsService(store.rollups);
-  const dashboard = createDashboard({ authenticator, store, stats, bodyTimeoutMs: config.server.request_timeout_ms, routing: createRoutingHandlers({ store, catalog, routes, router }), logger: logger.child({ part: 'dashboard' }) });
+  const dashboard = createDashboard({
+    authenticator,
+    store,
+    stats,
+    bodyTimeoutMs: config.server.request_timeout_ms,
+    routing: createRoutingHandlers({ store, catalog, routes, router }),
+    engineLoad: () => [...meters.values()].map((meter) => meter.load()),
+    logger: logger.child({ part: 'dashboard' }),
+  });
   const retention = createRetention({
     store: store.retention,
     defaults: { bodies: config.traces.bodies ? 'all' : 'none', sampleRate: 1, bodiesTtlDays: config.traces.bodies_ttl_days, tracesTtlDays: config.traces.ttl_days },
@@ -138,6 +161,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
       storeWrites: () => ({ failing: storeWrites() !== null, unwrittenScopes: scopes.unwritten() }),
       limits: () => ({ degraded: limiter.degraded() !== null }),
       router: () => ({ leader: router.isLeader(), ...router.stats() }),
+      telemetry: () => telemetry.stats(),
     },
   });
   const metrics = options.metrics?.(localMetrics) ?? localMetrics;
@@ -163,6 +187,8 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     bodyTimeoutMs: config.server.request_timeout_ms,
     keepBodies: config.traces.bodies,
     pingIntervalMs: config.server.stream_ping_interval_ms,
+    telemetry,
+    measuredPrices,
   });
   /** Everything but the sockets, in order: the trace writer flushes before the store closes. */
   async function closeParts(): Promise<void> {
@@ -175,6 +201,8 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     await authenticator.close();
     await limiter.close();
     await closeEngines();
+    // After the router and the last call: their spans are queued by now, and flushed here.
+    await telemetry.shutdown();
     await store.close();
   }
 
@@ -207,6 +235,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     traces,
     router,
     retention,
+    telemetry,
     createdAdminKey,
     metricsUrl: metricsServer === null ? null : `http://${config.server.metrics!.host}:${metricsServer.port}/metrics`,
     async stop() {

@@ -2,7 +2,9 @@
  * What every reply carries, as the README promises it: `x-request-id` on
  * every reply of every endpoint, errors included; the scope headers on every
  * reply of the chat endpoint once the scope is known (the body has been read
- * as JSON), and on none before that, where a scope would be a guess.
+ * as JSON), and on none before that, where a scope would be a guess; and
+ * `Server-Timing` (the gateway's own time and the wait on the engine) on every
+ * reply of `POST /v1/chat/completions`, streams and errors included.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedEngine, type ScriptedEngine } from './helpers/scripted-engine.js';
@@ -36,6 +38,13 @@ function expectRequestId(response: Response): void {
   expect(response.headers.get('x-request-id')).toMatch(/^req_[0-9a-z]{9}[0-9a-f]{16}$/);
 }
 
+/** `gateway;dur=…, upstream;dur=…`, returned as numbers. */
+function serverTiming(response: Response): { gateway: number; upstream: number } {
+  const match = /^gateway;dur=(\d+(?:\.\d+)?), upstream;dur=(\d+(?:\.\d+)?)$/.exec(response.headers.get('server-timing') ?? '');
+  expect(match, `server-timing: ${response.headers.get('server-timing')}`).not.toBeNull();
+  return { gateway: Number(match![1]), upstream: Number(match![2]) };
+}
+
 describe('chat replies', () => {
   it.each([
     ['200', () => chat({}), 200],
@@ -47,6 +56,10 @@ describe('chat replies', () => {
     expectRequestId(response);
     expect(response.headers.get('x-taskgate-project')).toBe('shop');
     expect(response.headers.get('x-taskgate-workload')).toBe('summarise');
+    const timing = serverTiming(response);
+    // Only the 200 reached the engine.
+    if (status === 200) expect(timing.upstream).toBeGreaterThan(0);
+    else expect(timing.upstream).toBe(0);
   });
 
   it.each([
@@ -61,6 +74,8 @@ describe('chat replies', () => {
     expectRequestId(response);
     expect(response.headers.get('x-taskgate-project')).toBeNull();
     expect(response.headers.get('x-taskgate-workload')).toBeNull();
+    // A 405 answers a GET, which the chat handler never sees.
+    if (status !== 405) expect(serverTiming(response).upstream).toBe(0);
   });
 
   it('carry the request id and rate-limit headers on a 429, refused before the body is read', async () => {
@@ -70,6 +85,33 @@ describe('chat replies', () => {
     expectRequestId(limited);
     expect(limited.headers.get('x-ratelimit-remaining-requests')).toBe('0');
     expect(limited.headers.get('x-taskgate-project')).toBeNull();
+    expect(serverTiming(limited).upstream).toBe(0);
+  });
+
+  it('carry Server-Timing on a stream (upstream: the wait for the first chunk, which comes 150 ms late) and on an engine error', async () => {
+    engine.scriptNext({ kind: 'stream', pieces: ['a', 'b'], firstChunkDelayMs: 150, gapMs: 100 });
+    const started = performance.now();
+    const stream = await chat({ body: JSON.stringify({ model: 'model-0', stream: true, messages: [{ role: 'user', content: 'Hi' }] }) });
+    const headAfterMs = performance.now() - started;
+    expect(stream.status).toBe(200);
+    const timing = serverTiming(stream);
+    expect(timing.upstream).toBeGreaterThanOrEqual(140);
+    // The head left before the last piece was generated: its timing covers the first chunk only.
+    expect(timing.gateway + timing.upstream).toBeLessThanOrEqual(headAfterMs);
+    await stream.text();
+
+    engine.scriptNext({ kind: 'status', status: 400, body: { error: { message: 'context length exceeded' } } });
+    const failed = await chat({});
+    expect(failed.status).toBe(400);
+    expect(serverTiming(failed).upstream).toBeGreaterThan(0);
+  });
+
+  it('count the gateway\'s own time in taskgate_gateway_overhead_seconds', async () => {
+    const metrics = await fetch(`${taskgate.origin}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const text = await metrics.text();
+    const count = (stream: string) => Number(new RegExp(`^taskgate_gateway_overhead_seconds_count\\{stream="${stream}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    expect(count('false')).toBeGreaterThanOrEqual(10);
+    expect(count('true')).toBeGreaterThanOrEqual(1);
   });
 });
 

@@ -12,6 +12,14 @@ export function evaluateTargets(medians, options) {
     const baseline = json.bare === undefined ? '' : ` (bare pass-through: ${format(json.bare.serverCpuMicrosPerRequest)} µs)`;
     targets.push({ target: 'taskgate CPU per non-streamed call ≤ 150 µs (saturation)', measured: `${format(cpu)} µs${baseline}`, met: cpu <= 150 });
   }
+  // Same run, same load: the CPU a span per call costs, with its export to a local OTLP sink.
+  for (const entry of medians.saturation) {
+    if (entry.otel === undefined) continue;
+    const on = entry.otel.serverCpuMicrosPerRequest;
+    const off = entry.through.serverCpuMicrosPerRequest;
+    const kind = entry.kind === 'json' ? 'non-streamed call' : 'stream';
+    targets.push({ target: `taskgate CPU per ${kind} with OTel export on ≤ 110% of export off (saturation)`, measured: `${format(on)} µs on, ${format(off)} µs off (${format((100 * on) / off, 0)}%)`, met: on <= 1.1 * off });
+  }
   if (medians.fixedRate !== null) {
     const added = medians.fixedRate.added.through.p50Ms;
     const baseline = medians.fixedRate.added.bare === undefined ? '' : ` (bare pass-through: ${signed(medians.fixedRate.added.bare.p50Ms, 3)} ms)`;

@@ -15,7 +15,7 @@ export function markdownReport(report) {
   const proxies = paths.filter((path) => path !== 'direct');
   const hasShared = paths.includes('shared') || paths.includes('fleet');
   /** Rows whose server is taskgate: their CPU is in bold. */
-  const taskgatePaths = ['through', 'shared', 'fleet'];
+  const taskgatePaths = ['through', 'otel', 'shared', 'fleet'];
   const lines = [];
   lines.push(`### taskgate overhead (${settings.repeat === 1 ? 'one run' : `medians of ${settings.repeat} runs`})`, '');
   lines.push(
@@ -71,6 +71,7 @@ export function markdownReport(report) {
         `${ratio(top.serverCpuMicrosPerRequest, bottom.serverCpuMicrosPerRequest)} | ${ratio(top.serverSystemMicrosPerRequest, bottom.serverSystemMicrosPerRequest)} | |${hasShared ? ' |' : ''} ` +
         `${ratio(top.serverPeakRssMegabytes, bottom.serverPeakRssMegabytes)} |`;
       lines.push(ratioRow('through / direct', entry.through, entry.direct));
+      if (entry.otel !== undefined) lines.push(ratioRow('OTel export on / off (SQLite + memory)', entry.otel, entry.through));
       if (entry.shared !== undefined) lines.push(ratioRow('PostgreSQL + Redis / SQLite + memory (1 process each)', entry.shared, entry.through));
       if (entry.shared !== undefined && entry.fleet !== undefined) lines.push(ratioRow(`${shared.processes} processes / 1 process (PostgreSQL + Redis)`, entry.fleet, entry.shared));
     }

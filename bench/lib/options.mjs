@@ -24,6 +24,8 @@ Options:
   --retries N           at most N such re-runs per measurement (default 2; 0 to disable)
   --only KIND           json | stream | all (default all)
   --skip-baseline       do not measure the bare node:http + undici pass-through
+  --skip-otel           do not measure taskgate with OpenTelemetry export on (a span per
+                        call, over OTLP/HTTP to a local sink that discards them)
   --skip-shared         do not measure taskgate on PostgreSQL + Redis (one process, and
                         three processes sharing the database and Redis)
   --postgres-url URL    PostgreSQL where the bench creates (and drops) a fresh database
@@ -55,6 +57,7 @@ Options:
  * @property {string} outputDirectory
  * @property {boolean} keep
  * @property {boolean} skipBaseline
+ * @property {boolean} skipOtel
  * @property {boolean} skipShared
  * @property {string} postgresUrl
  * @property {string} redisUrl
@@ -80,6 +83,7 @@ export function readOptions() {
       output: { type: 'string', default: defaultResultsDirectory },
       keep: { type: 'boolean', default: false },
       'skip-baseline': { type: 'boolean', default: false },
+      'skip-otel': { type: 'boolean', default: false },
       'skip-shared': { type: 'boolean', default: false },
       'postgres-url': { type: 'string', default: defaultPostgresUrl },
       'redis-url': { type: 'string', default: defaultRedisUrl },
@@ -111,6 +115,7 @@ export function readOptions() {
     outputDirectory: resolve(values.output),
     keep: values.keep === true,
     skipBaseline: values['skip-baseline'] === true,
+    skipOtel: values['skip-otel'] === true,
     skipShared: values['skip-shared'] === true,
     postgresUrl: urlOption(values['postgres-url'], '--postgres-url', /^postgres(ql)?:$/),
     redisUrl: urlOption(values['redis-url'], '--redis-url', /^rediss?:$/),

@@ -9,4 +9,5 @@ export const repositoryRoot = fileURLToPath(new URL('../..', import.meta.url));
 export const taskgateEntry = join(repositoryRoot, 'dist', 'cli', 'main.js');
 export const mockEngineEntry = join(repositoryRoot, 'bench', 'mock-engine.mjs');
 export const bareProxyEntry = join(repositoryRoot, 'bench', 'bare-proxy.mjs');
+export const otlpSinkEntry = join(repositoryRoot, 'bench', 'otlp-sink.mjs');
 export const defaultResultsDirectory = join(repositoryRoot, 'bench', 'results');

@@ -1,8 +1,9 @@
 /**
  * taskgate itself, started from dist/ with a fresh config and data directory
  * (tracing on, with bodies, as in production), and the traces it stored: on
- * SQLite + in-memory limits (the default), or on PostgreSQL + Redis, as one
- * process or several sharing the database and Redis.
+ * SQLite + in-memory limits (the default), optionally exporting a span per
+ * call over OTLP/HTTP, or on PostgreSQL + Redis, as one process or several
+ * sharing the database and Redis.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -17,8 +18,8 @@ export function newAdminKey() {
   return `tg_bench_${randomBytes(24).toString('hex')}`;
 }
 
-/** @param {{ mockUrl: string, gapMockUrl: string }} mocks */
-function benchConfig({ mockUrl, gapMockUrl }) {
+/** @param {{ mockUrl: string, gapMockUrl: string, otlpEndpoint?: string }} mocks */
+function benchConfig({ mockUrl, gapMockUrl, otlpEndpoint }) {
   // Limits so high the rate limiter never refuses; tracing on, with bodies, as in production.
   return `server:
   host: 127.0.0.1
@@ -47,19 +48,20 @@ traces:
   bodies: true
 logging:
   level: warn
-`;
+${otlpEndpoint === undefined ? '' : `telemetry:\n  otlp: { endpoint: "${otlpEndpoint}", protocol: http/protobuf }\n`}`;
 }
 
 /**
- * taskgate on SQLite (in the data directory) and in-memory limits.
- * @param {{ directory: string, mockUrl: string, gapMockUrl: string, adminKey: string, cpuProfileDirectory?: string }} setup
+ * taskgate on SQLite (in the data directory) and in-memory limits; exporting spans to `otlpEndpoint` when given.
+ * @param {{ directory: string, mockUrl: string, gapMockUrl: string, adminKey: string, cpuProfileDirectory?: string, otlpEndpoint?: string }} setup
  */
-export async function startTaskgate({ directory, mockUrl, gapMockUrl, adminKey, cpuProfileDirectory }) {
+export async function startTaskgate({ directory, mockUrl, gapMockUrl, adminKey, cpuProfileDirectory, otlpEndpoint }) {
   // 250 µs sampling instead of the default 1 ms: a call costs a few hundred µs, so 1 ms samples blur it.
   const nodeFlags = cpuProfileDirectory === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', cpuProfileDirectory];
   // Empty values (taskgate reads them as unset), so a TASKGATE_DATABASE_URL or TASKGATE_REDIS_URL in the shell cannot move this one off SQLite + memory.
-  const environment = { TASKGATE_DATABASE_URL: '', TASKGATE_REDIS_URL: '' };
-  return startTaskgateProcess({ directory, config: benchConfig({ mockUrl, gapMockUrl }), nodeFlags, adminKey, environment });
+  // OTEL_* likewise: only the config says whether spans are exported, and where.
+  const environment = { TASKGATE_DATABASE_URL: '', TASKGATE_REDIS_URL: '', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_SDK_DISABLED: '' };
+  return startTaskgateProcess({ directory, config: benchConfig({ mockUrl, gapMockUrl, otlpEndpoint }), nodeFlags, adminKey, environment });
 }
 
 /**

@@ -6,7 +6,9 @@ export const statsUsage = `Usage: taskgate stats [--project P] [--workload W] [-
 
 Calls, error rate, cost, p50/p95 latency and time to first token, the top
 failure classes and the per-model breakdown of a workload; without
---workload, one line per workload of the project.
+--workload, one line per workload of the project. Cost is at catalog prices;
+beside it, the measured cost of calls on engines with a cost_per_hour (their
+share of the engine's busy time), per call and per million tokens.
 
 Options:
   --project P      project (default: default)
@@ -28,6 +30,9 @@ interface StatsView {
   errors: number;
   error_rate: number;
   cost_usd: number;
+  cost_per_call_usd: number | null;
+  cost_per_million_tokens_usd: number | null;
+  measured: { calls: number; cost_usd: number; cost_per_call_usd: number; cost_per_million_tokens_usd: number | null } | null;
   prompt_tokens: number;
   completion_tokens: number;
   latency_ms: Percentiles;
@@ -58,16 +63,30 @@ export async function statsCommand(argv: string[], environment: NodeJS.ProcessEn
   const failures = Object.entries(stats.failures).sort((left, right) => right[1] - left[1]).slice(0, 5);
   const lines = [
     `${values.workload} (${projectName}), ${values.env ?? 'production'}, since ${values.since ?? '24h'}`,
-    `  calls ${stats.calls}   errors ${stats.errors} (${percent(stats.error_rate)})   cost $${stats.cost_usd.toFixed(4)}   tokens ${stats.prompt_tokens} in / ${stats.completion_tokens} out`,
+    `  calls ${stats.calls}   errors ${stats.errors} (${percent(stats.error_rate)})   cost $${stats.cost_usd.toFixed(4)}${measuredNote(stats)}   tokens ${stats.prompt_tokens} in / ${stats.completion_tokens} out`,
     `  latency p50 ${milliseconds(stats.latency_ms.p50)}  p95 ${milliseconds(stats.latency_ms.p95)}   ttft p50 ${milliseconds(stats.ttft_ms.p50)}  p95 ${milliseconds(stats.ttft_ms.p95)}`,
     `  top failures: ${failures.length === 0 ? 'none' : failures.map(([name, count]) => `${name} ${count}`).join(', ')}`,
     '',
   ];
-  const rows = [['MODEL', 'CALLS', 'ERROR RATE', 'COST $', 'P50 MS', 'P95 MS', 'TTFT P50']];
+  const rows = [['MODEL', 'CALLS', 'ERROR RATE', 'COST $', '$/1M CATALOG', '$/1M MEASURED', 'P50 MS', 'P95 MS', 'TTFT P50']];
   for (const model of view.models) {
-    rows.push([model.model || '(none)', String(model.calls), percent(model.error_rate), model.cost_usd.toFixed(4), milliseconds(model.latency_ms.p50), milliseconds(model.latency_ms.p95), milliseconds(model.ttft_ms.p50)]);
+    rows.push([
+      model.model || '(none)', String(model.calls), percent(model.error_rate), model.cost_usd.toFixed(4),
+      dollars(model.cost_per_million_tokens_usd), dollars(model.measured?.cost_per_million_tokens_usd ?? null),
+      milliseconds(model.latency_ms.p50), milliseconds(model.latency_ms.p95), milliseconds(model.ttft_ms.p50),
+    ]);
   }
   process.stdout.write(`${lines.join('\n')}\n${formatTable(rows)}\n`);
+}
+
+/** `(measured $…, $… a call)` after the catalog cost, when some calls ran on priced engines. */
+function measuredNote(stats: StatsView): string {
+  if (stats.measured === null) return '';
+  return ` (measured $${stats.measured.cost_usd.toFixed(4)} over ${stats.measured.calls} calls, $${stats.measured.cost_per_call_usd.toFixed(6)} a call; catalog $${(stats.cost_per_call_usd ?? 0).toFixed(6)})`;
+}
+
+function dollars(value: number | null): string {
+  return value === null ? '-' : value.toFixed(4);
 }
 
 function percent(rate: number): string {

@@ -82,6 +82,7 @@ export function createFleetMetrics(options: FleetMetricsOptions): FleetMetrics {
   return {
     metrics: {
       observeCall: () => undefined,
+      observeGatewayOverhead: () => undefined,
       render,
       snapshot: async () => aggregateSnapshots(await gatherAll()),
     },

@@ -72,6 +72,9 @@ export function createWorkerMetrics(options: WorkerMetricsOptions): Metrics {
       local.observeCall(trace);
       calls.inc(labels, 1);
     },
+    observeGatewayOverhead(seconds, stream) {
+      local.observeGatewayOverhead(seconds, stream);
+    },
     snapshot,
     render() {
       const id = nextId++;

@@ -23,6 +23,13 @@ const circuitBreaker = z
   .strict()
   .default({ failures: 3, cooldown_ms: 5_000, max_cooldown_ms: 60_000 });
 
+/**
+ * What the engine's machine costs, USD per hour (rent, or amortised hardware
+ * and power). With it, each call's share of the engine's busy time is priced:
+ * its measured cost (docs/measured-cost.md). Null: calls on it have none.
+ */
+const costPerHour = z.number().min(0).nullable().default(null);
+
 const openAIEngine = z
   .object({
     id: identifier,
@@ -44,6 +51,7 @@ const openAIEngine = z
     idle_timeout_ms: z.number().int().min(1).default(60_000),
     /** Extra headers sent to the engine. */
     headers: z.record(z.string(), z.string()).optional(),
+    cost_per_hour: costPerHour,
     circuit_breaker: circuitBreaker,
   })
   .strict();
@@ -70,6 +78,7 @@ const llamaCppEngine = z
     max_queue: z.number().int().min(0).max(100_000).default(64),
     /** The router's shadow replays and judge calls on this engine at once (default 1: a model's sequences stay with callers). */
     replay_concurrency: z.number().int().min(1).max(256).optional(),
+    cost_per_hour: costPerHour,
     circuit_breaker: circuitBreaker,
   })
   .strict();
@@ -163,6 +172,18 @@ const configObject = z
       }),
     engines: z.array(engine).default([]),
     models: z.array(model).default([]),
+    routing: z
+      .object({
+        /**
+         * The cost the router ranks candidates by: `catalog` (tokens × the
+         * model's price) or `measured` (tokens × what its calls cost on
+         * engines with a `cost_per_hour`, per token, as measured in this
+         * process; a model with no measured cost yet keeps its catalog price).
+         */
+        cost: z.enum(['catalog', 'measured']).default('catalog'),
+      })
+      .strict()
+      .default({ cost: 'catalog' }),
     limits: z
       .object({
         /** Per key, unless the key carries its own rate. */
@@ -227,6 +248,27 @@ const configObject = z
       .object({ level: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info') })
       .strict()
       .default({ level: 'info' }),
+    /**
+     * OpenTelemetry export of a span per chat call (docs/telemetry.md). Off
+     * unless an endpoint is set here or in `OTEL_EXPORTER_OTLP_ENDPOINT` /
+     * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (which override this one).
+     */
+    telemetry: z
+      .object({
+        otlp: z
+          .object({
+            /** The collector's OTLP/HTTP base URL (`http://collector:4318`); spans go to `<endpoint>/v1/traces`. */
+            endpoint: z.url({ protocol: /^https?$/ }).optional(),
+            /** `OTEL_EXPORTER_OTLP_PROTOCOL` overrides it; gRPC is not supported. */
+            protocol: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
+            /** Sent with every export (a vendor's API key, usually `${ENV}` interpolated); `OTEL_EXPORTER_OTLP_HEADERS` adds to them. */
+            headers: z.record(z.string(), z.string()).default({}),
+          })
+          .strict()
+          .default({ protocol: 'http/protobuf', headers: {} }),
+      })
+      .strict()
+      .default({ otlp: { protocol: 'http/protobuf', headers: {} } }),
   })
   .strict();
 

@@ -11,6 +11,8 @@ import { parseModelCatalog } from '../models/catalog-file.js';
 import { DEFAULT_MODELS, type DefaultModel } from '../models/default-models.js';
 import { createConfigSchema, type Config } from './config-schema.js';
 import { defaultConfigDocument } from './default-config.js';
+import { telemetrySettings } from './telemetry-settings.js';
+import type { TelemetrySettings } from '../telemetry/telemetry.js';
 
 export class ConfigError extends Error {
   constructor(
@@ -42,6 +44,8 @@ export interface Settings {
   catalog: readonly DefaultModel[];
   /** `TASKGATE_OFFLINE=1`: never download anything unasked (the first start's model). */
   offline: boolean;
+  /** Where spans are exported (`telemetry.otlp` and the `OTEL_*` variables, `telemetry-settings.ts`); null when off. */
+  telemetry: TelemetrySettings | null;
 }
 
 export type StoreLocation = { type: 'sqlite'; path: string } | { type: 'postgres'; url: string; poolSize: number };
@@ -130,7 +134,8 @@ export function loadSettings(overrides: SettingsOverrides, environment: Environm
   const offline = parseFlag(environment.TASKGATE_OFFLINE, 'TASKGATE_OFFLINE');
   const store = storeLocation(config, dataDirectory, nonEmpty(environment.TASKGATE_DATABASE_URL));
   const limits = limitsLocation(config, nonEmpty(environment.TASKGATE_REDIS_URL));
-  return { config, configPath, dataDirectory, dataDirectorySource, host: overrides.host ?? config.server.host, port, adminKey, store, limits, catalog, offline };
+  const telemetry = telemetrySettings(config, environment);
+  return { config, configPath, dataDirectory, dataDirectorySource, host: overrides.host ?? config.server.host, port, adminKey, store, limits, catalog, offline, telemetry };
 }
 
 function readText(path: string, what: string): string {

@@ -46,7 +46,7 @@ export function createDashboard(dependencies: DashboardDependencies): DashboardH
   const { authenticator, store, logger } = dependencies;
   const sessions = dependencies.sessions ?? createSessionStore({ store: store.sessions });
   const login = createLoginActions({ authenticator, accounts: store.accounts, sessions, bodyTimeoutMs: dependencies.bodyTimeoutMs ?? 30_000 });
-  const data = createPageData({ store, stats: dependencies.stats, routing: dependencies.routing, now: dependencies.now ?? Date.now });
+  const data = createPageData({ store, stats: dependencies.stats, routing: dependencies.routing, engineLoad: dependencies.engineLoad, now: dependencies.now ?? Date.now });
   const assets = createAssets();
 
   function methodNotAllowed(response: ServerResponse, allowed: string, headers: OutgoingHttpHeaders): void {

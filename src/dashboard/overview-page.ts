@@ -1,4 +1,9 @@
-/** `GET /dashboard`: every workload of the account with its calls, errors and cost in the window, most expensive first. */
+/**
+ * `GET /dashboard`: every workload of the account with its calls, errors and
+ * cost in the window, most expensive first; then the engines, with how busy
+ * each has been over the last minutes (as this process sees them).
+ */
+import type { EngineLoad } from '../engines/engine-meter.js';
 import type { WorkloadSummary } from '../tracking/stats-service.js';
 import { renderTable } from './data-table.js';
 import { formatCount, formatRate, formatUsd } from './format.js';
@@ -12,6 +17,29 @@ export interface OverviewData {
   summaries: WorkloadSummary[];
   /** Every known workload, so those without calls in the window are listed too. */
   workloads: Array<{ project: string; workload: string }>;
+  /** The configured engines' load in this process. */
+  engines: EngineLoad[];
+}
+
+/** A busy fraction: light loads keep a second decimal, so an engine in use never reads 0%. */
+function formatUtilisation(value: number): string {
+  return value === 0 ? '0%' : `${(value * 100).toFixed(value < 0.1 ? 2 : 1)}%`;
+}
+
+function renderEngines(engines: EngineLoad[]): SafeHtml | null {
+  if (engines.length === 0) return null;
+  return html`<h2>Engines <span class="muted">· this process, last 5 minutes</span></h2>
+${renderTable<EngineLoad>({
+  id: 'engines',
+  rows: engines,
+  rowAttributes: (engine) => html` data-engine="${engine.engineId}"`,
+  columns: [
+    { label: 'Engine', cell: (engine) => engine.engineId },
+    { label: 'Utilisation', kind: 'number', field: 'utilisation', cell: (engine) => formatUtilisation(engine.utilisation) },
+    { label: 'In flight', kind: 'number', field: 'in-flight', cell: (engine) => formatCount(engine.inFlight) },
+    { label: 'Cost per hour', kind: 'number', field: 'cost-per-hour', cell: (engine) => (engine.costPerHour === null ? html`<span class="muted">—</span>` : formatUsd(engine.costPerHour)) },
+  ],
+})}`;
 }
 
 export function renderOverviewPage(data: OverviewData): SafeHtml {
@@ -50,6 +78,7 @@ export function renderOverviewPage(data: OverviewData): SafeHtml {
   <div class="card"><div class="label">Workloads</div><div class="value">${formatCount(rows.length)}</div><div class="sub">${formatCount(data.summaries.length)} with calls</div></div>
 </section>
 <h2>By workload</h2>
-${table}`,
+${table}
+${renderEngines(data.engines)}`,
   );
 }

@@ -5,6 +5,7 @@
  */
 import { NotFoundError } from '../api/errors.js';
 import type { createRoutingHandlers } from '../server/routing-handlers.js';
+import type { EngineLoad } from '../engines/engine-meter.js';
 import type { ApiKey, Store, Trace, TraceFilter } from '../store/store.js';
 import type { StatsService } from '../tracking/stats-service.js';
 import type { OverviewData } from './overview-page.js';
@@ -16,6 +17,8 @@ export interface PageDataDependencies {
   store: Store;
   stats: StatsService;
   routing: Pick<ReturnType<typeof createRoutingHandlers>, 'getRoutes'>;
+  /** Each engine's load in this process, for the overview; none: the overview lists no engines. */
+  engineLoad?: () => EngineLoad[];
   now: () => number;
 }
 
@@ -24,7 +27,7 @@ const FAILURE_EXAMPLES = 50;
 /** The overview lists idle workloads too, up to this many (the ones with calls are always all listed). */
 const MAX_LISTED_WORKLOADS = 500;
 
-export function createPageData({ store, stats, routing, now }: PageDataDependencies) {
+export function createPageData({ store, stats, routing, engineLoad, now }: PageDataDependencies) {
   async function accountView(key: ApiKey): Promise<{ name: string; keyPrefix: string }> {
     const account = await store.accounts.getAccount(key.accountId);
     return { name: account?.name ?? key.accountId, keyPrefix: key.displayPrefix };
@@ -58,7 +61,7 @@ export function createPageData({ store, stats, routing, now }: PageDataDependenc
     async overview(key: ApiKey, query: URLSearchParams): Promise<OverviewData> {
       const window = selectWindow(query, now());
       const [account, summaries, workloads] = await Promise.all([accountView(key), stats.workloadSummaries(key.accountId, window.stats), knownWorkloads(key.accountId)]);
-      return { account, window: window.name, summaries, workloads };
+      return { account, window: window.name, summaries, workloads, engines: engineLoad?.() ?? [] };
     },
 
     async workload(key: ApiKey, project: string, workload: string, query: URLSearchParams): Promise<WorkloadPageData> {

@@ -25,6 +25,8 @@ function trace(fields: Partial<Trace>): Trace {
     promptTokens: 10,
     completionTokens: 2,
     costUsd: 0.001,
+    engineSeconds: null,
+    measuredCostUsd: null,
     latencyMs: 120,
     ttftMs: null,
     stream: false,

@@ -61,6 +61,7 @@ export function renderTracePage({ account, trace, feedback }: TracePageData): Sa
     ['Finish reason', trace.finishReason ?? '—'],
     ['Tokens in / out', `${formatCount(trace.promptTokens)} / ${formatCount(trace.completionTokens)}`],
     ['Cost', formatUsd(trace.costUsd)],
+    ['Measured cost', trace.measuredCostUsd === null ? '—' : `${formatUsd(trace.measuredCostUsd)} (${(trace.engineSeconds ?? 0).toFixed(3)} engine-seconds)`],
     ['Latency', formatMs(trace.latencyMs)],
     ['Time to first token', formatMs(trace.ttftMs)],
     ['Streamed', trace.stream ? 'yes' : 'no'],

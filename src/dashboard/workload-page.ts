@@ -4,7 +4,7 @@
  * per-model breakdown, its route and evidence, failures and recent calls.
  */
 import type { Trace } from '../store/store.js';
-import type { ModelStats, TimeBucket, WorkloadStats } from '../tracking/stats-service.js';
+import type { MeasuredCost, ModelStats, TimeBucket, WorkloadStats } from '../tracking/stats-service.js';
 import { renderFailures, renderRecentTraces } from './activity-panel.js';
 import { renderTable } from './data-table.js';
 import { formatCount, formatMs, formatRate, formatUsd } from './format.js';
@@ -35,7 +35,8 @@ function renderModels(stats: WorkloadStats): SafeHtml {
   if (stats.models.length === 0) return html`<p class="empty">No call in this window.</p>`;
   return renderTable<ModelStats>({
     id: 'models',
-    breadth: 'medium',
+    // Ten columns with the measured cost: stacked below 1000 px.
+    breadth: 'wide',
     rows: stats.models,
     rowAttributes: (model) => html` data-model="${model.model}"`,
     columns: [
@@ -45,11 +46,19 @@ function renderModels(stats: WorkloadStats): SafeHtml {
       { label: 'Tokens in', kind: 'number', cell: (model) => formatCount(model.promptTokens) },
       { label: 'Tokens out', kind: 'number', cell: (model) => formatCount(model.completionTokens) },
       { label: 'Cost', kind: 'number', field: 'cost', cell: (model) => formatUsd(model.costUsd) },
+      { label: 'Measured', kind: 'number', field: 'measured-cost', cell: (model) => (model.measured === null ? html`<span class="muted">—</span>` : formatUsd(model.measured.costUsd)) },
       { label: 'Latency p50', kind: 'number', cell: (model) => formatMs(model.latencyMs.p50) },
       { label: 'Latency p95', kind: 'number', cell: (model) => formatMs(model.latencyMs.p95) },
       { label: 'TTFT p50', kind: 'number', cell: (model) => formatMs(model.ttftMs.p50) },
     ],
   });
+}
+
+/** The measured cost beside the catalog's: what the calls on engines with a `cost_per_hour` cost by their engine time. */
+function measuredCard(measured: MeasuredCost | null): SafeHtml {
+  if (measured === null) return card('Measured cost', '—', 'measured-cost', 'no engine with a cost_per_hour');
+  const perMillion = measured.costPerMillionTokensUsd === null ? '' : ` · ${formatUsd(measured.costPerMillionTokensUsd)} per 1M tokens`;
+  return card('Measured cost', formatUsd(measured.costUsd), 'measured-cost', `${formatUsd(measured.costPerCallUsd)} per call${perMillion}`);
 }
 
 export function renderWorkloadPage(data: WorkloadPageData): SafeHtml {
@@ -61,7 +70,8 @@ export function renderWorkloadPage(data: WorkloadPageData): SafeHtml {
 <section class="cards" id="summary">
   ${card('Calls', formatCount(stats.calls), 'calls')}
   ${card('Errors', formatCount(stats.errors), 'errors', html`<span data-field="error-rate">${formatRate(stats.errorRate)}</span> of calls`)}
-  ${card('Cost', formatUsd(stats.costUsd), 'cost', stats.calls === 0 ? undefined : `${formatUsd(stats.costUsd / stats.calls)} per call`)}
+  ${card('Catalog cost', formatUsd(stats.costUsd), 'cost', stats.calls === 0 ? undefined : `${formatUsd(stats.costUsd / stats.calls)} per call`)}
+  ${measuredCard(stats.measured)}
   ${card('Latency p50', formatMs(stats.latencyMs.p50), 'latency-p50', `p95 ${formatMs(stats.latencyMs.p95)} · p99 ${formatMs(stats.latencyMs.p99)}`)}
   ${card('TTFT p50', formatMs(stats.ttftMs.p50), 'ttft-p50', `p95 ${formatMs(stats.ttftMs.p95)} · streams`)}
   ${card('Tokens in', formatCount(stats.promptTokens), 'prompt-tokens', `${formatCount(stats.completionTokens)} out`)}

@@ -143,10 +143,10 @@ describe('ModelPool.complete', () => {
 
   it('records the replica tried last, so a failed call can be traced to it', async () => {
     const engine = new FakeEngine('a').then({ kind: 'fail', error: engineError() }, { kind: 'fail', error: engineError() });
-    const attempt = { replica: null as string | null };
+    const attempt = { replica: null as string | null, engineSeconds: null, measuredCostUsd: null };
     await failure(poolOf([engine]).complete(parameters, live(), attempt));
     expect(attempt.replica).toBe('a');
-    const streamed = { replica: null as string | null };
+    const streamed = { replica: null as string | null, engineSeconds: null, measuredCostUsd: null };
     await failure(poolOf([engine]).openStream(parameters, live(), streamed));
     expect(streamed.replica).toBe('a');
   });

@@ -19,6 +19,7 @@ import type { GenerationParameters } from '../api/chat-types.js';
 import type { Logger } from '../log/logger.js';
 import { errorFields } from '../log/logger.js';
 import { CircuitBreaker, type CircuitBreakerOptions, type CircuitPermit, type CircuitState } from './circuit-breaker.js';
+import type { EngineMeter, MeterMark } from './engine-meter.js';
 import type { Engine, EngineChunk, EngineCompletion, EngineRequest } from './engine.js';
 import { StreamRecorder } from './stream-recorder.js';
 
@@ -28,15 +29,22 @@ export interface Replica {
   modelName: string;
   /** This replica's breaker settings (its engine's config); the pool's otherwise. */
   circuit?: CircuitBreakerOptions;
+  /** Its engine's busy-time meter, shared by every pool on that engine; none: calls are not metered. */
+  meter?: EngineMeter;
 }
 
 /**
  * Filled in with the engine id of each replica as it is tried, so the trace of
- * a call that failed still names the replica that failed it. Any object with a
- * `replica` field will do (a call's trace record), which costs no allocation.
+ * a call that failed still names the replica that failed it, and with the
+ * call's share of its engines' time. Any object with these fields will do (a
+ * call's trace record), which costs no allocation.
  */
 export interface ReplicaAttempt {
   replica: string | null;
+  /** The call's share of its engines' busy time (`EngineMeter`), seconds, summed over its attempts; null while none was metered. */
+  engineSeconds: number | null;
+  /** That time at its engines' `cost_per_hour`, USD; null while no metered engine had a price. */
+  measuredCostUsd: number | null;
 }
 
 export interface ModelPool {
@@ -118,7 +126,18 @@ interface ReplicaSlot extends ReplicaLoad {
   readonly engine: Engine;
   readonly modelName: string;
   readonly circuit: CircuitBreaker;
+  readonly meter: EngineMeter | undefined;
   inFlight: number;
+}
+
+/** Adds what one metered attempt took to the call's record. */
+function chargeAttempt(meter: EngineMeter | undefined, mark: MeterMark, attempt: ReplicaAttempt | undefined): void {
+  if (meter === undefined) return;
+  const seconds = meter.end(mark);
+  if (attempt === undefined) return;
+  attempt.engineSeconds = (attempt.engineSeconds ?? 0) + seconds;
+  const cost = meter.costOf(seconds);
+  if (cost !== null) attempt.measuredCostUsd = (attempt.measuredCostUsd ?? 0) + cost;
 }
 
 export interface ModelPoolOptions {
@@ -161,6 +180,7 @@ class ReplicaPool implements ModelPool {
       engine: replica.engine,
       modelName: replica.modelName,
       circuit: new CircuitBreaker(replica.circuit ?? options.circuit),
+      meter: replica.meter,
       inFlight: 0,
     }));
   }
@@ -209,6 +229,9 @@ class ReplicaPool implements ModelPool {
     const release = await options.gate(slot.engine.id, signal);
     slot.inFlight += 1;
     this.total += 1;
+    // Replays load the engine too (its concurrency), though their time is billed as eval spend, not to a call.
+    const mark: MeterMark = { since: 0, area: 0 };
+    slot.meter?.start(mark);
     const started = this.elapsed();
     try {
       if (!options.stream) {
@@ -227,8 +250,14 @@ class ReplicaPool implements ModelPool {
     } finally {
       slot.inFlight -= 1;
       this.total -= 1;
+      slot.meter?.end(mark);
       release();
     }
+  }
+
+  /** The busy-time meter of a replica's engine. */
+  meterOf(index: number): EngineMeter | undefined {
+    return this.slots[index]!.meter;
   }
 
   /** Settles one call on its replica; called exactly once per admitted call. */
@@ -294,13 +323,17 @@ class ReplicaPool implements ModelPool {
   ): Promise<{ completion: EngineCompletion; replica: string }> {
     const slot = this.slots[index]!;
     const permit = this.admit(index, attempt);
+    const mark: MeterMark = { since: 0, area: 0 };
+    slot.meter?.start(mark);
     let completion: EngineCompletion;
     try {
       completion = await slot.engine.complete(this.request(index, parameters), signal);
     } catch (error) {
+      chargeAttempt(slot.meter, mark, attempt);
       this.settle(index, permit, outcomeOf(error, signal), error);
       throw error;
     }
+    chargeAttempt(slot.meter, mark, attempt);
     this.settle(index, permit, 'success');
     return { completion, replica: slot.engine.id };
   }
@@ -310,20 +343,24 @@ class ReplicaPool implements ModelPool {
   ): Promise<{ replica: string; chunks: AsyncIterator<EngineChunk> }> {
     const slot = this.slots[index]!;
     const permit = this.admit(index, attempt);
+    const mark: MeterMark = { since: 0, area: 0 };
+    slot.meter?.start(mark);
     let iterator: AsyncIterator<EngineChunk> | undefined;
     let first: IteratorResult<EngineChunk>;
     try {
       iterator = slot.engine.stream(this.request(index, parameters), signal)[Symbol.asyncIterator]();
       first = await iterator.next();
     } catch (error) {
+      chargeAttempt(slot.meter, mark, attempt);
       this.settle(index, permit, outcomeOf(error, signal), error);
       throw error;
     }
     if (first.done === true) {
+      chargeAttempt(slot.meter, mark, attempt);
       this.settle(index, permit, 'success');
       return { replica: slot.engine.id, chunks: finishedChunks() };
     }
-    return { replica: slot.engine.id, chunks: new PooledChunks(this, index, permit, iterator, first.value, signal) };
+    return { replica: slot.engine.id, chunks: new PooledChunks(this, index, permit, iterator, first.value, signal, mark, attempt) };
   }
 
   private noHealthyReplica(): EngineUnavailableError {
@@ -366,6 +403,8 @@ class PooledChunks implements AsyncIterableIterator<EngineChunk> {
     private readonly inner: AsyncIterator<EngineChunk>,
     first: EngineChunk,
     private readonly signal: AbortSignal,
+    private readonly mark: MeterMark,
+    private readonly attempt: ReplicaAttempt | undefined,
   ) {
     this.buffered = first;
     signal.addEventListener('abort', this, { once: true });
@@ -421,6 +460,7 @@ class PooledChunks implements AsyncIterableIterator<EngineChunk> {
     if (this.settled) return;
     this.settled = true;
     this.signal.removeEventListener('abort', this);
+    chargeAttempt(this.pool.meterOf(this.index), this.mark, this.attempt);
     this.pool.settle(this.index, this.permit, outcome, error);
   }
 }

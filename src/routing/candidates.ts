@@ -10,7 +10,8 @@
  */
 import type { GenerationParameters, Usage } from '../api/chat-types.js';
 import { firstImagePart } from '../api/content-capabilities.js';
-import { costOf, type CatalogModel } from '../catalog/catalog.js';
+import type { CatalogModel } from '../catalog/catalog.js';
+import { catalogPrices, type PriceOf } from './model-prices.js';
 
 export interface CallShape {
   needsTools: boolean;
@@ -34,29 +35,33 @@ export function callShapeOf(parameters: GenerationParameters, usage: Pick<Usage,
   };
 }
 
-export function costPerCall(model: CatalogModel, shape: CallShape): number {
-  return costOf(model, { prompt_tokens: shape.promptTokens, completion_tokens: shape.completionTokens });
+/** USD for a call of this shape on `model`, at the price the router ranks by (`routing.cost`; the catalog's by default). */
+export function costPerCall(model: CatalogModel, shape: CallShape, priceOf: PriceOf = catalogPrices): number {
+  const price = priceOf(model);
+  return (shape.promptTokens * price.input + shape.completionTokens * price.output) / 1_000_000;
 }
 
-/** Candidates for `requested` on a call of this shape, cheapest first. */
+/** Candidates for `requested` on a call of this shape, cheapest first at `priceOf`. */
 export function eligibleCandidates(
   models: readonly CatalogModel[],
   requested: CatalogModel,
   shape: CallShape,
   contract: { candidates?: readonly string[]; allow_upgrade: boolean },
+  priceOf: PriceOf = catalogPrices,
 ): CatalogModel[] {
-  const ceiling = costPerCall(requested, shape);
+  const callCost = (model: CatalogModel) => costPerCall(model, shape, priceOf);
+  const ceiling = callCost(requested);
   const allowed = contract.candidates === undefined ? null : new Set(contract.candidates);
   return models
     .filter(
       (model) =>
         model.id !== requested.id &&
         (allowed === null || allowed.has(model.id)) &&
-        (contract.allow_upgrade || costPerCall(model, shape) < ceiling) &&
+        (contract.allow_upgrade || callCost(model) < ceiling) &&
         (!shape.needsTools || model.supports.has('tools')) &&
         (!shape.needsJson || model.supports.has('json')) &&
         (!shape.needsVision || model.supports.has('vision')) &&
         model.contextWindow >= shape.promptTokens + shape.completionTokens,
     )
-    .sort((left, right) => costPerCall(left, shape) - costPerCall(right, shape) || left.id.localeCompare(right.id));
+    .sort((left, right) => callCost(left) - callCost(right) || left.id.localeCompare(right.id));
 }

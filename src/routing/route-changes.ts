@@ -25,13 +25,13 @@ export async function decide(context: RouterContext, scope: Scope, requested: Ca
   const cooldowns = route?.cooldowns ?? {};
   const holder = !fresh && route?.certificate?.model === route?.servedModel ? route?.servedModel : null;
   const now = context.now();
-  const candidates = eligibleCandidates(context.catalog.list(), requested, shape, contract)
+  const candidates = eligibleCandidates(context.catalog.list(), requested, shape, contract, context.priceOf)
     .filter((model) => context.pools.has(model.id))
     .map((model) => {
       const counts = rows.get(model.id);
       return {
         model: model.id,
-        costPerCall: costPerCall(model, shape),
+        costPerCall: costPerCall(model, shape, context.priceOf),
         evaluated: counts?.evaluated ?? 0,
         passed: counts?.passed ?? 0,
         errors: counts?.errors ?? 0,
@@ -42,7 +42,7 @@ export async function decide(context: RouterContext, scope: Scope, requested: Ca
     });
   return decideRoute({
     requestedModel: requested.id,
-    requestedCostPerCall: costPerCall(requested, shape),
+    requestedCostPerCall: costPerCall(requested, shape, context.priceOf),
     candidates,
     policy: { passRate: contract.pass_rate, confidence: contract.confidence, minSamples: contract.min_samples, maxSamples: DEFAULT_ROUTING.maxSamples },
   });

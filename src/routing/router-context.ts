@@ -12,7 +12,9 @@ import type { RoutingStore, Scope } from '../store/routing-store.js';
 import type { CallShape } from './candidates.js';
 import type { CusumState } from './cusum.js';
 import type { ExplorationPlan } from './exploration.js';
+import type { PriceOf } from './model-prices.js';
 import type { ReplayGate } from './replay-gate.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import { scopeKey, type RouteTable } from './route-table.js';
 import type { TrafficMeter } from './traffic-meter.js';
 
@@ -112,8 +114,12 @@ export interface RouterContext {
   pools: ReadonlyMap<string, ModelPool>;
   logger: Logger;
   gate: ReplayGate;
+  /** Each replay and judge call is a span of its own (a trace linked to the call it replays). */
+  telemetry: Telemetry;
   traffic: TrafficMeter;
   settings: RouterSettings;
+  /** The price candidates are ranked and compared by (`routing.cost`: catalog or measured). */
+  priceOf: PriceOf;
   isBusy: (modelId: string) => boolean;
   random: () => number;
   now: () => number;

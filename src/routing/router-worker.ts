@@ -23,8 +23,11 @@ import { scopeKey, type RouteTable } from './route-table.js';
 import type { RouterWorkloadCounters } from '../tracking/metrics.js';
 import { processSample, type QueuedSample, type ReplaySample } from './sample-processor.js';
 import type { Handoff } from './sample-handoff.js';
+import { createDisabledTelemetry } from '../telemetry/disabled-telemetry.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import { decodeRouteState, encodeRouteState, restoreRouteState } from './router-state-record.js';
 import { createTrafficMeter } from './traffic-meter.js';
+import { catalogPrices, type PriceOf } from './model-prices.js';
 
 export type { ReplaySample } from './sample-processor.js';
 
@@ -96,6 +99,10 @@ export interface RouterWorkerOptions {
    */
   isBusy?: (modelId: string) => boolean;
   settings?: Partial<RouterSettings>;
+  /** The price candidates are ranked by (`routing.cost`); default their catalog price. */
+  priceOf?: PriceOf;
+  /** Spans of replays and judge calls (default: none). */
+  telemetry?: Telemetry;
   random?: () => number;
   now?: () => number;
 }
@@ -110,8 +117,10 @@ export function createRouterWorker(options: RouterWorkerOptions): LeaderWorker {
     pools: options.pools,
     logger: options.logger,
     gate: createReplayGate(options.replayConcurrency ?? new Map()),
+    telemetry: options.telemetry ?? createDisabledTelemetry(),
     traffic: createTrafficMeter(),
     settings,
+    priceOf: options.priceOf ?? catalogPrices,
     isBusy: options.isBusy ?? (() => false),
     random: options.random ?? Math.random,
     now: options.now ?? Date.now,

@@ -36,6 +36,7 @@ import { applyDecision, change, decide, demote, sketchesOf } from './route-chang
 import { DEFAULT_ROUTING } from './route-decision.js';
 import { dayOf, routeKey, routeState, type RouteState, type RouterContext } from './router-context.js';
 import { newSketch } from '../tracking/latency-sketch.js';
+import type { CallOrigin } from '../telemetry/telemetry.js';
 
 export interface ReplaySample {
   scope: Scope;
@@ -50,6 +51,8 @@ export interface ReplaySample {
   latencyMs: number;
   ttftMs: number | null;
   stream: boolean;
+  /** The production call's request id and span, which the replays' spans point back to (absent from samples of older processes). */
+  origin?: CallOrigin;
 }
 
 export interface QueuedSample extends ReplaySample {
@@ -95,7 +98,7 @@ export async function processSample(context: RouterContext, sample: QueuedSample
     // The requested model's own latency on this workload: the yardstick of the candidates'.
     await record(requested.id, { ...none, latencyMs: sample.latencyMs, ttftMs: sample.ttftMs });
   } else if (wanted) {
-    const replayed = await replay(context, requested, boundedReplay(sample.parameters, sample.usage.completion_tokens), sample.stream);
+    const replayed = await replay(context, requested, boundedReplay(sample.parameters, sample.usage.completion_tokens), sample.stream, sample);
     if (replayed.kind === 'reply') {
       await spend(replayed.costUsd);
       reference = replayed.message;
@@ -129,7 +132,7 @@ export async function processSample(context: RouterContext, sample: QueuedSample
       if (exploreBudgetLeft() <= 0) break;
       const candidate = context.catalog.resolve(modelId);
       if (candidate === undefined) continue;
-      const replayed = await replay(context, candidate, boundedReplay(sample.parameters, sample.usage.completion_tokens), sample.stream);
+      const replayed = await replay(context, candidate, boundedReplay(sample.parameters, sample.usage.completion_tokens), sample.stream, sample);
       if (replayed.kind === 'error') await record(candidate.id, { ...none, errors: 1 });
       if (replayed.kind !== 'reply') continue;
       await spend(replayed.costUsd);
@@ -164,8 +167,8 @@ export async function replan(context: RouterContext, state: RouteState, requeste
   const plan = planExploration({
     policy: { passRate: contract.pass_rate, confidence: contract.confidence, minSamples: contract.min_samples, maxSamples: DEFAULT_ROUTING.maxSamples },
     decision,
-    servedCostPerCall: costPerCall(served, shape),
-    referenceCostPerSample: served.id === requested.id ? 0 : costPerCall(requested, shape),
+    servedCostPerCall: costPerCall(served, shape, context.priceOf),
+    referenceCostPerSample: served.id === requested.id ? 0 : costPerCall(requested, shape, context.priceOf),
     judgeCostPerEval: state.judgeCostPerEval,
     callsPerDay: context.traffic.callsPerDay(routeKey(state.scope, requested.id), context.now()),
     horizonDays: context.settings.horizonDays,
@@ -249,7 +252,7 @@ async function score(scoring: Scoring, reference: AssistantMessage, candidate: A
       judge: async (modelId, messages: ChatMessage[]) => {
         const judge = context.catalog.resolve(modelId);
         if (judge === undefined) throw new Error(`no judge model '${modelId}'`);
-        const replayed = await replay(context, judge, { messages, temperature: 0, max_tokens: JUDGE_MAX_TOKENS }, false);
+        const replayed = await replay(context, judge, { messages, temperature: 0, max_tokens: JUDGE_MAX_TOKENS }, false, { scope: scoring.state.scope });
         if (replayed.kind !== 'reply') {
           judgeDown = true;
           throw new Error(replayed.reason);
@@ -280,7 +283,7 @@ async function selfCheckJudge(scoring: Scoring, sample: ReplaySample, reference:
   const judge = state.lastJudge;
   if (judge === null || state.judgedSamples < state.nextSelfCheckAt) return;
   state.nextSelfCheckAt = state.judgedSamples + context.settings.judgeSelfCheckEvery;
-  const second = await replay(context, requested, boundedReplay(sample.parameters, sample.usage.completion_tokens), false);
+  const second = await replay(context, requested, boundedReplay(sample.parameters, sample.usage.completion_tokens), false, sample);
   if (second.kind !== 'reply') return;
   await scoring.spend(second.costUsd);
   const selfCheck: EvalContract = { ...scoring.contract, checks: [{ type: 'agreement', method: 'judge', judge_model: judge }] };
@@ -289,8 +292,8 @@ async function selfCheckJudge(scoring: Scoring, sample: ReplaySample, reference:
   if (typeof passed === 'boolean') await context.routing.addJudgeCheck(sample.scope, judge, !passed);
 }
 
-/** One replay through the pool's replay path and the engine's replay slots. */
-export async function replay(context: RouterContext, model: CatalogModel, parameters: GenerationParameters, stream: boolean): Promise<Replayed> {
+/** One replay through the pool's replay path and the engine's replay slots; `of` names the workload and, for a sample's replays, the call replayed (its span's root links to it). */
+export async function replay(context: RouterContext, model: CatalogModel, parameters: GenerationParameters, stream: boolean, of: Pick<ReplaySample, 'scope' | 'origin'>): Promise<Replayed> {
   const pool = context.pools.get(model.id);
   if (pool === undefined) return { kind: 'skipped', reason: 'no engine serves it' };
   const rest = context.backoffs.get(model.id);
@@ -299,7 +302,12 @@ export async function replay(context: RouterContext, model: CatalogModel, parame
   if (context.isBusy(model.id)) return { kind: 'skipped', reason: 'production calls are waiting for it' };
   try {
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(context.settings.replayTimeoutMs)]);
-    const result = await pool.replay(parameters, signal, { stream, gate: context.gate.acquire });
+    const span = context.telemetry.startReplay(model.id, of.origin, of.scope);
+    const result = await pool.replay(parameters, signal, { stream, gate: context.gate.acquire }).catch((error: unknown) => {
+      span.end({ replica: null, error });
+      throw error;
+    });
+    span.end({ replica: result.replica, usage: result.completion.usage, finishReason: result.completion.choices[0]?.finish_reason ?? null });
     context.backoffs.delete(model.id);
     const message = result.completion.choices[0]?.message;
     if (message === undefined) return { kind: 'error', reason: 'the reply has no choice' };

@@ -8,7 +8,6 @@ import type { ApiKey, Trace, TraceStatus } from '../store/store.js';
 
 export class CallTrace {
   readonly startedAt = Date.now();
-  readonly startedClock = performance.now();
   project: string | null = null;
   workload: string | null = null;
   user: string | null = null;
@@ -19,16 +18,32 @@ export class CallTrace {
   promptTokens = 0;
   completionTokens = 0;
   costUsd = 0;
+  /** Filled in by the engine pool (`ReplicaAttempt`). */
+  engineSeconds: number | null = null;
+  measuredCostUsd: number | null = null;
   ttftMs: number | null = null;
   stream = false;
   metadata: Record<string, string> | null = null;
   requestBody: string | null = null;
   replyBody: string | null = null;
+  /** Milliseconds spent waiting on engines before the reply's head (all attempts, a guard's re-ask included): the `upstream` of `Server-Timing`. */
+  upstreamMs = 0;
 
   constructor(
     readonly requestId: string,
     readonly key: ApiKey,
+    /** `performance.now()` when the request reached the handler, before its key was checked. */
+    readonly startedClock = performance.now(),
   ) {}
+
+  /** Waits for `work`, an engine call started at `since` (a `performance.now()` taken just before it), counting the wait as upstream time, failed or not. */
+  async waitUpstream<T>(since: number, work: Promise<T>): Promise<T> {
+    try {
+      return await work;
+    } finally {
+      this.upstreamMs += performance.now() - since;
+    }
+  }
 
   markFirstToken(): void {
     this.ttftMs = performance.now() - this.startedClock;
@@ -55,6 +70,8 @@ export class CallTrace {
       promptTokens: this.promptTokens,
       completionTokens: this.completionTokens,
       costUsd: this.costUsd,
+      engineSeconds: this.engineSeconds,
+      measuredCostUsd: this.measuredCostUsd,
       latencyMs: performance.now() - this.startedClock,
       ttftMs: this.ttftMs,
       stream: this.stream,

@@ -18,7 +18,10 @@ import type { EngineCompletion } from '../engines/engine.js';
 import { guardChecks } from '../evals/evaluate-contract.js';
 import type { RouteTable } from '../routing/route-table.js';
 import type { RouterWorker } from '../routing/router-worker.js';
+import { routeReason } from '../routing/route-reason.js';
+import type { CallSpan, Telemetry } from '../telemetry/telemetry.js';
 import type { Metrics } from '../tracking/metrics.js';
+import type { MeasuredPrices } from '../tracking/measured-prices.js';
 import type { Retention } from '../tracking/retention.js';
 import type { Scope } from '../store/routing-store.js';
 import { errorFields, type Logger } from '../log/logger.js';
@@ -27,6 +30,7 @@ import { CallTrace } from './call-trace.js';
 import type { CallGate } from './call-gate.js';
 import { sendError, sendJsonText } from './http-response.js';
 import { readJsonBody } from './read-body.js';
+import { serverTiming } from './server-timing.js';
 import type { ScopeRegistry } from './scope-registry.js';
 import { SseWriter } from './sse-writer.js';
 import { StreamRecorder } from '../engines/stream-recorder.js';
@@ -40,6 +44,8 @@ export interface ChatCompletionsDependencies {
   router: RouterWorker;
   /** Counts every finished call for `/metrics`. */
   metrics: Metrics;
+  /** Learns each model's measured cost per token from finished calls (for `routing.cost: measured`). */
+  measuredPrices: MeasuredPrices;
   /** Which calls keep their bodies (per project). */
   retention: Retention;
   pools: ReadonlyMap<string, ModelPool>;
@@ -51,6 +57,8 @@ export interface ChatCompletionsDependencies {
   bodyTimeoutMs: number;
   keepBodies: boolean;
   pingIntervalMs: number;
+  /** A span per call, with children per engine call (no-ops when OpenTelemetry export is off). */
+  telemetry: Telemetry;
 }
 
 const noUsage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -58,6 +66,7 @@ const noUsage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0
 /** One admitted, validated call on its way to an engine. */
 interface Reply {
   call: CallTrace;
+  span: CallSpan;
   scope: Scope;
   /** The model the caller asked for (canonical). */
   requested: CatalogModel;
@@ -76,7 +85,7 @@ interface Reply {
 }
 
 export function createChatCompletionsHandler(dependencies: ChatCompletionsDependencies) {
-  const { gate, catalog, routes, router, pools, scopes, traces, metrics, retention, logger, keepBodies } = dependencies;
+  const { gate, catalog, routes, router, pools, scopes, traces, metrics, retention, logger, keepBodies, telemetry } = dependencies;
 
   function resolveModel(name: string): CatalogModel {
     const model = catalog.resolve(name);
@@ -113,10 +122,11 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       parameters: reply.parameters,
       reply: message,
       usage,
+      origin: reply.span.origin(reply.call.requestId),
     });
   }
 
-  async function serve(call: CallTrace, request: IncomingMessage, response: ServerResponse, headers: OutgoingHttpHeaders, signal: AbortSignal): Promise<void> {
+  async function serve(call: CallTrace, span: CallSpan, request: IncomingMessage, response: ServerResponse, headers: OutgoingHttpHeaders, signal: AbortSignal): Promise<void> {
     const text = await readJsonBody(request, { maxBytes: dependencies.maxBodyBytes, timeoutMs: dependencies.bodyTimeoutMs });
     if (keepBodies) call.requestBody = text;
     const body = parseJsonObject(text);
@@ -146,11 +156,12 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     const pool = pools.get(model.id);
     if (pool === undefined) throw new EngineUnavailableError(`No engine serves '${model.id}'.`);
     call.servedModel = model.id;
+    if (telemetry.enabled) span.setRouteReason(routeReason(routes.route(routeScope, requested.id), requested.id, routed.id, model.id));
     const created = scopes.ensure(call.key.accountId, scope.project, scope.workload);
     if (created !== undefined) await created;
 
     const reply: Reply = {
-      call, scope: routeScope, requested, model, chat, pool, response, headers, signal,
+      call, span, scope: routeScope, requested, model, chat, pool, response, headers, signal,
       parameters: generationParameters(chat),
       id: `chatcmpl-${call.requestId.slice(4)}`,
       created: Math.floor(call.startedAt / 1000),
@@ -158,9 +169,20 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     await (chat.stream ? streamReply(reply) : jsonReply(reply));
   }
 
+  /**
+   * Stamps `Server-Timing` on a reply about to send its head, and counts the
+   * gateway's own part of it: the time since the request reached the handler,
+   * less what was spent waiting on engines (`upstreamMs`).
+   */
+  function markHead(headers: OutgoingHttpHeaders, startedClock: number, upstreamMs: number, stream: boolean): void {
+    const gatewayMs = Math.max(0, performance.now() - startedClock - upstreamMs);
+    headers['server-timing'] = serverTiming(gatewayMs, upstreamMs);
+    metrics.observeGatewayOverhead(gatewayMs / 1000, stream);
+  }
+
   async function jsonReply(reply: Reply): Promise<void> {
     const { call, chat, parameters, pool, response, headers, signal, id, created } = reply;
-    const first = await pool.complete(parameters, signal, call);
+    const first = await call.waitUpstream(performance.now(), reply.span.engineCall(reply.model.id, call, false, pool.complete(parameters, signal, call)));
     const { completion, replica, model, extraCostUsd } = await guarded(reply, first);
     call.replica = replica;
     const usage = completion.usage ?? noUsage;
@@ -171,6 +193,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     if (chat.metadata !== undefined) body.metadata = chat.metadata;
     const text = JSON.stringify(body);
     if (keepBodies) call.replyBody = text;
+    markHead(headers, call.startedClock, call.upstreamMs, false);
     sendJsonText(response, 200, text, headers);
     if (model === reply.model) offerSample(reply, completion.choices[0]?.message, completion.usage);
   }
@@ -196,15 +219,23 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     if (fallback === undefined) return unchanged;
     router.countGuardFailure(reply.scope, reply.requested.id, reply.model.id);
     reply.call.servedModel = fallbackModel.id;
-    const second = await fallback.complete(reply.parameters, reply.signal, reply.call);
+    reply.span.setRouteReason('guard_fallback');
+    const second = await reply.call.waitUpstream(performance.now(), reply.span.engineCall(fallbackModel.id, reply.call, true, fallback.complete(reply.parameters, reply.signal, reply.call)));
     return { ...second, model: fallbackModel, extraCostUsd: costOf(reply.model, first.completion.usage ?? noUsage) };
   }
 
   async function streamReply(reply: Reply): Promise<void> {
     const { call, model, chat, parameters, pool, response, headers, signal, id, created } = reply;
-    const { replica, chunks } = await pool.openStream(parameters, signal, call);
+    // The pool resolves at the first upstream chunk, so this wait is the time to the first upstream byte.
+    // The engine's span lasts until the stream ends.
+    const engine = reply.span.startEngineCall(model.id);
+    const { replica, chunks } = await call.waitUpstream(performance.now(), pool.openStream(parameters, signal, call)).catch((error: unknown) => {
+      engine.end({ replica: call.replica, error });
+      throw error;
+    });
     call.replica = replica;
     call.markFirstToken();
+    markHead(headers, call.startedClock, call.upstreamMs, true);
     const writer = new SseWriter(
       response,
       { id, created, model: model.id, metadata: chat.metadata, notes: chat.notes, includeUsage: chat.stream_options?.include_usage === true, pingIntervalMs: dependencies.pingIntervalMs },
@@ -222,9 +253,11 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       }
       if (signal.aborted) throw new ClientAbortError();
       writer.done();
+      engine.end({ replica, usage: recorder.usage, finishReason: recorder.finishReason });
       offerSample(reply, recorder.message(), recorder.usage);
     } catch (thrown) {
       const error = signal.aborted ? new ClientAbortError() : asGatewayError(thrown);
+      engine.end({ replica, error });
       if (signal.aborted) writer.close();
       else writer.fail(error);
       throw error;
@@ -237,13 +270,17 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
   }
 
   return async function handleChatCompletions(request: IncomingMessage, response: ServerResponse, requestId: string, headers: OutgoingHttpHeaders): Promise<void> {
+    const startedClock = performance.now();
     let call: CallTrace;
     try {
-      call = new CallTrace(requestId, await gate.authenticate(request));
+      call = new CallTrace(requestId, await gate.authenticate(request), startedClock);
     } catch (thrown) {
+      markHead(headers, startedClock, 0, false);
       sendError(response, asGatewayError(thrown), headers);
       return;
     }
+    // Only authenticated calls get a span: an unauthenticated flood cannot fill the export queue.
+    const span = telemetry.startCall(request.headers, performance.timeOrigin + startedClock);
 
     const controller = new AbortController();
     response.once('close', () => {
@@ -252,19 +289,24 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     let failure: GatewayError | null = null;
     try {
       await gate.limit(call.key, headers);
-      await serve(call, request, response, headers, controller.signal);
+      await serve(call, span, request, response, headers, controller.signal);
     } catch (thrown) {
       failure = controller.signal.aborted ? new ClientAbortError() : asGatewayError(thrown);
       if (failure.status >= 500) logger.warn('call failed', { request_id: requestId, status: failure.status, ...errorFields(failure), cause: causeOf(failure) });
-      if (!controller.signal.aborted) sendError(response, failure, headers);
+      if (!controller.signal.aborted && !response.headersSent) {
+        markHead(headers, call.startedClock, call.upstreamMs, call.stream);
+        sendError(response, failure, headers);
+      }
     }
     const httpStatus = failure?.code === 'client_closed' && !response.headersSent ? 499 : response.headersSent ? response.statusCode : failure?.status ?? 200;
     const finished = call.finish(httpStatus, failure);
+    span.end(finished, failure);
     // The key's token budget pays for what the call used, failed or aborted ones included.
     gate.spendTokens(call.key, finished.promptTokens + finished.completionTokens);
     const trace = finished.requestBody === null || retention.keepsBodies(finished.accountId, finished.project) ? finished : { ...finished, requestBody: null, replyBody: null };
     traces.enqueue(trace);
     metrics.observeCall(trace);
+    dependencies.measuredPrices.observe(trace);
   };
 }
 

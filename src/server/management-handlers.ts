@@ -55,6 +55,8 @@ export function traceView(trace: Trace): Record<string, unknown> {
     prompt_tokens: trace.promptTokens,
     completion_tokens: trace.completionTokens,
     cost_usd: trace.costUsd,
+    engine_seconds: trace.engineSeconds,
+    measured_cost_usd: trace.measuredCostUsd,
     latency_ms: trace.latencyMs,
     ttft_ms: trace.ttftMs,
     stream: trace.stream,

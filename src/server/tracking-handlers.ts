@@ -33,6 +33,7 @@ function statsWindow(query: URLSearchParams, now: number): StatsWindow {
 }
 
 function callStatsView(stats: CallStats): Record<string, unknown> {
+  const tokens = stats.promptTokens + stats.completionTokens;
   return {
     calls: stats.calls,
     errors: stats.errors,
@@ -40,6 +41,15 @@ function callStatsView(stats: CallStats): Record<string, unknown> {
     prompt_tokens: stats.promptTokens,
     completion_tokens: stats.completionTokens,
     cost_usd: stats.costUsd,
+    // The catalog's cost per call and per million tokens, and beside it what the engines' time cost (null without a cost_per_hour).
+    cost_per_call_usd: stats.calls === 0 ? null : stats.costUsd / stats.calls,
+    cost_per_million_tokens_usd: tokens === 0 ? null : (stats.costUsd / tokens) * 1_000_000,
+    measured: stats.measured === null ? null : {
+      calls: stats.measured.calls,
+      cost_usd: stats.measured.costUsd,
+      cost_per_call_usd: stats.measured.costPerCallUsd,
+      cost_per_million_tokens_usd: stats.measured.costPerMillionTokensUsd,
+    },
     latency_ms: stats.latencyMs,
     ttft_ms: stats.ttftMs,
   };

@@ -150,11 +150,11 @@ export function describeRetentionRollupContract(openStore: () => Promise<Store>)
   describePart('rollups', () => {
     const minute = Date.UTC(2024, 0, 10, 12, 0);
     const base = { promptTokens: 10, completionTokens: 5, costUsd: 0.001, latencyMs: 100 };
-    /** Rows of acct-1 in two minutes, split by project, workload, environment and served model; one row of acct-2. */
+    /** Rows of acct-1 in two minutes, split by project, workload, environment and served model; one row of acct-2. Two calls of `main` have a measured cost. */
     const scene = (): Trace[] => [
       traceFixture({ ...base, requestId: 'a', startedAt: minute + 1_000 }),
-      traceFixture({ requestId: 'b', startedAt: minute + 59_999, status: 'error', errorClass: 'upstream_error', httpStatus: 502, promptTokens: 20, completionTokens: 0, costUsd: 0.002, latencyMs: 200, stream: true, ttftMs: 50 }),
-      traceFixture({ requestId: 'c', startedAt: minute, status: 'aborted', errorClass: null, promptTokens: 5, completionTokens: 1, costUsd: 0, latencyMs: 300, stream: true, ttftMs: 70 }),
+      traceFixture({ requestId: 'b', startedAt: minute + 59_999, status: 'error', errorClass: 'upstream_error', httpStatus: 502, promptTokens: 20, completionTokens: 0, costUsd: 0.002, latencyMs: 200, stream: true, ttftMs: 50, engineSeconds: 0.2, measuredCostUsd: 0.0004 }),
+      traceFixture({ requestId: 'c', startedAt: minute, status: 'aborted', errorClass: null, promptTokens: 5, completionTokens: 1, costUsd: 0, latencyMs: 300, stream: true, ttftMs: 70, engineSeconds: 0.05, measuredCostUsd: 0.0001 }),
       traceFixture({ ...base, requestId: 'd', startedAt: minute + MINUTE_MS }),
       traceFixture({ ...base, requestId: 'e', startedAt: minute + 2_000, environment: 'staging' }),
       traceFixture({ ...base, requestId: 'f', startedAt: minute + 3_000, servedModel: 'big' }),
@@ -164,10 +164,12 @@ export function describeRetentionRollupContract(openStore: () => Promise<Store>)
     ];
     const row = (key: Partial<Summary>, totals: Partial<Summary>): Summary => ({
       project: 'shop', workload: 'main', environment: 'production', model: 'small', minute,
-      calls: 1, errors: 0, errorClasses: {}, promptTokens: 10, completionTokens: 5, costUsd: 0.001, latency: [1, 100, 100], ttft: null, ...key, ...totals,
+      calls: 1, errors: 0, errorClasses: {}, promptTokens: 10, completionTokens: 5, costUsd: 0.001,
+      measuredCalls: 0, measuredCostUsd: 0, measuredTokens: 0, latency: [1, 100, 100], ttft: null, ...key, ...totals,
     });
     const expected = {
-      main: row({}, { calls: 3, errors: 1, errorClasses: { upstream_error: 1, unknown: 1 }, promptTokens: 35, completionTokens: 6, costUsd: 0.003, latency: [3, 100, 300], ttft: [2, 50, 70] }),
+      main: row({}, { calls: 3, errors: 1, errorClasses: { upstream_error: 1, unknown: 1 }, promptTokens: 35, completionTokens: 6, costUsd: 0.003,
+        measuredCalls: 2, measuredCostUsd: 0.0005, measuredTokens: 26, latency: [3, 100, 300], ttft: [2, 50, 70] }),
       nextMinute: row({ minute: minute + MINUTE_MS }, {}),
       staging: row({ environment: 'staging' }, {}),
       big: row({ model: 'big' }, {}),
@@ -250,9 +252,10 @@ async function summarise(store: Store, accountId: string, query: Parameters<Stor
   };
   // Order inside a minute is not part of the contract.
   return sortSummaries(
-    rows.map(({ accountId: owner, latency, ttft, costUsd, ...rest }) => {
+    rows.map(({ accountId: owner, latency, ttft, costUsd, measuredCostUsd, ...rest }) => {
       expect(owner).toBe(accountId);
-      return { ...rest, costUsd: Math.round(costUsd * 1e9) / 1e9, latency: sketch(latency), ttft: sketch(ttft) };
+      const round = (usd: number) => Math.round(usd * 1e9) / 1e9;
+      return { ...rest, costUsd: round(costUsd), measuredCostUsd: round(measuredCostUsd), latency: sketch(latency), ttft: sketch(ttft) };
     }),
   );
 }

@@ -28,6 +28,10 @@ export interface RollupRow {
   promptTokens: number;
   completionTokens: number;
   costUsd: number;
+  /** Calls with a measured cost (`Trace.measuredCostUsd` not null), and their measured cost and tokens (prompt plus completion). */
+  measuredCalls: number;
+  measuredCostUsd: number;
+  measuredTokens: number;
   /** Encoded DDSketch of latency (ms); null with no call. */
   latency: Uint8Array | null;
   /** Encoded DDSketch of time to first token (ms, streams); null with none. */

@@ -26,6 +26,9 @@ export const rollupColumns = selectList<RollupRecord>({
   promptTokens: 'prompt_tokens',
   completionTokens: 'completion_tokens',
   costUsd: 'cost_usd',
+  measuredCalls: 'measured_calls',
+  measuredCostUsd: 'measured_cost_usd',
+  measuredTokens: 'measured_tokens',
   latency: 'latency',
   ttft: 'ttft',
 });

@@ -27,6 +27,8 @@ const traceColumnOf: { readonly [Property in keyof Trace]-?: string } = {
   promptTokens: 'prompt_tokens',
   completionTokens: 'completion_tokens',
   costUsd: 'cost_usd',
+  engineSeconds: 'engine_seconds',
+  measuredCostUsd: 'measured_cost_usd',
   latencyMs: 'latency_ms',
   ttftMs: 'ttft_ms',
   stream: 'stream',

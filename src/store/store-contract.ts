@@ -514,6 +514,8 @@ function trace(overrides: Partial<Trace>): Trace {
     promptTokens: 120,
     completionTokens: 48,
     costUsd: 0.000_026_4,
+    engineSeconds: 0.203_125,
+    measuredCostUsd: 0.000_112_847,
     latencyMs: 812.25,
     ttftMs: null,
     stream: false,

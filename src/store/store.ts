@@ -126,7 +126,16 @@ export interface Trace {
   finishReason: string | null;
   promptTokens: number;
   completionTokens: number;
+  /** Tokens × the served model's catalog price. */
   costUsd: number;
+  /**
+   * The call's share of its engines' busy time, seconds: its time on the
+   * engine divided by the engine's average calls in flight meanwhile
+   * (`EngineMeter`); null when it never reached an engine.
+   */
+  engineSeconds: number | null;
+  /** `engineSeconds` at the engine's `cost_per_hour`, USD; null when the engine has no `cost_per_hour` or the call reached none. */
+  measuredCostUsd: number | null;
   latencyMs: number;
   /** Time to first token, streams only. */
   ttftMs: number | null;

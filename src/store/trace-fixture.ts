@@ -26,6 +26,8 @@ export function traceFixture(overrides: Partial<Trace> = {}): Trace {
     promptTokens: 12,
     completionTokens: 3,
     costUsd: 0.000_1,
+    engineSeconds: null,
+    measuredCostUsd: null,
     latencyMs: 80,
     ttftMs: null,
     stream: false,

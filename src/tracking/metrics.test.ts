@@ -111,6 +111,8 @@ function trace(overrides: Partial<Trace> = {}): Trace {
     promptTokens: 100,
     completionTokens: 20,
     costUsd: 0.001,
+    engineSeconds: null,
+    measuredCostUsd: null,
     latencyMs: 300,
     ttftMs: null,
     stream: false,
@@ -142,6 +144,7 @@ function mutableSources(): MetricSources & {
     },
     storeWrites: () => ({ failing: false, unwrittenScopes: 0 }),
     limits: () => ({ degraded: false }),
+    telemetry: () => ({ exported: 0, dropped: 0, queued: 0 }),
     router() {
       if (this.routerFails) throw new Error('router stats unavailable');
       return this.routerStats;

@@ -35,6 +35,8 @@ export interface MetricSources {
   limits(): { degraded: boolean };
   /** The router worker's counters: samples queued, dropped, processed; and per workload, in this process, what it dropped, spent and saved. */
   router(): { leader: boolean; queued: number; dropped: number; processed: number; workloads: RouterWorkloadCounters[] };
+  /** The OpenTelemetry export's counters (`TelemetryStats`; all 0 when export is off), read at scrape time. */
+  telemetry(): { exported: number; dropped: number; queued: number };
 }
 
 export interface RouterWorkloadCounters {
@@ -50,6 +52,13 @@ export interface RouterWorkloadCounters {
 export interface Metrics {
   /** Called once per finished inference call (every trace), on the hot path: synchronous, cheap, never throws. */
   observeCall(trace: Trace): void;
+  /**
+   * taskgate's own time before a chat reply's head (the `gateway` of its
+   * `Server-Timing`: parse, key, limits, routing, … without the wait on
+   * engines), once per reply whose head was sent, 401s and 429s included. Hot
+   * path: synchronous, cheap, never throws.
+   */
+  observeGatewayOverhead(seconds: number, stream: boolean): void;
   /** The Prometheus text exposition, sources read now. */
   render(): Promise<{ contentType: string; body: string }>;
   /** The same, sources read now, as prom-client's JSON: what a worker of `serve --workers` hands over for `renderAggregate`. */
@@ -75,6 +84,8 @@ const noneLabel = 'none';
 const latencyBuckets = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
 /** Time to first token starts lower: a warm local model answers in tens of milliseconds. */
 const ttftBuckets = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+/** The gateway's own time is sub-millisecond when all is well: 50 µs up to 1 s (a store that is slow to create a workload). */
+const overheadBuckets = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
 type ScopeLabels = { project: string; workload: string; model: string };
 type EnvironmentLabels = ScopeLabels & { environment: string };
@@ -116,6 +127,16 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const cost = counter('taskgate_cost_usd_total', 'Cost of inference calls in US dollars, at catalog prices.', environmentNames);
   const latency = histogram('taskgate_request_duration_seconds', 'Whole-call latency of successful calls (status ok).', latencyBuckets);
   const ttft = histogram('taskgate_time_to_first_token_seconds', 'Time to first token of streamed calls that produced one.', ttftBuckets);
+  const overhead = new Histogram({
+    name: 'taskgate_gateway_overhead_seconds',
+    help: 'taskgate\'s own time per chat reply before its head, the wait on engines excluded (the gateway part of Server-Timing).',
+    labelNames: ['stream'] as const,
+    buckets: overheadBuckets,
+    registers: [register],
+  });
+  // Bound once: observing builds no label object per call.
+  const overheadOfJson = overhead.labels('false');
+  const overheadOfStream = overhead.labels('true');
 
   const engineInFlight = gauge('taskgate_engine_in_flight_requests', 'Calls running on a model replica.', ['engine', 'model']);
   const engineQueued = gauge('taskgate_engine_queued_requests', 'Calls waiting for a slot on a model replica.', ['engine', 'model']);
@@ -135,6 +156,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const routerWorkloadDropped = counter('taskgate_router_samples_dropped_total', 'Router samples of a workload dropped because the queue was full.', workloadNames);
   const routerEvalSpend = counter('taskgate_router_eval_spend_usd_total', 'What evaluating a workload\'s routes cost (replays and judges), USD.', workloadNames);
   const routerSavings = counter('taskgate_router_savings_usd_total', 'What a workload\'s routed calls cost less than on the requested models, USD (net saving: this minus the eval spend).', workloadNames);
+  const spansExported = counter('taskgate_telemetry_spans_exported_total', 'OpenTelemetry spans the collector accepted.');
+  const spansDropped = counter('taskgate_telemetry_spans_dropped_total', 'OpenTelemetry spans lost: the export queue was full, or their export failed (after the exporter\'s retries).');
+  const spansQueued = gauge('taskgate_telemetry_spans_queued', 'OpenTelemetry spans waiting to be exported or being exported.');
 
   const accounts = new Map<string, AccountScopes>();
   const series = new Map<string, CallSeries>();
@@ -263,10 +287,18 @@ export function createMetrics(options: MetricsOptions): Metrics {
         routerSavings.inc({ project, workload }, amount(entry.savedUsd));
       }
     });
+    readSource('telemetry', () => sources.telemetry(), (stats) => {
+      setCounter(spansExported, stats.exported);
+      setCounter(spansDropped, stats.dropped);
+      spansQueued.set(stats.queued);
+    });
   }
 
   return {
     observeCall,
+    observeGatewayOverhead(seconds, stream) {
+      (stream ? overheadOfStream : overheadOfJson).observe(amount(seconds));
+    },
     async render() {
       readSources();
       return { contentType: register.contentType, body: await register.metrics() };

@@ -34,7 +34,10 @@ export function foldTraces(traces: readonly Trace[]): RollupRow[] {
     const key = rollupKey(identity);
     let row = rows.get(key);
     if (row === undefined) {
-      row = { ...identity, calls: 0, errors: 0, errorClasses: {}, promptTokens: 0, completionTokens: 0, costUsd: 0, latency: newSketch(), ttft: null };
+      row = {
+        ...identity, calls: 0, errors: 0, errorClasses: {}, promptTokens: 0, completionTokens: 0, costUsd: 0,
+        measuredCalls: 0, measuredCostUsd: 0, measuredTokens: 0, latency: newSketch(), ttft: null,
+      };
       rows.set(key, row);
     }
     row.calls++;
@@ -46,6 +49,11 @@ export function foldTraces(traces: readonly Trace[]): RollupRow[] {
     row.promptTokens += trace.promptTokens;
     row.completionTokens += trace.completionTokens;
     row.costUsd += trace.costUsd;
+    if (trace.measuredCostUsd !== null) {
+      row.measuredCalls++;
+      row.measuredCostUsd += trace.measuredCostUsd;
+      row.measuredTokens += trace.promptTokens + trace.completionTokens;
+    }
     row.latency.accept(Math.max(0, trace.latencyMs));
     if (trace.ttftMs !== null) (row.ttft ??= newSketch()).accept(Math.max(0, trace.ttftMs));
   }
@@ -66,6 +74,9 @@ export function addRollupRows(stored: RollupRow, added: RollupRow): RollupRow {
     promptTokens: stored.promptTokens + added.promptTokens,
     completionTokens: stored.completionTokens + added.completionTokens,
     costUsd: stored.costUsd + added.costUsd,
+    measuredCalls: stored.measuredCalls + added.measuredCalls,
+    measuredCostUsd: stored.measuredCostUsd + added.measuredCostUsd,
+    measuredTokens: stored.measuredTokens + added.measuredTokens,
     latency: latency === null ? null : encodeSketch(latency),
     ttft: ttft === null ? null : encodeSketch(ttft),
   };

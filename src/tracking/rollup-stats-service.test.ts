@@ -48,6 +48,8 @@ function traces(count: number, seed: number): Trace[] {
       promptTokens: Math.floor(random() * 2_000),
       completionTokens: Math.floor(random() * 500),
       costUsd: random() / 1_000,
+      engineSeconds: null,
+      measuredCostUsd: null,
       latencyMs: Math.exp(4 + random() * 5),
       ttftMs: stream ? Math.exp(3 + random() * 4) : null,
       stream,

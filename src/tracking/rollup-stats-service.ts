@@ -2,7 +2,7 @@
 import type { RollupQuery, RollupRow, RollupStore } from '../store/rollup-store.js';
 import { mergeEncoded, quantiles } from './latency-sketch.js';
 import { MINUTE_MS } from './rollup-delta.js';
-import type { CallStats, StatsService, StatsWindow, TimeBucket, WorkloadSummary } from './stats-service.js';
+import type { CallStats, MeasuredCost, StatsService, StatsWindow, TimeBucket, WorkloadSummary } from './stats-service.js';
 
 export function createRollupStatsService(rollups: RollupStore): StatsService {
   const rowsOf = (accountId: string, window: StatsWindow, scope: Pick<RollupQuery, 'project' | 'workload'>) =>
@@ -56,12 +56,18 @@ function callStats(rows: readonly RollupRow[], withPercentiles = true): CallStat
   let promptTokens = 0;
   let completionTokens = 0;
   let costUsd = 0;
+  let measuredCalls = 0;
+  let measuredCostUsd = 0;
+  let measuredTokens = 0;
   for (const row of rows) {
     calls += row.calls;
     errors += row.errors;
     promptTokens += row.promptTokens;
     completionTokens += row.completionTokens;
     costUsd += row.costUsd;
+    measuredCalls += row.measuredCalls;
+    measuredCostUsd += row.measuredCostUsd;
+    measuredTokens += row.measuredTokens;
   }
   const none = { p50: null, p95: null, p99: null };
   return {
@@ -71,9 +77,15 @@ function callStats(rows: readonly RollupRow[], withPercentiles = true): CallStat
     promptTokens,
     completionTokens,
     costUsd,
+    measured: measuredCost(measuredCalls, measuredCostUsd, measuredTokens),
     latencyMs: withPercentiles ? quantiles(mergeEncoded(rows.map((row) => row.latency))) : none,
     ttftMs: withPercentiles ? quantiles(mergeEncoded(rows.map((row) => row.ttft))) : none,
   };
+}
+
+function measuredCost(calls: number, costUsd: number, tokens: number): MeasuredCost | null {
+  if (calls === 0) return null;
+  return { calls, costUsd, costPerCallUsd: costUsd / calls, costPerMillionTokensUsd: tokens === 0 ? null : (costUsd / tokens) * 1_000_000 };
 }
 
 function groupBy<Key>(rows: readonly RollupRow[], keyOf: (row: RollupRow) => Key): Map<Key, RollupRow[]> {

@@ -31,9 +31,26 @@ export interface CallStats {
   errorRate: number;
   promptTokens: number;
   completionTokens: number;
+  /** At catalog prices (tokens × price). */
   costUsd: number;
+  /** What the calls cost by their engines' time, beside `costUsd`; null when no call ran on an engine with a `cost_per_hour`. */
+  measured: MeasuredCost | null;
   latencyMs: Percentiles;
   ttftMs: Percentiles;
+}
+
+/**
+ * The cost of the calls that ran on engines with a `cost_per_hour`: their
+ * share of the engines' busy time at that price (docs/measured-cost.md).
+ */
+export interface MeasuredCost {
+  /** Calls with a measured cost (those on other engines, or that reached none, are left out). */
+  calls: number;
+  costUsd: number;
+  /** costUsd / calls. */
+  costPerCallUsd: number;
+  /** Per million tokens, prompt and completion together; null when those calls had no tokens. */
+  costPerMillionTokensUsd: number | null;
 }
 
 export interface ModelStats extends CallStats {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { issueKey } from '../../src/auth/key-issuer.js';
 import { parseConfig, type LimitsLocation, type Settings } from '../../src/config/load-config.js';
+import { telemetrySettings } from '../../src/config/telemetry-settings.js';
 import { createLogger } from '../../src/log/logger.js';
 import { DEFAULT_MODELS } from '../../src/models/default-models.js';
 import { startTaskgate, type Taskgate } from '../../src/main.js';
@@ -47,7 +48,7 @@ export interface TestGatewayOptions {
   shareStoreWith?: TestGateway;
 }
 
-/** `configYaml` is a taskgate config; `${NAME}` is interpolated from `variables`. */
+/** `configYaml` is a taskgate config; `${NAME}` is interpolated from `variables`, which also stand for the environment's `OTEL_*` variables. */
 export async function startTestGateway(configYaml = '', variables: Record<string, string> = {}, options: TestGatewayOptions = {}): Promise<TestGateway> {
   const directory = temporaryDirectory('taskgate-test-');
   const config = parseConfig(configYaml, variables, 'test config');
@@ -65,6 +66,7 @@ export async function startTestGateway(configYaml = '', variables: Record<string
     limits: options.limits ?? { type: 'memory' },
     catalog: DEFAULT_MODELS,
     offline: true,
+    telemetry: telemetrySettings(config, variables),
   };
   const gateway = await startTaskgate(settings, logger, { store: options.wrapStore?.(openStore(settings.store)) });
   const origin = `http://127.0.0.1:${gateway.port}`;

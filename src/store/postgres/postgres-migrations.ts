@@ -274,6 +274,17 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX router_states_updated ON router_states (updated_at);
     `,
   },
+  {
+    // On the partitioned parent: every partition, the default one included, takes the columns.
+    id: '0005_measured_cost',
+    sql: `
+      ALTER TABLE traces ADD COLUMN engine_seconds DOUBLE PRECISION;
+      ALTER TABLE traces ADD COLUMN measured_cost_usd DOUBLE PRECISION;
+      ALTER TABLE rollups ADD COLUMN measured_calls BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE rollups ADD COLUMN measured_cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0;
+      ALTER TABLE rollups ADD COLUMN measured_tokens BIGINT NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /**

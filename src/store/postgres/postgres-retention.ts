@@ -58,8 +58,11 @@ export function createPostgresRetentionStore(database: PostgresDatabase, partiti
     try {
       return await work();
     } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      // 40P01: a deadlock with another process dropping this day; PostgreSQL undid this statement, the next pass does it.
+      if (code === '40P01') return gone;
       // 42P01: undefined_table. Anything else, or a partition that is still there, is a real failure.
-      if ((error as { code?: unknown }).code !== '42P01') throw error;
+      if (code !== '42P01') throw error;
       const [found] = await database.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS exists', [partition.name]);
       if (found?.exists !== false) throw error;
       return gone;
@@ -100,7 +103,9 @@ export function createPostgresRetentionStore(database: PostgresDatabase, partiti
         return count;
       });
     } catch (error) {
-      if ((error as { code?: unknown }).code === '55P03') return 'busy';
+      // 55P03: the lock was not to be had in time; 40P01: a deadlock with another process's prune. Either way, next pass.
+      const code = (error as { code?: unknown }).code;
+      if (code === '55P03' || code === '40P01') return 'busy';
       throw error;
     }
   }

@@ -40,15 +40,17 @@ export async function addRollups(transaction: Queryable, rows: readonly RollupRo
   });
   await transaction.execute(
     `UPDATE rollups r SET calls = u.calls, errors = u.errors, error_classes = u.error_classes, prompt_tokens = u.prompt_tokens,
-       completion_tokens = u.completion_tokens, cost_usd = u.cost_usd, latency = u.latency, ttft = u.ttft
+       completion_tokens = u.completion_tokens, cost_usd = u.cost_usd, measured_calls = u.measured_calls,
+       measured_cost_usd = u.measured_cost_usd, measured_tokens = u.measured_tokens, latency = u.latency, ttft = u.ttft
      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::text[],
-       $10::bigint[], $11::bigint[], $12::float8[], $13::bytea[], $14::bytea[])
-       AS u (${keyColumns}, calls, errors, error_classes, prompt_tokens, completion_tokens, cost_usd, latency, ttft)
+       $10::bigint[], $11::bigint[], $12::float8[], $13::bigint[], $14::float8[], $15::bigint[], $16::bytea[], $17::bytea[])
+       AS u (${keyColumns}, calls, errors, error_classes, prompt_tokens, completion_tokens, cost_usd, measured_calls, measured_cost_usd, measured_tokens, latency, ttft)
      WHERE (r.account_id, r.project, r.workload, r.environment, r.model, r.minute) = (u.account_id, u.project, u.workload, u.environment, u.model, u.minute)`,
     [
       ...keys,
       merged.map((record) => record.calls), merged.map((record) => record.errors), merged.map((record) => record.errorClasses),
       merged.map((record) => record.promptTokens), merged.map((record) => record.completionTokens), merged.map((record) => record.costUsd),
+      merged.map((record) => record.measuredCalls), merged.map((record) => record.measuredCostUsd), merged.map((record) => record.measuredTokens),
       merged.map((record) => record.latency), merged.map((record) => record.ttft),
     ],
   );

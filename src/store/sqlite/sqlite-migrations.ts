@@ -287,6 +287,16 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX router_states_updated ON router_states (updated_at);
     `,
   },
+  {
+    id: '0009_measured_cost',
+    sql: `
+      ALTER TABLE traces ADD COLUMN engine_seconds REAL;
+      ALTER TABLE traces ADD COLUMN measured_cost_usd REAL;
+      ALTER TABLE rollups ADD COLUMN measured_calls INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE rollups ADD COLUMN measured_cost_usd REAL NOT NULL DEFAULT 0;
+      ALTER TABLE rollups ADD COLUMN measured_tokens INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /**

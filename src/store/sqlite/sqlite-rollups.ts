@@ -14,11 +14,14 @@ export function prepareRollupStatements(database: Database.Database) {
   return {
     existing: database.prepare<[string, string, string, string, string, number], RollupRecord>(`SELECT ${rollupColumns} FROM rollups WHERE ${keyWhere}`),
     upsert: database.prepare(
-      `INSERT INTO rollups (account_id, project, workload, environment, model, minute, calls, errors, error_classes, prompt_tokens, completion_tokens, cost_usd, latency, ttft)
-       VALUES (@accountId, @project, @workload, @environment, @model, @minute, @calls, @errors, @errorClasses, @promptTokens, @completionTokens, @costUsd, @latency, @ttft)
+      `INSERT INTO rollups (account_id, project, workload, environment, model, minute, calls, errors, error_classes, prompt_tokens, completion_tokens, cost_usd,
+         measured_calls, measured_cost_usd, measured_tokens, latency, ttft)
+       VALUES (@accountId, @project, @workload, @environment, @model, @minute, @calls, @errors, @errorClasses, @promptTokens, @completionTokens, @costUsd,
+         @measuredCalls, @measuredCostUsd, @measuredTokens, @latency, @ttft)
        ON CONFLICT (account_id, project, workload, environment, model, minute) DO UPDATE SET
          calls = excluded.calls, errors = excluded.errors, error_classes = excluded.error_classes, prompt_tokens = excluded.prompt_tokens,
-         completion_tokens = excluded.completion_tokens, cost_usd = excluded.cost_usd, latency = excluded.latency, ttft = excluded.ttft`,
+         completion_tokens = excluded.completion_tokens, cost_usd = excluded.cost_usd, measured_calls = excluded.measured_calls,
+         measured_cost_usd = excluded.measured_cost_usd, measured_tokens = excluded.measured_tokens, latency = excluded.latency, ttft = excluded.ttft`,
     ),
   };
 }

@@ -1,0 +1,21 @@
+/**
+ * The price the router ranks models by (`routing.cost` in the config): USD per
+ * million prompt and completion tokens. `catalog` is the model's catalog
+ * price; `measured` is what its tokens cost on taskgate's own engines
+ * (`MeasuredPrices`), the catalog price standing in until a model has a
+ * measured cost. A pure function of the model and what was measured so far.
+ */
+import type { CatalogModel } from '../catalog/catalog.js';
+import type { MeasuredPrices } from '../tracking/measured-prices.js';
+
+export type ModelPrice = CatalogModel['price'];
+export type PriceOf = (model: CatalogModel) => ModelPrice;
+
+export const catalogPrices: PriceOf = (model) => model.price;
+
+export function measuredPrices(measured: MeasuredPrices): PriceOf {
+  return (model) => {
+    const perMillion = measured.perMillionTokens(model.id);
+    return perMillion === null ? model.price : { input: perMillion, output: perMillion };
+  };
+}
