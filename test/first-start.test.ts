@@ -7,7 +7,6 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findDefaultModel } from '../src/models/default-models.js';
@@ -15,6 +14,7 @@ import { closedPort } from './helpers/file-server.js';
 import { startModelCatalogServer, type ModelCatalogServer } from './helpers/model-catalog-server.js';
 import { serveTaskgate, type ServingProcess } from './helpers/taskgate-process.js';
 import { temporaryDirectory } from './helpers/temporary-directory.js';
+import { eventually } from './helpers/eventually.js';
 
 let catalog: ModelCatalogServer;
 beforeAll(async () => {
@@ -23,17 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await catalog?.close();
 });
-
-/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
-async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 const origin = (server: ServingProcess) => server.baseUrl.replace(/\/v1$/, '');
 const adminKeyOf = (server: ServingProcess) => eventually(() => /\n(tg_live_\S+)\n/.exec(server.stdout())?.[1], 'the admin key');

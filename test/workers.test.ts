@@ -12,7 +12,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redis, requireServiceOrSkip } from './helpers/machine-requirements.js';
 import { startModelCatalogServer } from './helpers/model-catalog-server.js';
@@ -20,6 +19,7 @@ import { startScriptedEngine, type ScriptedEngine } from './helpers/scripted-eng
 import { runTaskgate, serveTaskgate, type ServingProcess } from './helpers/taskgate-process.js';
 import { engineConfig } from './helpers/test-gateway.js';
 import { temporaryDirectory } from './helpers/temporary-directory.js';
+import { eventually } from './helpers/eventually.js';
 
 const redisUrl = await requireServiceOrSkip(redis, 'test/workers.test.ts', 'Its Redis test is skipped.');
 
@@ -54,17 +54,6 @@ function send(url: string, options: { method?: string; key?: string; body?: unkn
 }
 
 const chat = (server: ServingProcess, key: string, content = 'hello') => send(`${server.baseUrl}/chat/completions`, { key, body: { model: 'model-0', messages: [{ role: 'user', content }] } });
-
-/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
-async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
 /** Samples of one metric in the Prometheus text, with their labels. */
 function samples(text: string, name: string): Array<{ labels: Record<string, string>; value: number }> {

@@ -8,7 +8,7 @@ import { CliError, UsageError } from './cli-error.js';
 import { checkDataDirectory } from './data-directory.js';
 import { pullOnFirstStart } from './first-start-pull.js';
 import { parseCommand, parseInteger } from './parse-command.js';
-import { stopAndExit } from './stop-and-exit.js';
+import { onStopSignal, stopAndExit } from './stop-and-exit.js';
 import { logListening, printCreatedAdminKey } from './start-notices.js';
 
 export const serveUsage = `Usage: taskgate serve [--config FILE] [--port N] [--host H] [--data-dir DIR] [--workers N] [--no-pull]
@@ -66,15 +66,10 @@ export async function serveCommand(argv: string[], environment: NodeJS.ProcessEn
   }
   const pulling = new AbortController();
   // Handlers first: a SIGTERM that follows the start-up line must already find them.
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  onStopSignal((signal) => {
     pulling.abort();
     stopAndExit(gateway, logger, { signal });
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  });
   logListening(logger, settings, { baseUrl: gateway.baseUrl, metricsUrl: gateway.metricsUrl });
   if (gateway.createdAdminKey !== null) printCreatedAdminKey(gateway.createdAdminKey);
   await pullOnFirstStart({ settings, downloads, noPull, mirror, stderr: process.stderr, signal: pulling.signal });

@@ -26,6 +26,7 @@ import { withStoreErrors } from '../store/store-errors.js';
 import { pullOnFirstStart } from './first-start-pull.js';
 import { explainStartFailure } from './serve-command.js';
 import { baseUrlOf, logListening, printCreatedAdminKey } from './start-notices.js';
+import { onStopSignal } from './stop-and-exit.js';
 
 export interface ServeWorkersOptions {
   settings: Settings;
@@ -61,10 +62,7 @@ export async function serveWorkers(options: ServeWorkersOptions): Promise<void> 
   }
 
   const pulling = new AbortController();
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+  onStopSignal((signal) => {
     pulling.abort();
     logger.info('stopping: every worker finishes its calls in flight', { signal, workers: fleet.pids().length });
     (async () => {
@@ -81,9 +79,7 @@ export async function serveWorkers(options: ServeWorkersOptions): Promise<void> 
         process.exit(1);
       },
     );
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  });
 
   logListening(logger, settings, {
     baseUrl: baseUrlOf(settings.host, fleet.port),

@@ -20,3 +20,15 @@ export function stopAndExit(gateway: Taskgate, logger: Logger, why: LogFields): 
     },
   );
 }
+
+/** Calls `stop` once, with the signal's name, on the first SIGTERM or SIGINT; a second signal finds it already stopping. */
+export function onStopSignal(stop: (signal: string) => void): void {
+  let stopping = false;
+  const once = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    stop(signal);
+  };
+  process.once('SIGTERM', () => once('SIGTERM'));
+  process.once('SIGINT', () => once('SIGINT'));
+}
