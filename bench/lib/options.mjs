@@ -34,7 +34,8 @@ Options:
                         the bench flushes that database at start and end (default ${defaultRedisUrl})
   --load-generator G    auto | wrk | autocannon (default auto: wrk when installed)
   --cpu-prof DIR        run taskgate under node --cpu-prof, write the profile to DIR
-                        and print its hot spots (figures are then not comparable)
+                        (with OTel export on: to DIR/otel) and print its hot spots
+                        (figures are then not comparable)
   --output DIR          where results go (default bench/results)
   --keep                keep the temporary data directory
   --quick               short runs, for a smoke check

@@ -58,7 +58,10 @@ export async function startServers({ options, paths, directory, backends }, star
     started.push(sinkLine);
     const otelDirectory = join(directory, 'otel');
     mkdirSync(otelDirectory, { recursive: true });
-    const exporting = await startTaskgate({ directory: otelDirectory, mockUrl: mock.url, gapMockUrl: gapMock.url, adminKey, otlpEndpoint: sinkLine.line.url });
+    const exporting = await startTaskgate({ directory: otelDirectory, mockUrl: mock.url, gapMockUrl: gapMock.url, adminKey,
+      otlpEndpoint: sinkLine.line.url,
+      cpuProfileDirectory: options.cpuProfileDirectory === undefined ? undefined : join(options.cpuProfileDirectory, 'otel'),
+    });
     started.push(exporting);
     otel = { pid: exporting.pid, origin: exporting.origin, child: exporting.child, log: exporting.log };
     log(`taskgate with OTel export on: pid ${exporting.pid} at ${exporting.origin}, OTLP sink pid ${sinkLine.pid}`);

@@ -1,11 +1,12 @@
 /**
  * Telemetry off: one no-op object per span kind, shared by every call, so the
- * hot path allocates nothing and never touches the OpenTelemetry SDK (which
- * is not even loaded: `create-telemetry.ts`).
+ * hot path allocates nothing and never touches OpenTelemetry (which is not
+ * even loaded: `create-telemetry.ts`). On, a caller's sampled-out trace gets
+ * the same no-op spans.
  */
 import type { CallSpan, EngineSpan, Telemetry } from './telemetry.js';
 
-export function createDisabledTelemetry(): Telemetry {
+export function createUnrecordedSpans(): { callSpan: CallSpan; engineSpan: EngineSpan } {
   const engineSpan: EngineSpan = { end() {} };
   const callSpan: CallSpan = {
     origin: (requestId) => ({ requestId, span: null }),
@@ -14,6 +15,11 @@ export function createDisabledTelemetry(): Telemetry {
     startEngineCall: () => engineSpan,
     end() {},
   };
+  return { callSpan, engineSpan };
+}
+
+export function createDisabledTelemetry(): Telemetry {
+  const { callSpan, engineSpan } = createUnrecordedSpans();
   return {
     enabled: false,
     startCall: () => callSpan,

@@ -1,33 +1,59 @@
 /**
- * Attribute names of taskgate's spans. The GenAI ones follow the OpenTelemetry
- * GenAI semantic conventions (kept here as strings: the constants of
- * `@opentelemetry/semantic-conventions` for them are incubating and
- * deprecated there since the conventions moved to their own repository);
- * `gen_ai.provider.name` replaces the older `gen_ai.system`.
+ * The attributes of taskgate's spans, as keys encoded once (`AttributeKey`):
+ * a span writes each attribute straight into its batch, copying its key's
+ * bytes, with no per-span attribute object or key lookup
+ * (`span-batch-encoder.ts` says why this matters at thousands of calls a
+ * second).
+ *
+ * The GenAI names follow the OpenTelemetry GenAI semantic conventions (kept
+ * here as strings: their constants in `@opentelemetry/semantic-conventions`
+ * are incubating, and deprecated there since the conventions moved to their
+ * own repository); `gen_ai.provider.name` replaces the older `gen_ai.system`.
  */
-export const GEN_AI_OPERATION_NAME = 'gen_ai.operation.name';
-export const GEN_AI_PROVIDER_NAME = 'gen_ai.provider.name';
-export const GEN_AI_REQUEST_MODEL = 'gen_ai.request.model';
-export const GEN_AI_RESPONSE_MODEL = 'gen_ai.response.model';
-export const GEN_AI_RESPONSE_ID = 'gen_ai.response.id';
-export const GEN_AI_RESPONSE_FINISH_REASONS = 'gen_ai.response.finish_reasons';
-export const GEN_AI_USAGE_INPUT_TOKENS = 'gen_ai.usage.input_tokens';
-export const GEN_AI_USAGE_OUTPUT_TOKENS = 'gen_ai.usage.output_tokens';
+import { ATTR_ERROR_TYPE, ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
+import { ProtobufWriter } from './protobuf-writer.js';
+
+/** An attribute's name with its encodings, made once. */
+export class AttributeKey {
+  /** `KeyValue.key` in protobuf: tag, length and UTF-8 bytes. */
+  readonly protobuf: Buffer;
+  /** The start of a `KeyValue` in the OTLP JSON mapping: `{"key":"…","value":`. */
+  readonly jsonPrefix: string;
+
+  constructor(readonly name: string) {
+    const writer = new ProtobufWriter(Buffer.allocUnsafe(name.length * 3 + 8));
+    writer.tag(1, 2);
+    writer.string(name);
+    this.protobuf = writer.takeFrom(0);
+    this.jsonPrefix = `{"key":${JSON.stringify(name)},"value":`;
+  }
+}
+
+export const GEN_AI_OPERATION_NAME = new AttributeKey('gen_ai.operation.name');
+export const GEN_AI_PROVIDER_NAME = new AttributeKey('gen_ai.provider.name');
+export const GEN_AI_REQUEST_MODEL = new AttributeKey('gen_ai.request.model');
+export const GEN_AI_RESPONSE_MODEL = new AttributeKey('gen_ai.response.model');
+export const GEN_AI_RESPONSE_ID = new AttributeKey('gen_ai.response.id');
+export const GEN_AI_RESPONSE_FINISH_REASONS = new AttributeKey('gen_ai.response.finish_reasons');
+export const GEN_AI_USAGE_INPUT_TOKENS = new AttributeKey('gen_ai.usage.input_tokens');
+export const GEN_AI_USAGE_OUTPUT_TOKENS = new AttributeKey('gen_ai.usage.output_tokens');
+export const ERROR_TYPE = new AttributeKey(ATTR_ERROR_TYPE);
+export const HTTP_RESPONSE_STATUS_CODE = new AttributeKey(ATTR_HTTP_RESPONSE_STATUS_CODE);
 
 /** The only operation taskgate serves. */
 export const CHAT_OPERATION = 'chat';
 /** `gen_ai.provider.name` of the call's own span: the caller's provider is taskgate (engine spans name the engine's type). */
 export const GATEWAY_PROVIDER = 'taskgate';
 
-export const TASKGATE_PROJECT = 'taskgate.project';
-export const TASKGATE_WORKLOAD = 'taskgate.workload';
-export const TASKGATE_ROUTE_REASON = 'taskgate.route.reason';
-export const TASKGATE_REQUEST_ID = 'taskgate.request_id';
-export const TASKGATE_REPLICA = 'taskgate.replica';
-export const TASKGATE_STREAM = 'taskgate.stream';
-export const TASKGATE_ENVIRONMENT = 'taskgate.environment';
-export const TASKGATE_COST_USD = 'taskgate.cost_usd';
+export const TASKGATE_PROJECT = new AttributeKey('taskgate.project');
+export const TASKGATE_WORKLOAD = new AttributeKey('taskgate.workload');
+export const TASKGATE_ROUTE_REASON = new AttributeKey('taskgate.route.reason');
+export const TASKGATE_REQUEST_ID = new AttributeKey('taskgate.request_id');
+export const TASKGATE_REPLICA = new AttributeKey('taskgate.replica');
+export const TASKGATE_STREAM = new AttributeKey('taskgate.stream');
+export const TASKGATE_ENVIRONMENT = new AttributeKey('taskgate.environment');
+export const TASKGATE_COST_USD = new AttributeKey('taskgate.cost_usd');
 /** On an engine span: the guard's second call, after the routed model's reply failed it. */
-export const TASKGATE_GUARD_REASK = 'taskgate.guard.reask';
+export const TASKGATE_GUARD_REASK = new AttributeKey('taskgate.guard.reask');
 /** On a replay's root span: the router's shadow replay (or judge call), not a caller's call. */
-export const TASKGATE_REPLAY = 'taskgate.replay';
+export const TASKGATE_REPLAY = new AttributeKey('taskgate.replay');
