@@ -162,6 +162,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
       limits: () => ({ degraded: limiter.degraded() !== null }),
       router: () => ({ leader: router.isLeader(), ...router.stats() }),
       telemetry: () => telemetry.stats(),
+      engineUse: () => [...meters.values()].map((meter) => ({ engine: meter.engineId, busySeconds: meter.busyTime() / 1000, utilisation: meter.load().utilisation, costPerHour: meter.costPerHour })),
     },
   });
   const metrics = options.metrics?.(localMetrics) ?? localMetrics;

@@ -124,6 +124,29 @@ models:
     expect(lines[header + 1]).toMatch(/^(model-0|solo)\s+\d+\s+0\.0%\s+\d+\.\d{4}\s+\d+\.\d{4}\s+\d+\.\d{4}\s/);
   });
 
+  it('exports the measured cost and each engine\'s busy time, utilisation and price in /metrics', async () => {
+    const traces = (await taskgate.traces()).filter((trace) => trace.measuredCostUsd !== null);
+    const response = await fetch(`${taskgate.origin}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    const sum = (name: string, filter = '') =>
+      text
+        .split('\n')
+        .filter((line) => line.startsWith(`${name}{`) && line.includes(filter))
+        .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+    expect(sum('taskgate_measured_cost_usd_total')).toBeCloseTo(traces.reduce((total, trace) => total + (trace.measuredCostUsd ?? 0), 0), 9);
+    expect(sum('taskgate_engine_cost_per_hour_usd', 'engine="dear-gpu"')).toBe(100);
+    expect(sum('taskgate_engine_cost_per_hour_usd', 'engine="cheap-gpu"')).toBe(1);
+    const dearBusy = sum('taskgate_engine_busy_seconds_total', 'engine="dear-gpu"');
+    // Busy time is time with anything in flight: at least any one call's share of the engine.
+    const largestShare = Math.max(...traces.filter((trace) => trace.replica === 'dear-gpu').map((trace) => trace.engineSeconds ?? 0));
+    expect(largestShare).toBeGreaterThan(0);
+    expect(dearBusy).toBeGreaterThanOrEqual(largestShare - 1e-6);
+    const utilisation = sum('taskgate_engine_utilisation', 'engine="dear-gpu"');
+    expect(utilisation).toBeGreaterThan(0);
+    expect(utilisation).toBeLessThanOrEqual(1);
+  });
+
   it('shows the measured cost on the dashboard\'s workload page, and each engine\'s utilisation and price on the overview', async () => {
     const login = await fetch(`${taskgate.origin}/dashboard/login`, {
       method: 'POST',

@@ -130,12 +130,17 @@ function mutableSources(): MetricSources & {
   writer: ReturnType<MetricSources['traceWriter']>;
   routerStats: ReturnType<MetricSources['router']>;
   routerFails: boolean;
+  engineUseList: ReturnType<MetricSources['engineUse']>;
 } {
   return {
     engineList: [],
     writer: { enqueued: 0, written: 0, dropped: 0, failedWrites: 0, queued: 0 },
     routerStats: { leader: true, queued: 0, dropped: 0, processed: 0, workloads: [] },
     routerFails: false,
+    engineUseList: [],
+    engineUse() {
+      return this.engineUseList;
+    },
     engines() {
       return this.engineList;
     },
@@ -164,16 +169,17 @@ describe('createMetrics', () => {
     metrics.observeCall(trace({ status: 'error', errorClass: 'engine_timeout', httpStatus: 504, latencyMs: 30_000, promptTokens: 0, completionTokens: 0, costUsd: 0 }));
     metrics.observeCall(trace({ status: 'aborted', errorClass: 'client_closed', stream: true, ttftMs: 200, latencyMs: 5_000, promptTokens: 40, completionTokens: 7, costUsd: 0.0002 }));
     metrics.observeCall(trace({ project: null, workload: null, servedModel: null, requestedModel: null, status: 'error', errorClass: 'invalid_api_key', httpStatus: 401, latencyMs: 1, promptTokens: 0, completionTokens: 0, costUsd: 0 }));
+    metrics.observeCall(trace({ environment: 'staging', latencyMs: 100, promptTokens: 1, completionTokens: 1, costUsd: 0, engineSeconds: 0.5, measuredCostUsd: 0.002 }));
     const exposition = await scrape(metrics);
 
     const production = { ...shop, environment: 'production' };
     expect(valueOf(exposition, 'taskgate_requests_total', { ...production, status: 'ok' })).toBe(2);
-    expect(valueOf(exposition, 'taskgate_requests_total', { ...shop, environment: 'staging', status: 'ok' })).toBe(1);
+    expect(valueOf(exposition, 'taskgate_requests_total', { ...shop, environment: 'staging', status: 'ok' })).toBe(2);
     expect(valueOf(exposition, 'taskgate_requests_total', { ...production, status: 'error' })).toBe(1);
     expect(valueOf(exposition, 'taskgate_requests_total', { ...production, status: 'aborted' })).toBe(1);
     const none = { project: 'none', workload: 'none', model: 'none' };
     expect(valueOf(exposition, 'taskgate_requests_total', { ...none, environment: 'production', status: 'error' })).toBe(1);
-    expect(samples(exposition, 'taskgate_requests_total').reduce((sum, sample) => sum + sample.value, 0)).toBe(6);
+    expect(samples(exposition, 'taskgate_requests_total').reduce((sum, sample) => sum + sample.value, 0)).toBe(7);
 
     expect(valueOf(exposition, 'taskgate_errors_total', { ...shop, error_class: 'engine_timeout' })).toBe(1);
     expect(valueOf(exposition, 'taskgate_errors_total', { ...shop, error_class: 'client_closed' })).toBe(1);
@@ -182,15 +188,18 @@ describe('createMetrics', () => {
 
     expect(valueOf(exposition, 'taskgate_prompt_tokens_total', production)).toBe(190);
     expect(valueOf(exposition, 'taskgate_completion_tokens_total', production)).toBe(37);
-    expect(valueOf(exposition, 'taskgate_prompt_tokens_total', { ...shop, environment: 'staging' })).toBe(7);
+    expect(valueOf(exposition, 'taskgate_prompt_tokens_total', { ...shop, environment: 'staging' })).toBe(8);
     expect(valueOf(exposition, 'taskgate_cost_usd_total', production)).toBeCloseTo(0.0017, 12);
     expect(valueOf(exposition, 'taskgate_cost_usd_total', { ...shop, environment: 'staging' })).toBeCloseTo(0.0001, 12);
+    // Measured cost: only calls on engines with a cost_per_hour have one.
+    expect(valueOf(exposition, 'taskgate_measured_cost_usd_total', { ...shop, environment: 'staging' })).toBeCloseTo(0.002, 12);
+    expect(samples(exposition, 'taskgate_measured_cost_usd_total', production)).toEqual([]);
 
-    // Latency: the three successful calls only (both environments), in seconds, cumulative buckets.
-    expect(valueOf(exposition, 'taskgate_request_duration_seconds_count', shop)).toBe(3);
-    expect(valueOf(exposition, 'taskgate_request_duration_seconds_sum', shop)).toBeCloseTo(2.5, 9);
+    // Latency: the four successful calls only (both environments), in seconds, cumulative buckets.
+    expect(valueOf(exposition, 'taskgate_request_duration_seconds_count', shop)).toBe(4);
+    expect(valueOf(exposition, 'taskgate_request_duration_seconds_sum', shop)).toBeCloseTo(2.6, 9);
     const bucket = (le: string) => valueOf(exposition, 'taskgate_request_duration_seconds_bucket', { ...shop, le });
-    expect([bucket('0.05'), bucket('0.25'), bucket('0.5'), bucket('1'), bucket('2.5'), bucket('120'), bucket('+Inf')]).toEqual([0, 0, 1, 2, 3, 3, 3]);
+    expect([bucket('0.05'), bucket('0.25'), bucket('0.5'), bucket('1'), bucket('2.5'), bucket('120'), bucket('+Inf')]).toEqual([0, 1, 2, 3, 4, 4, 4]);
     expect(samples(exposition, 'taskgate_request_duration_seconds_count', { project: 'none' })).toEqual([]);
 
     // TTFT: streams that produced a first token, whatever their outcome.
@@ -240,7 +249,16 @@ describe('createMetrics', () => {
     ];
     sources.writer = { enqueued: 100, written: 90, dropped: 3, failedWrites: 1, queued: 7 };
     sources.routerStats = { leader: true, queued: 4, dropped: 2, processed: 50, workloads: [{ accountId: 'acct-1', project: 'shop', workload: 'summarise', droppedSamples: 2, evalSpendUsd: 0.25, savedUsd: 1.5 }] };
+    sources.engineUseList = [
+      { engine: 'gpu-a', busySeconds: 120.5, utilisation: 0.4, costPerHour: 2.5 },
+      { engine: 'cpu', busySeconds: 3, utilisation: 0.01, costPerHour: null },
+    ];
     let exposition = await scrape(metrics);
+    expect(valueOf(exposition, 'taskgate_engine_busy_seconds_total', { engine: 'gpu-a' })).toBe(120.5);
+    expect(valueOf(exposition, 'taskgate_engine_utilisation', { engine: 'gpu-a' })).toBe(0.4);
+    expect(valueOf(exposition, 'taskgate_engine_cost_per_hour_usd', { engine: 'gpu-a' })).toBe(2.5);
+    expect(valueOf(exposition, 'taskgate_engine_busy_seconds_total', { engine: 'cpu' })).toBe(3);
+    expect(samples(exposition, 'taskgate_engine_cost_per_hour_usd', { engine: 'cpu' })).toEqual([]);
     expect(valueOf(exposition, 'taskgate_engine_in_flight_requests', { engine: 'llama-1', model: 'qwen-small' })).toBe(2);
     expect(valueOf(exposition, 'taskgate_engine_queued_requests', { engine: 'llama-1', model: 'qwen-small' })).toBe(5);
     expect(valueOf(exposition, 'taskgate_engine_in_flight_requests', { engine: 'vllm-1', model: 'qwen-large' })).toBe(7);

@@ -37,6 +37,8 @@ export interface MetricSources {
   router(): { leader: boolean; queued: number; dropped: number; processed: number; workloads: RouterWorkloadCounters[] };
   /** The OpenTelemetry export's counters (`TelemetryStats`; all 0 when export is off), read at scrape time. */
   telemetry(): { exported: number; dropped: number; queued: number };
+  /** Per engine, as this process's calls kept it busy (`EngineMeter`): busy seconds since start, the busy fraction over about five minutes, and its `cost_per_hour`. */
+  engineUse(): Array<{ engine: string; busySeconds: number; utilisation: number; costPerHour: number | null }>;
 }
 
 export interface RouterWorkloadCounters {
@@ -125,6 +127,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const promptTokens = counter('taskgate_prompt_tokens_total', 'Prompt tokens billed.', environmentNames);
   const completionTokens = counter('taskgate_completion_tokens_total', 'Completion tokens billed.', environmentNames);
   const cost = counter('taskgate_cost_usd_total', 'Cost of inference calls in US dollars, at catalog prices.', environmentNames);
+  const measuredCost = counter('taskgate_measured_cost_usd_total', 'Cost of inference calls in US dollars, measured: their share of engine time at the engine\'s cost_per_hour (only calls on engines that have one).', environmentNames);
   const latency = histogram('taskgate_request_duration_seconds', 'Whole-call latency of successful calls (status ok).', latencyBuckets);
   const ttft = histogram('taskgate_time_to_first_token_seconds', 'Time to first token of streamed calls that produced one.', ttftBuckets);
   const overhead = new Histogram({
@@ -140,6 +143,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
 
   const engineInFlight = gauge('taskgate_engine_in_flight_requests', 'Calls running on a model replica.', ['engine', 'model']);
   const engineQueued = gauge('taskgate_engine_queued_requests', 'Calls waiting for a slot on a model replica.', ['engine', 'model']);
+  const engineBusy = counter('taskgate_engine_busy_seconds_total', 'Seconds an engine had at least one of this process\'s calls (or replays) in flight.', ['engine']);
+  const engineUtilisation = gauge('taskgate_engine_utilisation', 'An engine\'s busy fraction over about the last five minutes, 0 to 1, as this process\'s calls kept it busy.', ['engine'], 'max');
+  const engineCostPerHour = gauge('taskgate_engine_cost_per_hour_usd', 'What an engine\'s machine costs per hour (engines[].cost_per_hour), for engines that have one.', ['engine'], 'max');
   const traceQueue = gauge('taskgate_trace_writer_queue_length', 'Traces waiting to be stored, the batch being written included.');
   const traceEnqueued = counter('taskgate_trace_writer_enqueued_total', 'Traces accepted by the trace writer.');
   const traceWritten = counter('taskgate_trace_writer_written_total', 'Traces stored.');
@@ -230,6 +236,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     promptTokens.inc(call.withEnvironment, amount(trace.promptTokens));
     completionTokens.inc(call.withEnvironment, amount(trace.completionTokens));
     cost.inc(call.withEnvironment, amount(trace.costUsd));
+    if (trace.measuredCostUsd !== null) measuredCost.inc(call.withEnvironment, amount(trace.measuredCostUsd));
     // A failure's latency says how fast it failed (a 400 in a millisecond, a 504 at the timeout), not how fast calls are served.
     if (trace.status === 'ok') latency.observe(call.scope, amount(trace.latencyMs) / 1000);
     if (trace.stream && trace.ttftMs !== null) ttft.observe(call.scope, amount(trace.ttftMs) / 1000);
@@ -285,6 +292,14 @@ export function createMetrics(options: MetricsOptions): Metrics {
         routerWorkloadDropped.inc({ project, workload }, amount(entry.droppedSamples));
         routerEvalSpend.inc({ project, workload }, amount(entry.evalSpendUsd));
         routerSavings.inc({ project, workload }, amount(entry.savedUsd));
+      }
+    });
+    readSource('engineUse', () => sources.engineUse(), (engines) => {
+      for (const metric of [engineBusy, engineUtilisation, engineCostPerHour]) metric.reset();
+      for (const { engine, busySeconds, utilisation, costPerHour } of engines) {
+        engineBusy.inc({ engine }, amount(busySeconds));
+        engineUtilisation.set({ engine }, utilisation);
+        if (costPerHour !== null) engineCostPerHour.set({ engine }, costPerHour);
       }
     });
     readSource('telemetry', () => sources.telemetry(), (stats) => {
