@@ -1,6 +1,6 @@
 /**
- * Telemetry on: taskgate's spans recorded as plain data, each encoded the
- * moment it ends into a bounded batch (OTLP protobuf or JSON,
+ * Telemetry on: taskgate's call and engine spans, each writing itself the
+ * moment it ends into a bounded batch (OTLP protobuf or JSON;
  * `span-batch-encoder.ts` says why not the SDK's span objects), and the
  * official OTLP/HTTP export delegate shipping the batches. Loaded only when
  * an endpoint is configured.
