@@ -91,7 +91,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   );
   // One busy-time meter per engine, shared by the pools of every model it serves: measured cost divides by the engine's whole concurrency.
   const meters = new Map(config.engines.map((engine) => [engine.id, new EngineMeter({ engineId: engine.id, costPerHour: engine.cost_per_hour })]));
-  // What each model's tokens cost on those engines, learnt from finished calls; the router ranks by it with `routing.cost: measured`.
+  // What each model's tokens cost on those engines, from finished calls (the fleet's, in the store, and this process's); the router ranks by it with `routing.cost: measured`.
   const measuredPrices = new MeasuredPrices();
   const catalog = createCatalog(config.models);
   const pools = new Map<string, ModelPool>();
@@ -153,6 +153,8 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     logger: logger.child({ part: 'retention' }),
   });
   const stopFollowing = followChanges(store.changes, { routes, authenticator, retention, router }, logger);
+  // Ranking by measured cost ranks by the fleet's figures, from the store's rollups.
+  const stopMeasuring = config.routing.cost === 'measured' ? measuredPrices.refreshFrom(store.rollups, logger) : () => {};
   const localMetrics = createMetrics({
     logger,
     sources: {
@@ -194,6 +196,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   /** Everything but the sockets, in order: the trace writer flushes before the store closes. */
   async function closeParts(): Promise<void> {
     stopFollowing();
+    stopMeasuring();
     await router.close();
     await routes.close();
     await retention.close();

@@ -215,6 +215,31 @@ export function describeRetentionRollupContract(openStore: () => Promise<Store>)
       expect(await store.traces.count('acct-1', {})).toBe(3);
     });
 
+    it('sums the measured cost and tokens per served model over every account, from a minute on', async () => {
+      const measured = (requestId: string, overrides: Partial<Parameters<typeof traceFixture>[0]>) =>
+        traceFixture({ requestId, startedAt: minute + 5, promptTokens: 10, completionTokens: 5, engineSeconds: 0.5, measuredCostUsd: 0.01, ...overrides });
+      await store.traces.insertBatch([
+        measured('m-1', {}),
+        measured('m-2', { accountId: 'acct-2', workload: 'elsewhere', measuredCostUsd: 0.03, promptTokens: 20, completionTokens: 10 }),
+        measured('m-3', { servedModel: 'big', measuredCostUsd: 0.5 }),
+        measured('m-4', { startedAt: minute + MINUTE_MS + 5, measuredCostUsd: 0.02 }),
+        // A call without a measured cost (its engine has no cost_per_hour) adds nothing, nor does one without a served model.
+        measured('m-5', { engineSeconds: null, measuredCostUsd: null, promptTokens: 1_000 }),
+        measured('m-6', { servedModel: null, measuredCostUsd: 9 }),
+      ]);
+      const model = traceFixture().servedModel as string;
+      const byModel = await store.rollups.measuredByModel(minute);
+      expect(byModel.map((entry) => entry.model)).toEqual(['big', model].sort());
+      const small = byModel.find((entry) => entry.model === model);
+      expect(small?.costUsd).toBeCloseTo(0.06, 12);
+      expect(small?.tokens).toBe(60);
+      expect(byModel.find((entry) => entry.model === 'big')).toEqual({ model: 'big', costUsd: 0.5, tokens: 15 });
+      const later = await store.rollups.measuredByModel(minute + MINUTE_MS);
+      expect(later).toHaveLength(1);
+      expect(later[0]?.costUsd).toBeCloseTo(0.02, 12);
+      expect(await store.rollups.measuredByModel(minute + 2 * MINUTE_MS)).toEqual([]);
+    });
+
     it('adds up many batches and many rows into the same minutes', async () => {
       // 240 calls over 40 minutes and 3 workloads, in batches of 64, some rows spread over two batches.
       const traces = Array.from({ length: 240 }, (_, index) =>

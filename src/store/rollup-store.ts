@@ -47,7 +47,23 @@ export interface RollupQuery {
   until: number;
 }
 
+/** One served model's calls that had a measured cost: their measured cost and tokens, summed. */
+export interface MeasuredModelCost {
+  model: string;
+  costUsd: number;
+  tokens: number;
+}
+
 export interface RollupStore {
   /** The account's rows in the window, oldest minute first. */
   query(accountId: string, query: RollupQuery): Promise<RollupRow[]>;
+  /**
+   * Per served model, the measured cost and tokens of the minutes starting at
+   * or after `since`, over every account, ordered by model: what the router
+   * ranks models by with `routing.cost: measured`, the same figures in every
+   * process of a fleet and after a restart. Across accounts on purpose: the
+   * engines are the operator's, shared by every account, and nothing but these
+   * sums leaves the store.
+   */
+  measuredByModel(since: number): Promise<MeasuredModelCost[]>;
 }

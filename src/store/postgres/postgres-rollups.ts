@@ -8,7 +8,7 @@
  * order, so two batches wait for each other instead of deadlocking.
  */
 import { addRollupRows, rollupKey } from '../../tracking/rollup-delta.js';
-import type { RollupRow, RollupStore } from '../rollup-store.js';
+import type { MeasuredModelCost, RollupRow, RollupStore } from '../rollup-store.js';
 import { fromRollupRecord, rollupColumns, toRollupRecord, type RollupRecord } from '../sql-rollup-records.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 
@@ -58,6 +58,13 @@ export async function addRollups(transaction: Queryable, rows: readonly RollupRo
 
 export function createPostgresRollupStore(database: PostgresDatabase): RollupStore {
   return {
+    async measuredByModel(since) {
+      return database.query<MeasuredModelCost>(
+        `SELECT model, SUM(measured_cost_usd)::float8 AS "costUsd", SUM(measured_tokens)::float8 AS tokens FROM rollups
+         WHERE minute >= $1 AND measured_calls > 0 AND model <> '' GROUP BY model ORDER BY model`,
+        [since],
+      );
+    },
     async query(accountId, query) {
       const clauses = ['account_id = $1', 'minute >= $2', 'minute < $3'];
       const values: unknown[] = [accountId, query.since, query.until];

@@ -297,6 +297,11 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE rollups ADD COLUMN measured_tokens INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    // The router's measured prices: recent minutes with a measured cost, over every account.
+    id: '0010_measured_minutes',
+    sql: `CREATE INDEX rollups_measured_minute ON rollups (minute) WHERE measured_calls > 0;`,
+  },
 ];
 
 /**

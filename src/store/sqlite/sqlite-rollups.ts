@@ -5,7 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import { addRollupRows } from '../../tracking/rollup-delta.js';
-import type { RollupRow, RollupStore } from '../rollup-store.js';
+import type { MeasuredModelCost, RollupRow, RollupStore } from '../rollup-store.js';
 import { fromRollupRecord, rollupColumns, toRollupRecord, type RollupRecord } from '../sql-rollup-records.js';
 
 const keyWhere = 'account_id = ? AND project = ? AND workload = ? AND environment = ? AND model = ? AND minute = ?';
@@ -38,7 +38,16 @@ export function addRollups(statements: RollupStatements, rows: readonly RollupRo
 
 export function createSqliteRollupStore(database: Database.Database): RollupStore {
   const statements = new Map<string, Database.Statement<unknown[], RollupRecord>>();
+  // Prepared on first use: the store is made before its migrations run.
+  let measured: Database.Statement<[number], MeasuredModelCost> | null = null;
   return {
+    async measuredByModel(since) {
+      measured ??= database.prepare<[number], MeasuredModelCost>(
+        `SELECT model, SUM(measured_cost_usd) AS costUsd, SUM(measured_tokens) AS tokens FROM rollups
+         WHERE minute >= ? AND measured_calls > 0 AND model <> '' GROUP BY model ORDER BY model`,
+      );
+      return measured.all(since);
+    },
     async query(accountId, query) {
       const clauses = ['account_id = ?', 'minute >= ?', 'minute < ?'];
       const parameters: unknown[] = [accountId, query.since, query.until];
