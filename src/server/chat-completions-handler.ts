@@ -180,9 +180,22 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     metrics.observeGatewayOverhead(gatewayMs / 1000, stream);
   }
 
+  /** One engine call of a whole reply: timed as the wait on engines, inside its engine span (the guard's re-ask marked). */
+  async function engineReply(reply: Reply, model: CatalogModel, pool: ModelPool, reask: boolean): Promise<{ completion: EngineCompletion; replica: string }> {
+    const engine = reply.span.startEngineCall(model.id, reask);
+    try {
+      const result = await reply.call.waitUpstream(performance.now(), pool.complete(reply.parameters, reply.signal, reply.call));
+      engine.end({ replica: result.replica, usage: result.completion.usage, finishReason: result.completion.choices[0]?.finish_reason ?? null });
+      return result;
+    } catch (error) {
+      engine.end({ replica: reply.call.replica, error });
+      throw error;
+    }
+  }
+
   async function jsonReply(reply: Reply): Promise<void> {
     const { call, chat, parameters, pool, response, headers, signal, id, created } = reply;
-    const first = await call.waitUpstream(performance.now(), reply.span.engineCall(reply.model.id, call, false, pool.complete(parameters, signal, call)));
+    const first = await engineReply(reply, reply.model, pool, false);
     const { completion, replica, model, extraCostUsd } = await guarded(reply, first);
     call.replica = replica;
     const usage = completion.usage ?? noUsage;
@@ -220,7 +233,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     router.countGuardFailure(reply.scope, reply.requested.id, reply.model.id);
     reply.call.servedModel = fallbackModel.id;
     reply.span.setRouteReason('guard_fallback');
-    const second = await reply.call.waitUpstream(performance.now(), reply.span.engineCall(fallbackModel.id, reply.call, true, fallback.complete(reply.parameters, reply.signal, reply.call)));
+    const second = await engineReply(reply, fallbackModel, fallback, true);
     return { ...second, model: fallbackModel, extraCostUsd: costOf(reply.model, first.completion.usage ?? noUsage) };
   }
 

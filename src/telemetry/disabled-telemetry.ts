@@ -11,7 +11,6 @@ export function createUnrecordedSpans(): { callSpan: CallSpan; engineSpan: Engin
   const callSpan: CallSpan = {
     origin: (requestId) => ({ requestId, span: null }),
     setRouteReason() {},
-    engineCall: (_model, _attempt, _reask, work) => work,
     startEngineCall: () => engineSpan,
     end() {},
   };

@@ -129,10 +129,16 @@ const NO_LINKS: readonly SpanLink[] = [];
 
 const now = () => performance.timeOrigin + performance.now();
 
-/** The span of one chat call (kind SERVER), the caller's child when it sent a `traceparent`; written when the call ends. */
+/**
+ * The span of one chat call (kind SERVER), the caller's child when it sent a
+ * `traceparent`; written when the call ends, together with its engine spans
+ * that ended before it (one pass through the encoder, not one a span).
+ */
 class RecordingCallSpan implements CallSpan, EndedSpan {
   private readonly trace: TraceOf;
-  private readonly spanId: string;
+  readonly spanId: string;
+  /** Engine spans that ended before the call, written with it. */
+  private readonly children: RecordingEngineSpan[] = [];
   private routeReason: RouteReason | null = null;
   private finished: Trace | null = null;
   private error: GatewayError | null = null;
@@ -158,22 +164,8 @@ class RecordingCallSpan implements CallSpan, EndedSpan {
     this.routeReason = reason;
   }
 
-  engineCall<T extends { replica: string; completion: { usage: Usage | null; choices: ReadonlyArray<{ finish_reason: string | null }> } }>(
-    model: string,
-    attempt: AttemptedReplica,
-    reask: boolean,
-    work: Promise<T>,
-  ): Promise<T> {
-    const engine = new RecordingEngineSpan(this.recorder, this.trace, this.spanId, model, reask, null);
-    work.then(
-      (result) => engine.end({ replica: result.replica, usage: result.completion.usage, finishReason: result.completion.choices[0]?.finish_reason ?? null }),
-      (error: unknown) => engine.end({ replica: attempt.replica, error }),
-    );
-    return work;
-  }
-
-  startEngineCall(model: string): EngineSpan {
-    return new RecordingEngineSpan(this.recorder, this.trace, this.spanId, model, false, null);
+  startEngineCall(model: string, reask = false): EngineSpan {
+    return new RecordingEngineSpan(this.recorder, this.trace, this, model, reask, null);
   }
 
   end(finished: Trace, error: GatewayError | null): void {
@@ -184,9 +176,21 @@ class RecordingCallSpan implements CallSpan, EndedSpan {
     this.recorder.queue.add(this);
   }
 
+  /** Takes an engine span that ended, to write it with the call's; false once the call has ended (the engine span then goes on its own). */
+  adopt(child: RecordingEngineSpan): boolean {
+    if (this.finished !== null) return false;
+    this.children.push(child);
+    return true;
+  }
+
+  get spanCount(): number {
+    return 1 + this.children.length;
+  }
+
   writeTo(encoder: SpanBatchEncoder): void {
     const { finished, error, trace } = this;
     if (finished === null) return;
+    for (const child of this.children) child.writeTo(encoder);
     encoder.beginSpan({
       traceId: trace.traceId,
       spanId: this.spanId,
@@ -225,8 +229,9 @@ class RecordingCallSpan implements CallSpan, EndedSpan {
   }
 }
 
-/** An engine call's span (kind CLIENT): a call's child, or the root of a replay's own trace; written when it ends. */
+/** An engine call's span (kind CLIENT): a call's child (written with the call), or the root of a replay's own trace (written when it ends). */
 class RecordingEngineSpan implements EngineSpan, EndedSpan {
+  readonly spanCount = 1;
   private readonly spanId: string;
   private readonly startTime = now();
   private endTime = 0;
@@ -235,7 +240,7 @@ class RecordingEngineSpan implements EngineSpan, EndedSpan {
   constructor(
     private readonly recorder: SpanRecorder,
     private readonly trace: TraceOf,
-    private readonly parentSpanId: string | null,
+    private readonly parent: RecordingCallSpan | null,
     private readonly model: string,
     private readonly reask: boolean,
     private readonly replay: ReplayOf | null,
@@ -247,7 +252,7 @@ class RecordingEngineSpan implements EngineSpan, EndedSpan {
     if (this.outcome !== null) return;
     this.outcome = outcome;
     this.endTime = now();
-    this.recorder.queue.add(this);
+    if (this.parent === null || !this.parent.adopt(this)) this.recorder.queue.add(this);
   }
 
   writeTo(encoder: SpanBatchEncoder): void {
@@ -256,7 +261,7 @@ class RecordingEngineSpan implements EngineSpan, EndedSpan {
     encoder.beginSpan({
       traceId: this.trace.traceId,
       spanId: this.spanId,
-      parentSpanId: this.parentSpanId,
+      parentSpanId: this.parent?.spanId ?? null,
       traceState: this.trace.traceState,
       name: `${attribute.CHAT_OPERATION} ${this.model}`,
       kind: SpanKind.CLIENT,

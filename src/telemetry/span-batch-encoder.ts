@@ -77,8 +77,14 @@ export interface SpanBatchEncoder {
   take(): EncodedSpans;
 }
 
-/** What the export queue asks of a span that ended: to write itself (`beginSpan`, attributes, `endSpan`). */
+/**
+ * What the export queue asks of a span that ended: to write itself
+ * (`beginSpan`, attributes, `endSpan`), with the children that ended before
+ * it (a call's engine spans, written in the same pass).
+ */
 export interface EndedSpan {
+  /** How many spans `writeTo` writes. */
+  readonly spanCount: number;
   writeTo(encoder: SpanBatchEncoder): void;
 }
 

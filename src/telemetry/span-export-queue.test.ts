@@ -33,12 +33,18 @@ function namesEncoder(): SpanBatchEncoder {
 }
 const released: EncodedSpans[] = [];
 
-function span(name: string, fails = false): EndedSpan {
+/** A span named `name`, after its children (named `name/1`, …); `fails` makes it throw half-way through writing itself. */
+function span(name: string, fails = false, children = 0): EndedSpan {
+  const writeOne = (encoder: SpanBatchEncoder, spanName: string, failing: boolean) => {
+    encoder.beginSpan({ traceId: '1'.repeat(32), spanId: '2'.repeat(16), parentSpanId: null, traceState: null, name: spanName, kind: 1, startTime: 0, endTime: 1 });
+    if (failing) throw new Error('cannot write');
+    encoder.endSpan({ status: 0, statusMessage: undefined, links: [], traceFlags: 1, parentIsRemote: false });
+  };
   return {
+    spanCount: 1 + children,
     writeTo(encoder) {
-      encoder.beginSpan({ traceId: '1'.repeat(32), spanId: '2'.repeat(16), parentSpanId: null, traceState: null, name, kind: 1, startTime: 0, endTime: 1 });
-      if (fails) throw new Error('cannot write');
-      encoder.endSpan({ status: 0, statusMessage: undefined, links: [], traceFlags: 1, parentIsRemote: false });
+      for (let child = 1; child <= children; child++) writeOne(encoder, `${name}/${child}`, false);
+      writeOne(encoder, name, fails);
     },
   };
 }
@@ -97,6 +103,20 @@ describe('the span export queue', () => {
     queue.add(span('b'));
     expect(pending.map((batch) => batch.names)).toEqual(['a,b']);
     expect(queue.stats()).toEqual({ exported: 0, dropped: 1, queued: 2 });
+  });
+
+  it('counts a span written with its children as that many spans, and drops them together past the bound', () => {
+    const { exporter, pending } = heldExporter();
+    const queue = createSpanExportQueue(namesEncoder(), exporter, { maxQueueSize: 4, maxBatchSize: 100, scheduledDelayMs: 60_000 });
+    queue.add(span('call', false, 1));
+    expect(queue.stats()).toEqual({ exported: 0, dropped: 0, queued: 2 });
+    queue.add(span('other', false, 2));
+    expect(queue.stats()).toEqual({ exported: 0, dropped: 3, queued: 2 });
+    // A call that fails after its child was written: the child stays, the call is dropped.
+    queue.add(span('broken', true, 1));
+    expect(queue.stats()).toEqual({ exported: 0, dropped: 4, queued: 3 });
+    void queue.flush();
+    expect(pending.map((batch) => batch.names)).toEqual(['call/1,call,broken/1']);
   });
 
   it('gives each batch\'s buffer back once its export settles, and flush waits for every export', async () => {

@@ -7,8 +7,8 @@
  * Bounded and counted: a span is held from its end until its batch's export
  * settles, and past `maxQueueSize` spans held (waiting or being exported) a
  * new one is dropped at once. Every span added is counted exactly once, as
- * exported, or as dropped (the bound, a span that could not be encoded, or an
- * export that failed after the exporter's retries).
+ * exported, or as dropped (the bound, a span that failed to write itself, or
+ * an export that failed after the exporter's retries).
  */
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { EncodedSpans, EndedSpan, SpanBatchEncoder } from './span-batch-encoder.js';
@@ -68,18 +68,20 @@ export function createSpanExportQueue(encoder: SpanBatchEncoder, exporter: Encod
 
   return {
     add(span) {
-      if (stopped || held >= options.maxQueueSize) {
-        dropped += 1;
+      if (stopped || held + span.spanCount > options.maxQueueSize) {
+        dropped += span.spanCount;
         return;
       }
+      const before = encoder.spanCount;
       try {
         span.writeTo(encoder);
       } catch {
         encoder.abandonSpan();
-        dropped += 1;
-        return;
       }
-      held += 1;
+      const written = encoder.spanCount - before;
+      dropped += span.spanCount - written;
+      held += written;
+      if (written === 0) return;
       if (encoder.spanCount >= options.maxBatchSize) ship();
       else if (timer === null) timer = setTimeout(ship, options.scheduledDelayMs).unref();
     },

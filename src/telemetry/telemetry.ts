@@ -80,18 +80,11 @@ export interface CallSpan {
   origin(requestId: string): CallOrigin;
   setRouteReason(reason: RouteReason): void;
   /**
-   * A child span for one engine call of a whole (JSON) reply, ended when
-   * `work` settles; returns `work`'s result (off: `work` itself). `reask`
-   * marks the guard's second call.
+   * A child span for one engine call, which the caller ends when the call
+   * ends: a whole (JSON) reply when it arrives or fails, a stream when its
+   * last chunk is read. `reask` marks the guard's second call.
    */
-  engineCall<T extends { replica: string; completion: { usage: Usage | null; choices: ReadonlyArray<{ finish_reason: string | null }> } }>(
-    model: string,
-    attempt: AttemptedReplica,
-    reask: boolean,
-    work: Promise<T>,
-  ): Promise<T>;
-  /** A child span for a streamed engine call, which the caller ends when the stream ends. */
-  startEngineCall(model: string): EngineSpan;
+  startEngineCall(model: string, reask?: boolean): EngineSpan;
   /**
    * Ends the call's span from its finished trace: attributes, and an error
    * status with the error's code (`error.type`) when the call failed.
