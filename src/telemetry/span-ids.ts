@@ -1,7 +1,8 @@
 /**
  * Trace and span ids: random, lowercase hex, cut from a pool of random bytes
- * refilled 4 KiB at a time (a call takes 8 or 24 bytes, so one refill serves
- * a few hundred calls).
+ * refilled 4 KiB at a time (a call takes 16 to 32 bytes: a trace id unless
+ * the caller sent one, and a span id for the call and each engine call; one
+ * refill serves over a hundred calls).
  */
 import { randomFillSync } from 'node:crypto';
 
