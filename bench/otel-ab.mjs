@@ -19,6 +19,7 @@ import { startListeningChild, stopChild } from './lib/child-processes.mjs';
 import { chatBody, chatHeaders } from './lib/chat-request.mjs';
 import { runAutocannon, runWrk, wrkInstalled } from './lib/load-generators.mjs';
 import { cpuMicroseconds } from './lib/process-statistics.mjs';
+import { median } from './lib/statistics.mjs';
 import { mockEngineEntry, otlpSinkEntry } from './lib/repository-paths.mjs';
 import { newAdminKey, startTaskgate } from './lib/start-taskgate.mjs';
 
@@ -57,7 +58,6 @@ try {
   for (let round = 0; round < rounds; round++) {
     for (const name of round % 2 === 0 ? ['off', 'on'] : ['on', 'off']) results[name].push(await measure(servers[name]));
   }
-  const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
   const [off, on] = [median(results.off), median(results.on)];
   const format = (list) => list.map((value) => value.toFixed(0)).join(' ');
   console.log(`${values.stream ? 'stream' : 'JSON'}, CPU µs per call, ${rounds} rounds of ${seconds} s: off ${format(results.off)} | on ${format(results.on)}`);

@@ -92,7 +92,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   // One busy-time meter per engine, shared by the pools of every model it serves: measured cost divides by the engine's whole concurrency.
   const meters = new Map(config.engines.map((engine) => [engine.id, new EngineMeter({ engineId: engine.id, costPerHour: engine.cost_per_hour })]));
   // What each model's tokens cost on those engines, from finished calls (the fleet's, in the store, and this process's); the router ranks by it with `routing.cost: measured`.
-  const measuredPrices = new MeasuredPrices();
+  const measuredPrices = new MeasuredPrices(store.rollups, logger);
   const catalog = createCatalog(config.models);
   const pools = new Map<string, ModelPool>();
   for (const model of catalog.list()) {
@@ -137,13 +137,14 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   });
   await leadership.start();
   const stats = createRollupStatsService(store.rollups);
+  const engineLoads = () => [...meters.values()].map((meter) => meter.load());
   const dashboard = createDashboard({
     authenticator,
     store,
     stats,
     bodyTimeoutMs: config.server.request_timeout_ms,
     routing: createRoutingHandlers({ store, catalog, routes, router }),
-    engineLoad: () => [...meters.values()].map((meter) => meter.load()),
+    engineLoad: engineLoads,
     logger: logger.child({ part: 'dashboard' }),
   });
   const retention = createRetention({
@@ -153,8 +154,6 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     logger: logger.child({ part: 'retention' }),
   });
   const stopFollowing = followChanges(store.changes, { routes, authenticator, retention, router }, logger);
-  // Ranking by measured cost ranks by the fleet's figures, from the store's rollups.
-  const stopMeasuring = config.routing.cost === 'measured' ? measuredPrices.refreshFrom(store.rollups, logger) : () => {};
   const localMetrics = createMetrics({
     logger,
     sources: {
@@ -164,7 +163,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
       limits: () => ({ degraded: limiter.degraded() !== null }),
       router: () => ({ leader: router.isLeader(), ...router.stats() }),
       telemetry: () => telemetry.stats(),
-      engineUse: () => [...meters.values()].map((meter) => ({ engine: meter.engineId, busySeconds: meter.busyTime() / 1000, utilisation: meter.load().utilisation, costPerHour: meter.costPerHour })),
+      engineUse: engineLoads,
     },
   });
   const metrics = options.metrics?.(localMetrics) ?? localMetrics;
@@ -196,7 +195,6 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   /** Everything but the sockets, in order: the trace writer flushes before the store closes. */
   async function closeParts(): Promise<void> {
     stopFollowing();
-    stopMeasuring();
     await router.close();
     await routes.close();
     await retention.close();

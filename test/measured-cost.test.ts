@@ -14,6 +14,7 @@ import { startArithmeticEngine, type ArithmeticEngine } from './helpers/arithmet
 import { startScriptedEngine, type Behaviour, type ScriptedEngine } from './helpers/scripted-engine.js';
 import { runTaskgateAsync } from './helpers/taskgate-process.js';
 import { ADMIN_KEY, startTestGateway, type TestGateway } from './helpers/test-gateway.js';
+import { total } from './helpers/prometheus-samples.js';
 
 const scoped = { 'x-taskgate-project': 'shop', 'x-taskgate-workload': 'summarise' };
 
@@ -129,20 +130,16 @@ models:
     const response = await fetch(`${taskgate.origin}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
     expect(response.status).toBe(200);
     const text = await response.text();
-    const sum = (name: string, filter = '') =>
-      text
-        .split('\n')
-        .filter((line) => line.startsWith(`${name}{`) && line.includes(filter))
-        .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-    expect(sum('taskgate_measured_cost_usd_total')).toBeCloseTo(traces.reduce((total, trace) => total + (trace.measuredCostUsd ?? 0), 0), 9);
-    expect(sum('taskgate_engine_cost_per_hour_usd', 'engine="dear-gpu"')).toBe(100);
-    expect(sum('taskgate_engine_cost_per_hour_usd', 'engine="cheap-gpu"')).toBe(1);
-    const dearBusy = sum('taskgate_engine_busy_seconds_total', 'engine="dear-gpu"');
+    const onEngine = (engine: string) => (labels: Record<string, string>) => labels.engine === engine;
+    expect(total(text, 'taskgate_measured_cost_usd_total')).toBeCloseTo(traces.reduce((sum, trace) => sum + (trace.measuredCostUsd ?? 0), 0), 9);
+    expect(total(text, 'taskgate_engine_cost_per_hour_usd', onEngine('dear-gpu'))).toBe(100);
+    expect(total(text, 'taskgate_engine_cost_per_hour_usd', onEngine('cheap-gpu'))).toBe(1);
+    const dearBusy = total(text, 'taskgate_engine_busy_seconds_total', onEngine('dear-gpu'));
     // Busy time is time with anything in flight: at least any one call's share of the engine.
     const largestShare = Math.max(...traces.filter((trace) => trace.replica === 'dear-gpu').map((trace) => trace.engineSeconds ?? 0));
     expect(largestShare).toBeGreaterThan(0);
     expect(dearBusy).toBeGreaterThanOrEqual(largestShare - 1e-6);
-    const utilisation = sum('taskgate_engine_utilisation', 'engine="dear-gpu"');
+    const utilisation = total(text, 'taskgate_engine_utilisation', onEngine('dear-gpu'));
     expect(utilisation).toBeGreaterThan(0);
     expect(utilisation).toBeLessThanOrEqual(1);
   });

@@ -20,6 +20,7 @@ import { runTaskgate, serveTaskgate, type ServingProcess } from './helpers/taskg
 import { engineConfig } from './helpers/test-gateway.js';
 import { temporaryDirectory } from './helpers/temporary-directory.js';
 import { eventually } from './helpers/eventually.js';
+import { samples, total } from './helpers/prometheus-samples.js';
 
 const redisUrl = await requireServiceOrSkip(redis, 'test/workers.test.ts', 'Its Redis test is skipped.');
 
@@ -54,24 +55,6 @@ function send(url: string, options: { method?: string; key?: string; body?: unkn
 }
 
 const chat = (server: ServingProcess, key: string, content = 'hello') => send(`${server.baseUrl}/chat/completions`, { key, body: { model: 'model-0', messages: [{ role: 'user', content }] } });
-
-/** Samples of one metric in the Prometheus text, with their labels. */
-function samples(text: string, name: string): Array<{ labels: Record<string, string>; value: number }> {
-  const found: Array<{ labels: Record<string, string>; value: number }> = [];
-  for (const line of text.split('\n')) {
-    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (match === null || match[1] !== name) continue;
-    const labels: Record<string, string> = {};
-    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_]\w*)="([^"]*)"/g)) labels[pair[1] as string] = pair[2] as string;
-    found.push({ labels, value: Number(match[3]) });
-  }
-  return found;
-}
-
-const total = (text: string, name: string, where: (labels: Record<string, string>) => boolean = () => true) =>
-  samples(text, name)
-    .filter((sample) => where(sample.labels))
-    .reduce((sum, sample) => sum + sample.value, 0);
 
 /** Calls each live worker finished, by pid, from `taskgate_worker_calls_total`. */
 function callsByWorker(text: string): Map<number, number> {

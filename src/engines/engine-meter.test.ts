@@ -18,7 +18,7 @@ describe('EngineMeter', () => {
     at(3_000);
     expect(engine.end(call)).toBeCloseTo(2);
     expect(engine.costOf(2)).toBeCloseTo(0.002);
-    expect(engine.busyTime()).toBe(2_000);
+    expect(engine.load().busySeconds).toBe(2);
   });
 
   it('splits time that calls share: two calls overlapping exactly get half each', () => {
@@ -45,7 +45,7 @@ describe('EngineMeter', () => {
     const longShare = engine.end(long);
     expect(shortShare).toBeCloseTo(1); // 2 s at an average of 2 in flight
     expect(longShare).toBeCloseTo(16 / 6); // 4 s at an average of 6/4 in flight
-    expect(engine.busyTime()).toBe(4_000);
+    expect(engine.load().busySeconds).toBe(4);
     // Approximately: the average hides when in the call the sharing happened.
     expect(shortShare + longShare).toBeGreaterThan(3.5);
   });
@@ -58,7 +58,7 @@ describe('EngineMeter', () => {
     at(10_500);
     expect(engine.end(call)).toBeCloseTo(0.5);
     expect(engine.costOf(0.5)).toBeNull();
-    expect(engine.busyTime()).toBe(500);
+    expect(engine.load().busySeconds).toBe(0.5);
   });
 
   it('reports utilisation as the busy fraction of about the last five minutes', () => {

@@ -33,6 +33,8 @@ export interface EngineLoad {
   inFlight: number;
   /** Busy fraction over about the last five minutes, 0..1. */
   utilisation: number;
+  /** Seconds with at least one call in flight since the meter started. */
+  busySeconds: number;
 }
 
 export interface EngineMeterOptions {
@@ -91,15 +93,9 @@ export class EngineMeter {
     return this.costPerHour === null ? null : (seconds * this.costPerHour) / 3600;
   }
 
-  /** Milliseconds with at least one call in flight since the meter started. */
-  busyTime(): number {
-    this.advance();
-    return this.busyMs;
-  }
-
   load(): EngineLoad {
     this.advance();
-    return { engineId: this.engineId, costPerHour: this.costPerHour, inFlight: this.inFlight, utilisation: this.busyAverage };
+    return { engineId: this.engineId, costPerHour: this.costPerHour, inFlight: this.inFlight, utilisation: this.busyAverage, busySeconds: this.busyMs / 1000 };
   }
 
   private advance(): number {

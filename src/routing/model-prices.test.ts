@@ -2,6 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { CatalogModel } from '../catalog/catalog.js';
 import { traceFixture } from '../store/trace-fixture.js';
 import { MeasuredPrices } from '../tracking/measured-prices.js';
+import { silentLogger } from '../log/logger.js';
+import type { RollupStore } from '../store/rollup-store.js';
+
+/** A store with no measured call in it: the prices are this process's. */
+const noFleetFigures: RollupStore = { query: () => Promise.resolve([]), measuredByModel: () => Promise.resolve([]) };
 import { callShapeOf, eligibleCandidates } from './candidates.js';
 import { catalogPrices, measuredPrices } from './model-prices.js';
 
@@ -20,7 +25,7 @@ const call = (servedModel: string, measuredCostUsd: number | null) => traceFixtu
 
 describe('measured prices', () => {
   it('are each model\'s measured cost per million tokens, the catalog price until it has one', () => {
-    const measured = new MeasuredPrices();
+    const measured = new MeasuredPrices(noFleetFigures, silentLogger);
     const priceOf = measuredPrices(measured);
     expect(priceOf(cheap)).toEqual(cheap.price);
     measured.observe(call('cheap', 0.000_5));
@@ -31,7 +36,7 @@ describe('measured prices', () => {
   });
 
   it('decide the order of candidates when the router ranks by them', () => {
-    const measured = new MeasuredPrices();
+    const measured = new MeasuredPrices(noFleetFigures, silentLogger);
     measured.observe(call('cheap', 0.000_5)); // $5 per million tokens
     measured.observe(call('pricey', 0.000_1)); // $1 per million tokens
     measured.observe(call('big', 0.01)); // $100 per million tokens

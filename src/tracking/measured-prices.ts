@@ -7,9 +7,10 @@
  * One figure per model, prompt and completion tokens alike (an engine's time
  * is not split between them), from two sources:
  * - the fleet's: the store's rollups of the last hour, over every process and
- *   account, re-read every 30 s (`refreshFrom`). Every process of a fleet, the
- *   router's leader among them, ranks by the same figures, and a restart
- *   starts from them;
+ *   account, kept in a `RefreshingCache` read again in the background once
+ *   30 s old. Every process of a fleet, the router's leader among them, ranks
+ *   by the same figures, and a restart starts from them. A store that does not
+ *   answer leaves the last figures in use;
  * - this process's own recent calls (`observe`), for a model the store has no
  *   measured call of yet in that hour (a fresh start, a quiet model). Recent
  *   calls weigh most: once a model's sums pass `HALVE_AT_TOKENS`, both are
@@ -17,7 +18,8 @@
  */
 import type { Logger } from '../log/logger.js';
 import { errorFields } from '../log/logger.js';
-import type { MeasuredModelCost, RollupStore } from '../store/rollup-store.js';
+import { createRefreshingCache, type RefreshingCache } from '../store/refreshing-cache.js';
+import type { RollupStore } from '../store/rollup-store.js';
 import type { Trace } from '../store/store.js';
 
 const HALVE_AT_TOKENS = 2_000_000;
@@ -33,7 +35,21 @@ interface Sums {
 
 export class MeasuredPrices {
   private readonly byModel = new Map<string, Sums>();
-  private stored = new Map<string, Sums>();
+  private readonly fleet: RefreshingCache<'fleet', ReadonlyMap<string, Sums>>;
+
+  constructor(rollups: RollupStore, logger: Logger, now: () => number = Date.now) {
+    this.fleet = createRefreshingCache({
+      keyOf: () => 'fleet',
+      read: async () => {
+        const rows = await rollups.measuredByModel(now() - MEASURED_WINDOW_MS);
+        return new Map(rows.filter((row) => row.tokens > 0).map((row) => [row.model, { costUsd: row.costUsd, tokens: row.tokens }]));
+      },
+      fallback: new Map(),
+      ttlMs: MEASURED_REFRESH_MS,
+      onError: (error) => logger.warn('measured prices: the store did not answer; ranking by the last figures read', errorFields(error)),
+      now,
+    });
+  }
 
   /** Hot path: one map lookup per call with a measured cost, nothing for the others. */
   observe(trace: Trace): void {
@@ -52,36 +68,9 @@ export class MeasuredPrices {
     }
   }
 
-  /** Replaces the fleet's figures with the store's sums per model. */
-  useStored(rows: readonly MeasuredModelCost[]): void {
-    this.stored = new Map(rows.filter((row) => row.tokens > 0).map((row) => [row.model, { costUsd: row.costUsd, tokens: row.tokens }]));
-  }
-
   /** USD per million tokens on `modelId`'s engines: the fleet's figure, else this process's; null before any call of it had a measured cost. */
   perMillionTokens(modelId: string): number | null {
-    const sums = this.stored.get(modelId) ?? this.byModel.get(modelId);
+    const sums = this.fleet.get('fleet').get(modelId) ?? this.byModel.get(modelId);
     return sums === undefined || sums.tokens === 0 ? null : (sums.costUsd / sums.tokens) * 1_000_000;
-  }
-
-  /**
-   * Reads the fleet's figures now and every `MEASURED_REFRESH_MS`; returns
-   * what stops it. A store that does not answer keeps the last figures (and
-   * this process's own), and is logged once until it answers again.
-   */
-  refreshFrom(rollups: RollupStore, logger: Logger, now: () => number = Date.now): () => void {
-    let failing = false;
-    const refresh = async () => {
-      try {
-        this.useStored(await rollups.measuredByModel(now() - MEASURED_WINDOW_MS));
-        if (failing) logger.info('measured prices: read from the store again');
-        failing = false;
-      } catch (error) {
-        if (!failing) logger.warn('measured prices: the store did not answer; ranking by the last figures read', errorFields(error));
-        failing = true;
-      }
-    };
-    void refresh();
-    const timer = setInterval(() => void refresh(), MEASURED_REFRESH_MS).unref();
-    return () => clearInterval(timer);
   }
 }

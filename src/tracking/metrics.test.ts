@@ -250,8 +250,8 @@ describe('createMetrics', () => {
     sources.writer = { enqueued: 100, written: 90, dropped: 3, failedWrites: 1, queued: 7 };
     sources.routerStats = { leader: true, queued: 4, dropped: 2, processed: 50, workloads: [{ accountId: 'acct-1', project: 'shop', workload: 'summarise', droppedSamples: 2, evalSpendUsd: 0.25, savedUsd: 1.5 }] };
     sources.engineUseList = [
-      { engine: 'gpu-a', busySeconds: 120.5, utilisation: 0.4, costPerHour: 2.5 },
-      { engine: 'cpu', busySeconds: 3, utilisation: 0.01, costPerHour: null },
+      { engineId: 'gpu-a', busySeconds: 120.5, utilisation: 0.4, costPerHour: 2.5 },
+      { engineId: 'cpu', busySeconds: 3, utilisation: 0.01, costPerHour: null },
     ];
     let exposition = await scrape(metrics);
     expect(valueOf(exposition, 'taskgate_engine_busy_seconds_total', { engine: 'gpu-a' })).toBe(120.5);

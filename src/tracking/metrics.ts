@@ -22,6 +22,7 @@
  */
 import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
 import { errorFields, type Logger } from '../log/logger.js';
+import type { EngineLoad } from '../engines/engine-meter.js';
 import type { Trace, TraceStatus } from '../store/store.js';
 
 export interface MetricSources {
@@ -37,8 +38,8 @@ export interface MetricSources {
   router(): { leader: boolean; queued: number; dropped: number; processed: number; workloads: RouterWorkloadCounters[] };
   /** The OpenTelemetry export's counters (`TelemetryStats`; all 0 when export is off), read at scrape time. */
   telemetry(): { exported: number; dropped: number; queued: number };
-  /** Per engine, as this process's calls kept it busy (`EngineMeter`): busy seconds since start, the busy fraction over about five minutes, and its `cost_per_hour`. */
-  engineUse(): Array<{ engine: string; busySeconds: number; utilisation: number; costPerHour: number | null }>;
+  /** Per engine, as this process's calls kept it busy (`EngineMeter.load`): busy seconds since start, the busy fraction over about five minutes, and its `cost_per_hour`. */
+  engineUse(): Array<Pick<EngineLoad, 'engineId' | 'busySeconds' | 'utilisation' | 'costPerHour'>>;
 }
 
 export interface RouterWorkloadCounters {
@@ -296,7 +297,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
     });
     readSource('engineUse', () => sources.engineUse(), (engines) => {
       for (const metric of [engineBusy, engineUtilisation, engineCostPerHour]) metric.reset();
-      for (const { engine, busySeconds, utilisation, costPerHour } of engines) {
+      for (const { engineId: engine, busySeconds, utilisation, costPerHour } of engines) {
         engineBusy.inc({ engine }, amount(busySeconds));
         engineUtilisation.set({ engine }, utilisation);
         if (costPerHour !== null) engineCostPerHour.set({ engine }, costPerHour);
