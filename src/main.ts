@@ -116,6 +116,8 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   const leadership = createLeadership({ leases: store.leases, logger: routerLogger });
   // Off without an endpoint: then nothing of the OpenTelemetry SDK is even loaded.
   const telemetry = await createTelemetry(settings.telemetry, { engineTypes: new Map(config.engines.map((engine) => [engine.id, engine.type])), logger: logger.child({ part: 'telemetry' }) });
+  // What "cheaper" means (`routing.cost`): candidates are ranked, and eval spend and savings counted, at this price.
+  const priceOf = config.routing.cost === 'measured' ? rankByMeasured(measuredPrices) : catalogPrices;
   const router = createFleetRouter({
     worker: createRouterWorker({
       routing: store.routing,
@@ -126,7 +128,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
       replayConcurrency: new Map(config.engines.map((engine) => [engine.id, engine.replay_concurrency ?? (engine.type === 'openai' ? Math.max(1, Math.floor(engine.max_concurrency / 8)) : 1)])),
       logger: routerLogger,
       telemetry,
-      priceOf: config.routing.cost === 'measured' ? rankByMeasured(measuredPrices) : catalogPrices,
+      priceOf,
     }),
     leadership,
     routing: store.routing,
@@ -134,6 +136,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     catalog,
     logger: routerLogger,
     settings: DEFAULT_ROUTER_SETTINGS,
+    priceOf,
   });
   await leadership.start();
   const stats = createRollupStatsService(store.rollups);
@@ -191,6 +194,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     pingIntervalMs: config.server.stream_ping_interval_ms,
     telemetry,
     measuredPrices,
+    priceOf,
   });
   /** Everything but the sockets, in order: the trace writer flushes before the store closes. */
   async function closeParts(): Promise<void> {

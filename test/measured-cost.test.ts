@@ -225,7 +225,7 @@ limits: { requests_per_minute: 1000000 }
     return 'big';
   }
 
-  it('ranks by catalog price by default, and by measured cost with routing.cost: measured', async () => {
+  it('ranks by catalog price by default, and by measured cost with routing.cost: measured, counting savings and eval spend at that cost', async () => {
     const [byCatalog, byMeasured] = await Promise.all([gatewayRankingBy('catalog'), gatewayRankingBy('measured')]);
     const [catalogChoice, measuredChoice] = await Promise.all([routedModel(byCatalog), routedModel(byMeasured)]);
     expect(catalogChoice).toBe('cheap');
@@ -235,5 +235,21 @@ limits: { requests_per_minute: 1000000 }
     const measuredOf = (model: string) => Math.max(...warmUp.filter((trace) => trace.servedModel === model).map((trace) => trace.measuredCostUsd!));
     expect(measuredOf('pricey')).toBeLessThan(Math.min(...warmUp.filter((trace) => trace.servedModel === 'cheap').map((trace) => trace.measuredCostUsd!)));
     expect(measuredOf('cheap')).toBeGreaterThan(0);
+
+    // What routing saved is counted in the same money it ranked by: big runs on an engine ten thousand
+    // times dearer an hour than pricey's, so each routed call saves far more than the catalog's 10 vs 3.
+    for (let call = 0; call < 5; call++) expect(await ask(byMeasured, 'big', 'answers')).toBe('pricey');
+    const routed = (await byMeasured.traces()).filter((trace) => trace.workload === 'answers' && trace.servedModel === 'pricey');
+    const catalogSavings = routed.reduce((sum, trace) => sum + ((trace.promptTokens + trace.completionTokens) * (prices.big - prices.pricey)) / 1_000_000, 0);
+    const view = await fetch(`${byMeasured.baseUrl}/projects/default/workloads/answers/routes`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    expect(view.status).toBe(200);
+    type Candidate = { model: string; cost_per_call_usd: number };
+    const route = ((await view.json()) as { routes: Array<{ requested_model: string; savings_usd: number; candidates: Candidate[] }> }).routes.find((entry) => entry.requested_model === 'big');
+    expect(route?.savings_usd).toBeGreaterThan(10 * catalogSavings);
+    // And so is what evaluating cost: a replay's cost (the evidence's cost per call, the eval spend) is its engine time.
+    const tokensPerCall = routed.reduce((sum, trace) => sum + trace.promptTokens + trace.completionTokens, 0) / routed.length;
+    const costPerCall = (model: string) => route?.candidates.find((candidate) => candidate.model === model)?.cost_per_call_usd;
+    expect(costPerCall('cheap')).toBeGreaterThan((10 * tokensPerCall * prices.cheap) / 1_000_000);
+    expect(costPerCall('pricey')).toBeLessThan((tokensPerCall * prices.pricey) / 1_000_000 / 2);
   });
 });

@@ -11,7 +11,7 @@
 import type { GenerationParameters, Usage } from '../api/chat-types.js';
 import { firstImagePart } from '../api/content-capabilities.js';
 import type { CatalogModel } from '../catalog/catalog.js';
-import { catalogPrices, type PriceOf } from './model-prices.js';
+import { catalogPrices, costAt, type PriceOf } from './model-prices.js';
 
 export interface CallShape {
   needsTools: boolean;
@@ -37,8 +37,7 @@ export function callShapeOf(parameters: GenerationParameters, usage: Pick<Usage,
 
 /** USD for a call of this shape on `model`, at the price the router ranks by (`routing.cost`; the catalog's by default). */
 export function costPerCall(model: CatalogModel, shape: CallShape, priceOf: PriceOf = catalogPrices): number {
-  const price = priceOf(model);
-  return (shape.promptTokens * price.input + shape.completionTokens * price.output) / 1_000_000;
+  return costAt(priceOf, model, { prompt_tokens: shape.promptTokens, completion_tokens: shape.completionTokens });
 }
 
 /** Candidates for `requested` on a call of this shape, cheapest first at `priceOf`. */

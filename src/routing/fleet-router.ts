@@ -19,11 +19,12 @@
  * start and leads: the same code path as a fleet, with a queue nobody else
  * writes to.
  */
-import { costOf, type Catalog } from '../catalog/catalog.js';
+import type { Catalog } from '../catalog/catalog.js';
 import { errorFields, type Logger } from '../log/logger.js';
 import type { RouterStateRecord, RoutingStore, Scope } from '../store/routing-store.js';
 import type { RouterWorkloadCounters } from '../tracking/metrics.js';
 import type { RouteTable } from './route-table.js';
+import { catalogPrices, costAt, type PriceOf } from './model-prices.js';
 import { explorationRate, routeKey, type RouterSettings } from './router-context.js';
 import type { Leadership } from './router-leadership.js';
 import { decodeRouteState, emptyRouteStateRecord } from './router-state-record.js';
@@ -45,6 +46,8 @@ export interface FleetRouterOptions {
   catalog: Catalog;
   logger: Logger;
   settings: Pick<RouterSettings, 'shadowRate' | 'planTtlMs'>;
+  /** The price savings are counted at (`routing.cost`, as the worker's); the catalog's when absent. */
+  priceOf?: PriceOf;
   stateFlushMs?: number;
   statePollMs?: number;
   random?: () => number;
@@ -60,6 +63,7 @@ interface FollowedRoute {
 export function createFleetRouter(options: FleetRouterOptions): FleetRouter {
   const { worker, leadership, routing, routes, catalog, logger, settings } = options;
   const random = options.random ?? Math.random;
+  const priceOf = options.priceOf ?? catalogPrices;
   const now = options.now ?? Date.now;
   const outbox = createHandoffOutbox({ routing, logger, now });
   const followed = new Map<string, FollowedRoute>();
@@ -142,7 +146,7 @@ export function createFleetRouter(options: FleetRouterOptions): FleetRouter {
       const routed = sample.servedModel !== requested.id;
       outbox.count(sample.scope, requested.id, routed, sample.latencyMs, sample.ttftMs);
       const served = routed ? catalog.resolve(sample.servedModel) : undefined;
-      if (served !== undefined) countSaving(sample.scope, costOf(requested, sample.usage) - costOf(served, sample.usage));
+      if (served !== undefined) countSaving(sample.scope, costAt(priceOf, requested, sample.usage) - costAt(priceOf, served, sample.usage));
 
       const key = routeKey(sample.scope, requested.id);
       let route = followed.get(key);

@@ -5,6 +5,7 @@
  * (`MeasuredPrices`), the catalog price standing in until a model has a
  * measured cost. A pure function of the model and what was measured so far.
  */
+import type { Usage } from '../api/chat-types.js';
 import type { CatalogModel } from '../catalog/catalog.js';
 import type { MeasuredPrices } from '../tracking/measured-prices.js';
 
@@ -18,4 +19,14 @@ export function measuredPrices(measured: MeasuredPrices): PriceOf {
     const perMillion = measured.perMillionTokens(model.id);
     return perMillion === null ? model.price : { input: perMillion, output: perMillion };
   };
+}
+
+/**
+ * USD for a call's tokens on `model` at `priceOf`'s price: what the router
+ * counts as a replay's eval spend and a routed call's saving, so that both are
+ * in the money the router ranks by (at catalog prices, `costOf`'s figure).
+ */
+export function costAt(priceOf: PriceOf, model: CatalogModel, usage: Pick<Usage, 'prompt_tokens' | 'completion_tokens'>): number {
+  const price = priceOf(model);
+  return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1_000_000;
 }

@@ -12,7 +12,7 @@
  * for a pool of workers; when it is full, new ones are dropped and counted
  * per workload.
  */
-import { costOf, type Catalog } from '../catalog/catalog.js';
+import type { Catalog } from '../catalog/catalog.js';
 import type { ModelPool } from '../engines/engine-pool.js';
 import { errorFields, type Logger } from '../log/logger.js';
 import type { RouterStateRecord, RoutingStore, Scope } from '../store/routing-store.js';
@@ -27,7 +27,7 @@ import { createDisabledTelemetry } from '../telemetry/disabled-telemetry.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import { decodeRouteState, encodeRouteState, restoreRouteState } from './router-state-record.js';
 import { createTrafficMeter } from './traffic-meter.js';
-import { catalogPrices, type PriceOf } from './model-prices.js';
+import { catalogPrices, costAt, type PriceOf } from './model-prices.js';
 
 export type { ReplaySample } from './sample-processor.js';
 
@@ -145,7 +145,7 @@ export function createRouterWorker(options: RouterWorkerOptions): LeaderWorker {
     const routed = sample.servedModel !== requested.id;
     if (routed) {
       const served = context.catalog.resolve(sample.servedModel);
-      if (served !== undefined) state.savedUsd += costOf(requested, sample.usage) - costOf(served, sample.usage);
+      if (served !== undefined) state.savedUsd += costAt(context.priceOf, requested, sample.usage) - costAt(context.priceOf, served, sample.usage);
       state.uncheckedCalls += 1;
       remember(state.servedLatencies, sample.latencyMs, settings.latencyWindow);
       remember(state.servedTtfts, sample.ttftMs, settings.latencyWindow);

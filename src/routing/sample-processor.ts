@@ -21,7 +21,7 @@
  * replay slots (replay-gate.ts).
  */
 import type { AssistantMessage, ChatMessage, GenerationParameters, Usage } from '../api/chat-types.js';
-import { costOf, type CatalogModel } from '../catalog/catalog.js';
+import type { CatalogModel } from '../catalog/catalog.js';
 import { NoReplicaForReplayError } from '../engines/engine-pool.js';
 import type { EvalContract } from '../evals/eval-contract.js';
 import { chooseJudge, evaluateContract, JUDGE_MAX_TOKENS } from '../evals/index.js';
@@ -32,6 +32,7 @@ import { callShapeOf, costPerCall, NO_CALL_SHAPE } from './candidates.js';
 import { cusumOptionsFor, initialCusum, updateCusum } from './cusum.js';
 import { planExploration } from './exploration.js';
 import { latencyLimitMs, latencyPolicyOf, percentileOf } from './latency-limit.js';
+import { costAt } from './model-prices.js';
 import { applyDecision, change, decide, demote, sketchesOf } from './route-changes.js';
 import { DEFAULT_ROUTING } from './route-decision.js';
 import { dayOf, routeKey, routeState, type RouteState, type RouterContext } from './router-context.js';
@@ -312,7 +313,7 @@ export async function replay(context: RouterContext, model: CatalogModel, parame
     const message = result.completion.choices[0]?.message;
     if (message === undefined) return { kind: 'error', reason: 'the reply has no choice' };
     const usage = result.completion.usage;
-    return { kind: 'reply', message, usage, costUsd: usage === null ? 0 : costOf(model, usage), latencyMs: result.latencyMs, ttftMs: result.ttftMs };
+    return { kind: 'reply', message, usage, costUsd: usage === null ? 0 : costAt(context.priceOf, model, usage), latencyMs: result.latencyMs, ttftMs: result.ttftMs };
   } catch (error) {
     if (error instanceof NoReplicaForReplayError) return { kind: 'skipped', reason: error.message };
     if (context.signal.aborted) return { kind: 'skipped', reason: 'the router is closing' };

@@ -21,6 +21,7 @@ import { newRequestId } from './request-id.js';
 import { createRoutingHandlers } from './routing-handlers.js';
 import { createTrackingHandlers } from './tracking-handlers.js';
 import type { StatsService } from '../tracking/stats-service.js';
+import type { PriceOf } from '../routing/model-prices.js';
 import type { Metrics } from '../tracking/metrics.js';
 import type { DashboardHandler } from '../dashboard/dashboard-handler.js';
 
@@ -38,6 +39,8 @@ export interface AppDependencies extends Omit<ChatCompletionsDependencies, 'gate
   storeWrites: () => string | null;
   /** Why the rate limits are per process though configured as shared, or null (`/readyz` lists `limits` as degraded). */
   limits: () => string | null;
+  /** The price the router counts savings at (`routing.cost`); the catalog's when absent. */
+  priceOf?: PriceOf;
   /** The web dashboard: every `/dashboard…` path goes to it (`src/dashboard/`). */
   dashboard?: DashboardHandler;
 }
@@ -63,7 +66,7 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
   const { gate, store, engines, catalog, logger } = dependencies;
   const chat = createChatCompletionsHandler(dependencies);
   const management = createManagementHandlers({ store, authenticator: dependencies.authenticator });
-  const routing = createRoutingHandlers({ store, catalog, routes: dependencies.routes, router: dependencies.router });
+  const routing = createRoutingHandlers({ store, catalog, routes: dependencies.routes, router: dependencies.router, priceOf: dependencies.priceOf });
   const tracking = createTrackingHandlers({ store, stats: dependencies.stats, retention: dependencies.retention, routing });
   const startedAt = Math.floor(Date.now() / 1000);
 

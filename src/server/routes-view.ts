@@ -8,13 +8,14 @@
  * failed); samples dropped under load. For the workload: the eval spend of
  * the day against its budget, and each judge's own measured error.
  */
-import { costOf, type Catalog } from '../catalog/catalog.js';
+import { costOf, type Catalog, type CatalogModel } from '../catalog/catalog.js';
 import { DEFAULT_CONTRACT, parseEvalContract } from '../evals/eval-contract.js';
 import { judgeLatency, latencyLimitMs, latencyPolicyOf, percentileOf } from '../routing/latency-limit.js';
+import { catalogPrices, costAt, type PriceOf } from '../routing/model-prices.js';
 import { sketchesOf } from '../routing/route-changes.js';
 import { judgeCandidate, DEFAULT_ROUTING } from '../routing/route-decision.js';
 import type { RouterWorker } from '../routing/router-worker.js';
-import type { CandidateCounts, Scope } from '../store/routing-store.js';
+import type { CandidateCounts, ModelUsage, Scope } from '../store/routing-store.js';
 import type { Store } from '../store/store.js';
 
 export interface RoutesViewDependencies {
@@ -22,6 +23,8 @@ export interface RoutesViewDependencies {
   catalog: Catalog;
   /** Activity of the routes in this process (sampling, monitoring, drops); absent: not shown. */
   router?: Pick<RouterWorker, 'activity'>;
+  /** The price savings are counted at (`routing.cost`, as eval spend is); the catalog's when absent. */
+  priceOf?: PriceOf;
   now?: () => number;
 }
 
@@ -41,7 +44,7 @@ const empty = (requestedModel: string, candidateModel: string, contractVersion: 
   updatedAt: 0,
 });
 
-export async function routesView({ store, catalog, router, now = Date.now }: RoutesViewDependencies, scope: Scope) {
+export async function routesView({ store, catalog, router, priceOf = catalogPrices, now = Date.now }: RoutesViewDependencies, scope: Scope) {
   const stored = await store.routing.getContract(scope);
   const contract = stored === null ? DEFAULT_CONTRACT : parseEvalContract(stored.contract);
   const evidenceVersion = stored?.evidenceVersion ?? 0;
@@ -94,7 +97,7 @@ export async function routesView({ store, catalog, router, now = Date.now }: Rou
       .sort((left, right) => left.cost_per_call_usd - right.cost_per_call_usd);
     const calls = usage.filter((row) => requested !== undefined && catalog.resolve(row.requestedModel)?.id === requested.id);
     const routed = calls.filter((row) => row.servedModel !== requested?.id);
-    const savings = requested === undefined ? 0 : routed.reduce((sum, row) => sum + costOf(requested, { prompt_tokens: row.promptTokens, completion_tokens: row.completionTokens }) - row.costUsd, 0);
+    const savings = requested === undefined ? 0 : routed.reduce((sum, row) => sum + savedOn(row, requested, catalog.resolve(row.servedModel), priceOf), 0);
     const evalSpend = spendByRoute[route.requestedModel] ?? 0;
     routes.push({
       requested_model: route.requestedModel,
@@ -159,4 +162,17 @@ export async function routesView({ store, catalog, router, now = Date.now }: Rou
     routes,
     history,
   };
+}
+
+/**
+ * What a route's routed calls saved against the requested model, at the
+ * router's price (`routing.cost`). A call's recorded cost is at catalog
+ * prices and includes what its guard re-asks spent: that extra stays at its
+ * catalog figure.
+ */
+function savedOn(row: ModelUsage, requested: CatalogModel, served: CatalogModel | undefined, priceOf: PriceOf): number {
+  const tokens = { prompt_tokens: row.promptTokens, completion_tokens: row.completionTokens };
+  if (served === undefined) return costAt(priceOf, requested, tokens) - row.costUsd;
+  const guardExtra = row.costUsd - costOf(served, tokens);
+  return costAt(priceOf, requested, tokens) - costAt(priceOf, served, tokens) - guardExtra;
 }

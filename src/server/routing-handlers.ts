@@ -8,6 +8,7 @@ import { InvalidRequestError, NotFoundError } from '../api/errors.js';
 import { parseJsonObject } from '../api/parse-json-body.js';
 import type { Catalog, CatalogModel } from '../catalog/catalog.js';
 import { checksKey, DEFAULT_CONTRACT, parseEvalContract } from '../evals/eval-contract.js';
+import type { PriceOf } from '../routing/model-prices.js';
 import type { RouteTable } from '../routing/route-table.js';
 import type { RouterWorker } from '../routing/router-worker.js';
 import type { RouteChange, RouteRecord, Scope } from '../store/routing-store.js';
@@ -21,10 +22,12 @@ export interface RoutingHandlersDependencies {
   routes: RouteTable;
   /** Decides routes again after a contract edit, and shows their activity. */
   router?: Pick<RouterWorker, 'activity' | 'decideAgain'>;
+  /** The price savings are counted at (`routing.cost`); the catalog's when absent. */
+  priceOf?: PriceOf;
   now?: () => number;
 }
 
-export function createRoutingHandlers({ store, catalog, routes, router, now = Date.now }: RoutingHandlersDependencies) {
+export function createRoutingHandlers({ store, catalog, routes, router, priceOf, now = Date.now }: RoutingHandlersDependencies) {
   const scopeOf = (key: ApiKey, project: string, workload: string) => accountWorkload(store, key, project, workload);
 
   function catalogModel(name: string, param: string | null): CatalogModel {
@@ -77,7 +80,7 @@ export function createRoutingHandlers({ store, catalog, routes, router, now = Da
     },
 
     async getRoutes(key: ApiKey, project: string, workload: string) {
-      return routesView({ store, catalog, router, now }, await scopeOf(key, project, workload));
+      return routesView({ store, catalog, router, priceOf, now }, await scopeOf(key, project, workload));
     },
 
     async pin(key: ApiKey, project: string, workload: string, requestedName: string, body: string) {
