@@ -13,8 +13,7 @@
  * and one Redis database (flushed at start and end), with the same config and
  * admin key, each on its own port. It checks that every path answers
  * correctly, warms up, and measures each path (direct to the mock, through
- * the bare proxy, through taskgate on SQLite + memory, the same with
- * OpenTelemetry export on (to bench/otlp-sink.mjs), through the first
+ * the bare proxy, through taskgate on SQLite + memory, through the first
  * PostgreSQL + Redis taskgate alone, and through all three with the load
  * spread evenly over them):
  *
@@ -27,7 +26,11 @@
  *      client: the latency taskgate adds when it is not saturated;
  *   3. time to first byte of streams at a low fixed rate (`--ttfb-rate`)
  *      against the mock with gaps between events, so a gateway that held
- *      events back would show it.
+ *      events back would show it;
+ *   4. unless `--skip-otel`, what OpenTelemetry export costs: an A/B of
+ *      pairs of fresh taskgates, one of each exporting every span to
+ *      bench/otlp-sink.mjs, in many short alternating rounds
+ *      (bench/lib/export-cost.mjs says why).
  *
  * The saturation load comes from wrk when it is installed (it costs less CPU
  * than autocannon on a small machine), else from autocannon (a devDependency).
@@ -50,6 +53,7 @@ import { redacted, prepareSharedBackends, readSharedDatabase } from './lib/share
 import { pathLabels, sharedPaths } from './lib/measurement-paths.mjs';
 import { describeEnvironment } from './lib/describe-environment.mjs';
 import { evaluateTargets } from './lib/evaluate-targets.mjs';
+import { measureExportCost } from './lib/export-cost.mjs';
 import { runAutocannon, runWrk, wrkInstalled, wrkVersion } from './lib/load-generators.mjs';
 import { log } from './lib/log.mjs';
 import { markdownReport } from './lib/markdown-report.mjs';
@@ -77,7 +81,6 @@ async function main() {
   const kinds = options.only === 'all' ? ['json', 'stream'] : [options.only];
   /** @type {PathName[]} */
   const paths = options.skipBaseline ? ['direct', 'through'] : ['direct', 'bare', 'through'];
-  if (!options.skipOtel) paths.push('otel');
 
   const startedAt = new Date().toISOString();
   const environment = describeEnvironment(loadGenerator);
@@ -129,6 +132,26 @@ async function main() {
     const medians = mediansOf(runs, kinds, paths);
     const warnings = warningsOf(runs, paths, options.maxNoisePercent);
 
+    // What OpenTelemetry export costs, A/B on pairs of fresh taskgates (bench/lib/export-cost.mjs says why not one pair).
+    const exportCost = options.skipOtel
+      ? null
+      : await measureExportCost({
+          mockUrl: servers.mock.url,
+          adminKey: servers.taskgate.adminKey,
+          directory,
+          kinds,
+          pairs: options.otelPairs,
+          rounds: options.otelRounds,
+          seconds: options.otelSeconds,
+          warmupSeconds: options.warmupSeconds,
+          connections: options.connections,
+          useWrk,
+          saturate,
+          cpuProfileDirectory: options.cpuProfileDirectory,
+          started,
+        });
+    if (exportCost !== null) warnings.push(...exportCost.warnings);
+
     // Stop taskgate now: it writes its pending traces (and its CPU profile) on the way out.
     const { taskgate, shared } = servers;
     await stopChild(taskgate.child, 20_000);
@@ -138,12 +161,6 @@ async function main() {
       warnings.push(`taskgate stored ${traceCount} traces for at least ${throughCompleted} measured calls: tracing fell behind`);
     }
     warnings.push(...logWarnings('taskgate (SQLite + memory)', taskgate.log.text));
-    if (servers.otel !== null) {
-      const dropped = await droppedSpans(servers.otel.origin, taskgate.adminKey);
-      if (dropped !== 0) warnings.push(`taskgate (OTel export on) dropped ${dropped ?? 'an unknown number of'} spans: the export fell behind or failed`);
-      await stopChild(servers.otel.child, 20_000);
-      warnings.push(...logWarnings('taskgate (OTel export on)', servers.otel.log.text));
-    }
 
     /** What the PostgreSQL + Redis rows ran on, for the report. */
     let sharedReport = /** @type {Record<string, unknown>} */ ({ skipped: sharedSkipped });
@@ -199,7 +216,8 @@ async function main() {
       tracesStored: traceCount,
       shared: sharedReport,
       medians,
-      targets: evaluateTargets(medians, options),
+      exportCost,
+      targets: evaluateTargets(medians, exportCost, options),
       warnings: [...new Set(warnings)],
       runs,
     };
@@ -212,20 +230,6 @@ async function main() {
     // After the taskgates stopped: their connections are gone, so the database drops at once.
     if (backends !== null) await backends.cleanUp();
     if (!options.keep) rmSync(directory, { recursive: true, force: true });
-  }
-}
-
-/**
- * The spans a taskgate dropped (export queue full, or exports failed), from its /metrics; null when unreadable.
- * @param {string} origin @param {string} adminKey
- */
-async function droppedSpans(origin, adminKey) {
-  try {
-    const response = await fetch(`${origin}/metrics`, { headers: { authorization: `Bearer ${adminKey}` }, signal: AbortSignal.timeout(5_000) });
-    const found = /^taskgate_telemetry_spans_dropped_total (\d+)$/m.exec(await response.text());
-    return found === null ? null : Number(found[1]);
-  } catch {
-    return null;
   }
 }
 

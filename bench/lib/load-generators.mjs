@@ -62,10 +62,10 @@ export function connectionsFor(target, connections) {
  * more; one thread per server when the target has several, each thread's
  * connections going to its own server).
  * @param {LoadTarget} target
- * @param {{ connections: number, durationSeconds: number, directory: string }} settings
+ * @param {{ connections: number, durationSeconds: number, directory: string, onStart?: (child: import('node:child_process').ChildProcess) => void }} settings
  * @returns {Promise<LoadResult>}
  */
-export async function runWrk(target, { connections, durationSeconds, directory }) {
+export async function runWrk(target, { connections, durationSeconds, directory, onStart }) {
   const scriptPath = join(directory, `wrk-${randomBytes(4).toString('hex')}.lua`);
   const urls = target.urls ?? [target.url];
   const threads = urls.length;
@@ -101,6 +101,7 @@ end
   );
   const seconds = Math.max(1, Math.round(durationSeconds));
   const child = startChild('wrk', [`-t${threads}`, `-c${total}`, `-d${seconds}s`, '--timeout', '10s', '-s', scriptPath, target.url]);
+  onStart?.(child);
   const output = keepTail(child.stdout);
   const errors = keepTail(child.stderr);
   await withDeadline(once(child, 'exit'), (seconds + 30) * 1_000, 'wrk did not finish in time', () => void stopChild(child, 1_000));
@@ -118,6 +119,48 @@ end
     p50Ms: p50Micros / 1_000,
     p99Ms: p99Micros / 1_000,
   };
+}
+
+/**
+ * Two servers measured in the same window, taking turns: one wrk per target,
+ * each paused (SIGSTOP) while the other runs, switching every `sliceMs`, for
+ * `durationSeconds` in all (so each runs about half of it). Both see the same
+ * machine, whatever a shared host does to its speed over seconds, and
+ * neither shares the CPU with the other while it runs: the figure to compare
+ * two builds of one server by (bench/lib/export-cost.mjs).
+ * @param {LoadTarget[]} targets
+ * @param {{ connections: number, durationSeconds: number, directory: string, sliceMs: number }} settings
+ * @returns {Promise<LoadResult[]>}
+ */
+export async function runWrkInTurns(targets, { connections, durationSeconds, directory, sliceMs }) {
+  /** @type {import('node:child_process').ChildProcess[]} */
+  const children = [];
+  let running = 0;
+  const turns = setInterval(() => {
+    if (children.length < targets.length) return;
+    children[running]?.kill('SIGSTOP');
+    running = (running + 1) % children.length;
+    children[running]?.kill('SIGCONT');
+  }, sliceMs);
+  try {
+    return await Promise.all(
+      targets.map((target, index) =>
+        runWrk(target, {
+          connections,
+          durationSeconds,
+          directory,
+          onStart: (child) => {
+            children[index] = child;
+            if (index !== running) child.kill('SIGSTOP');
+          },
+        }),
+      ),
+    );
+  } finally {
+    clearInterval(turns);
+    // A wrk still paused when its time ran out must be let go to exit.
+    for (const child of children) child.kill('SIGCONT');
+  }
 }
 
 /**

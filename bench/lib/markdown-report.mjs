@@ -4,6 +4,7 @@
  */
 import { addedLabels, pathLabels, serverNames } from './measurement-paths.mjs';
 import { format, ratio, signed } from './number-format.mjs';
+import { median } from './statistics.mjs';
 
 /** @typedef {import('./measurement-paths.mjs').PathName} PathName */
 
@@ -15,7 +16,7 @@ export function markdownReport(report) {
   const proxies = paths.filter((path) => path !== 'direct');
   const hasShared = paths.includes('shared') || paths.includes('fleet');
   /** Rows whose server is taskgate: their CPU is in bold. */
-  const taskgatePaths = ['through', 'otel', 'shared', 'fleet'];
+  const taskgatePaths = ['through', 'shared', 'fleet'];
   const lines = [];
   lines.push(`### taskgate overhead (${settings.repeat === 1 ? 'one run' : `medians of ${settings.repeat} runs`})`, '');
   lines.push(
@@ -71,7 +72,6 @@ export function markdownReport(report) {
         `${ratio(top.serverCpuMicrosPerRequest, bottom.serverCpuMicrosPerRequest)} | ${ratio(top.serverSystemMicrosPerRequest, bottom.serverSystemMicrosPerRequest)} | |${hasShared ? ' |' : ''} ` +
         `${ratio(top.serverPeakRssMegabytes, bottom.serverPeakRssMegabytes)} |`;
       lines.push(ratioRow('through / direct', entry.through, entry.direct));
-      if (entry.otel !== undefined) lines.push(ratioRow('OTel export on / off (SQLite + memory)', entry.otel, entry.through));
       if (entry.shared !== undefined) lines.push(ratioRow('PostgreSQL + Redis / SQLite + memory (1 process each)', entry.shared, entry.through));
       if (entry.shared !== undefined && entry.fleet !== undefined) lines.push(ratioRow(`${shared.processes} processes / 1 process (PostgreSQL + Redis)`, entry.fleet, entry.shared));
     }
@@ -122,6 +122,8 @@ export function markdownReport(report) {
     }
     lines.push('');
   }
+
+  if (report.exportCost != null) lines.push(...exportCostLines(report.exportCost), '');
 
   if (report.targets.length > 0) {
     lines.push('**Targets** (tracing on):', '');
@@ -176,4 +178,31 @@ function sharedNotes(report) {
     );
   }
   return notes;
+}
+
+/**
+ * The OpenTelemetry export A/B: each kind's medians over every round of
+ * every process, and each pair's own, so a pair that ran apart shows.
+ * @param {Awaited<ReturnType<typeof import('./export-cost.mjs').measureExportCost>>} cost
+ */
+function exportCostLines(cost) {
+  const how = cost.inTurns
+    ? `the two of a pair in turns within each round (${format(2 * cost.seconds)} s, switching every 100 ms)`
+    : `the two of a pair one after the other (${format(cost.seconds)} s each; wrk would take turns, which a drifting machine disturbs less)`;
+  const lines = [
+    `**OpenTelemetry export**, A/B: ${cost.pairs} ${cost.pairs === 1 ? 'pair' : 'pairs'} of fresh taskgates on SQLite + memory, the second of each exporting every span ` +
+      `over OTLP/HTTP (protobuf) to a local sink; ${cost.rounds} rounds at saturation, ${how}:`,
+    '',
+    '| Load | Server CPU µs/req, export off | export on | on / off (median of the rounds) | rounds\' on / off [min–max] | each pair (off → on) |',
+    '|---|---:|---:|---:|---|---|',
+  ];
+  for (const entry of cost.kinds) {
+    const pairs = entry.off.map((rounds, index) => `${format(median(rounds))} → ${format(median(entry.on[index] ?? []))}`).join(', ');
+    lines.push(
+      `| ${entry.kind === 'json' ? 'JSON' : 'stream (23 events)'} | ${format(entry.offMedian)} | ${format(entry.onMedian)} | **${format(entry.ratio, 3)}×** | ` +
+        `[${format(Math.min(...entry.ratios), 2)}–${format(Math.max(...entry.ratios), 2)}] | ${pairs} |`,
+    );
+  }
+  lines.push('', `CPU per call: medians over every round of every process. Spans exported: ${cost.spansExported === null ? 'unknown' : format(cost.spansExported)}; dropped: ${cost.spansDropped ?? 'unknown'}.`);
+  return lines;
 }

@@ -1,28 +1,27 @@
 /**
  * The paths a call is measured on (direct to the mock, through the bare
- * proxy, through taskgate on SQLite + memory, the same with OpenTelemetry
- * export on, through taskgate on PostgreSQL + Redis, one process and
- * three), how the report names them, and which processes answer on each.
+ * proxy, through taskgate on SQLite + memory, through taskgate on
+ * PostgreSQL + Redis, one process and three), how the report names them,
+ * and which processes answer on each. OpenTelemetry export's cost is
+ * measured apart, A/B (export-cost.mjs).
  */
 
-/** @typedef {'direct' | 'bare' | 'through' | 'otel' | 'shared' | 'fleet'} PathName */
+/** @typedef {'direct' | 'bare' | 'through' | 'shared' | 'fleet'} PathName */
 
 /** How each path is named in the report. */
 export const pathLabels = {
   direct: 'direct (mock)',
   bare: 'bare pass-through',
   through: 'through taskgate (SQLite + memory)',
-  otel: 'through taskgate (OTel export on)',
   shared: 'through taskgate (PostgreSQL + Redis)',
   fleet: 'through 3 taskgates (PostgreSQL + Redis)',
 };
 /** Which process answers the client on each path. */
-export const serverNames = { direct: 'mock', bare: 'bare proxy', through: 'taskgate', otel: 'taskgate', shared: 'taskgate', fleet: '3 taskgates, summed' };
+export const serverNames = { direct: 'mock', bare: 'bare proxy', through: 'taskgate', shared: 'taskgate', fleet: '3 taskgates, summed' };
 /** The rows of what a proxy added over direct calls. */
 export const addedLabels = {
   bare: 'added by the bare proxy',
   through: 'added by taskgate (SQLite + memory)',
-  otel: 'added by taskgate (OTel export on)',
   shared: 'added by taskgate (PostgreSQL + Redis)',
   fleet: 'added by 3 taskgates (PostgreSQL + Redis)',
 };
@@ -35,7 +34,6 @@ export const sharedPaths = /** @type {const} */ (['shared', 'fleet']);
  * @property {{ pid: number, url: string }} gapMock
  * @property {{ pid: number, origin: string } | null} bare
  * @property {{ pid: number, origin: string, adminKey: string }} taskgate
- * @property {{ pid: number, origin: string } | null} otel  taskgate on SQLite + memory exporting a span per call to the OTLP sink
  * @property {{ processes: { pid: number, origin: string }[], postgresPids: (() => number[]) | null, redisPid: number | null } | null} shared
  */
 
@@ -62,7 +60,7 @@ export function processesOf(path, servers, gap) {
     const { postgresPids, redisPid } = servers.shared;
     return { serverPids: serving, upstreamPid: mock.pid, idlePids: pids.filter((pid) => !serving.includes(pid)), backends: { postgresPids, redisPid } };
   }
-  const server = path === 'bare' ? servers.bare : path === 'otel' ? servers.otel : servers.taskgate;
+  const server = path === 'bare' ? servers.bare : servers.taskgate;
   if (server === null) throw new Error(`no server for path ${path}`);
   return { serverPids: [server.pid], upstreamPid: mock.pid, idlePids: [], backends: null };
 }

@@ -24,8 +24,12 @@ Options:
   --retries N           at most N such re-runs per measurement (default 2; 0 to disable)
   --only KIND           json | stream | all (default all)
   --skip-baseline       do not measure the bare node:http + undici pass-through
-  --skip-otel           do not measure taskgate with OpenTelemetry export on (a span per
-                        call, over OTLP/HTTP to a local sink that discards them)
+  --skip-otel           do not measure what OpenTelemetry export costs (pairs of taskgates,
+                        one of each exporting every span over OTLP/HTTP to a local sink)
+  --otel-pairs N        pairs of taskgates (export off, export on) in that A/B (default 3; --quick: 1)
+  --otel-rounds N       rounds per pair and kind of call (default 8; --quick: 2); each round loads
+                        the two of a pair in turns (wrk) and takes the ratio of their CPU per call
+  --otel-seconds S      each taskgate's share of a round at saturation (default 2)
   --skip-shared         do not measure taskgate on PostgreSQL + Redis (one process, and
                         three processes sharing the database and Redis)
   --postgres-url URL    PostgreSQL where the bench creates (and drops) a fresh database
@@ -34,7 +38,7 @@ Options:
                         the bench flushes that database at start and end (default ${defaultRedisUrl})
   --load-generator G    auto | wrk | autocannon (default auto: wrk when installed)
   --cpu-prof DIR        run taskgate under node --cpu-prof, write the profile to DIR
-                        (with OTel export on: to DIR/otel) and print its hot spots
+                        (the exporting one of the OTel A/B: to DIR/otel) and print its hot spots
                         (figures are then not comparable)
   --output DIR          where results go (default bench/results)
   --keep                keep the temporary data directory
@@ -59,6 +63,9 @@ Options:
  * @property {boolean} keep
  * @property {boolean} skipBaseline
  * @property {boolean} skipOtel
+ * @property {number} otelPairs
+ * @property {number} otelRounds
+ * @property {number} otelSeconds
  * @property {boolean} skipShared
  * @property {string} postgresUrl
  * @property {string} redisUrl
@@ -85,6 +92,9 @@ export function readOptions() {
       keep: { type: 'boolean', default: false },
       'skip-baseline': { type: 'boolean', default: false },
       'skip-otel': { type: 'boolean', default: false },
+      'otel-pairs': { type: 'string' },
+      'otel-rounds': { type: 'string' },
+      'otel-seconds': { type: 'string', default: '2' },
       'skip-shared': { type: 'boolean', default: false },
       'postgres-url': { type: 'string', default: defaultPostgresUrl },
       'redis-url': { type: 'string', default: defaultRedisUrl },
@@ -117,6 +127,9 @@ export function readOptions() {
     keep: values.keep === true,
     skipBaseline: values['skip-baseline'] === true,
     skipOtel: values['skip-otel'] === true,
+    otelPairs: Math.round(positiveNumber(values['otel-pairs'] ?? (quick ? '1' : '3'), '--otel-pairs', 10)),
+    otelRounds: Math.round(positiveNumber(values['otel-rounds'] ?? (quick ? '2' : '8'), '--otel-rounds', 100)),
+    otelSeconds: positiveNumber(values['otel-seconds'], '--otel-seconds', 600),
     skipShared: values['skip-shared'] === true,
     postgresUrl: urlOption(values['postgres-url'], '--postgres-url', /^postgres(ql)?:$/),
     redisUrl: urlOption(values['redis-url'], '--redis-url', /^rediss?:$/),

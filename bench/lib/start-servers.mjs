@@ -2,18 +2,16 @@
  * Every server the benchmark measures, each in its own process so no CPU is
  * counted for the wrong one: two mock engines (one answering at once, one
  * leaving `--ttfb-gap-ms` between stream events), the bare pass-through,
- * taskgate on SQLite + memory, the same exporting its spans to an OTLP sink
- * (its own process), and three taskgates on one PostgreSQL database
- * and one Redis (the first of them alone is the one-process row).
+ * taskgate on SQLite + memory, and three taskgates on one PostgreSQL
+ * database and one Redis (the first of them alone is the one-process row).
+ * OpenTelemetry export's A/B starts its own (export-cost.mjs).
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startListeningChild } from './child-processes.mjs';
 import { chatBody, chatHeaders } from './chat-request.mjs';
 import { countAsOwn, countAsOwnWhileRunning } from './process-statistics.mjs';
 import { log } from './log.mjs';
-import { bareProxyEntry, mockEngineEntry, otlpSinkEntry } from './repository-paths.mjs';
+import { bareProxyEntry, mockEngineEntry } from './repository-paths.mjs';
 import { postgresBackendPids } from './shared-backends.mjs';
 import { newAdminKey, startSharedTaskgates, startTaskgate } from './start-taskgate.mjs';
 
@@ -51,24 +49,6 @@ export async function startServers({ options, paths, directory, backends }, star
   countAsOwn(mock.pid, gapMock.pid, taskgate.pid);
   if (bare !== null) countAsOwn(bare.pid);
 
-  /** @type {{ pid: number, origin: string } | null} */
-  let otel = null;
-  if (paths.includes('otel')) {
-    const sinkLine = await startListeningChild([otlpSinkEntry, '--port', '0'], 'otlp_sink', 'the OTLP sink');
-    started.push(sinkLine);
-    const otelDirectory = join(directory, 'otel');
-    mkdirSync(otelDirectory, { recursive: true });
-    const exporting = await startTaskgate({ directory: otelDirectory, mockUrl: mock.url, gapMockUrl: gapMock.url, adminKey,
-      otlpEndpoint: sinkLine.line.url,
-      cpuProfileDirectory: options.cpuProfileDirectory === undefined ? undefined : join(options.cpuProfileDirectory, 'otel'),
-    });
-    started.push(exporting);
-    otel = { pid: exporting.pid, origin: exporting.origin, child: exporting.child, log: exporting.log };
-    log(`taskgate with OTel export on: pid ${exporting.pid} at ${exporting.origin}, OTLP sink pid ${sinkLine.pid}`);
-    // The sink's CPU is the bench's doing (not noise), and not taskgate's.
-    countAsOwn(exporting.pid, sinkLine.pid);
-  }
-
   /** @type {Shared | null} */
   let shared = null;
   if (backends !== null && (paths.includes('shared') || paths.includes('fleet'))) {
@@ -92,7 +72,7 @@ export async function startServers({ options, paths, directory, backends }, star
     if (redisPid === null) log('redis-server is not visible on this machine: its CPU is not reported');
     shared = { processes, databaseName, redisPid, postgresPids, readinessAtStart: readiness };
   }
-  return { mock, gapMock, bare, taskgate, otel, shared };
+  return { mock, gapMock, bare, taskgate, shared };
 }
 
 /**
@@ -132,7 +112,7 @@ export async function readinessOf(origin, adminKey, mustBeClean) {
  * The request to send on a path: JSON or stream, to the plain mock or to the one with gaps.
  * @param {Awaited<ReturnType<typeof startServers>>} servers
  */
-export function targetsOf({ mock, gapMock, bare, taskgate, otel, shared }) {
+export function targetsOf({ mock, gapMock, bare, taskgate, shared }) {
   const headers = chatHeaders(taskgate.adminKey);
   /** @param {PathName} path @param {string} kind @param {boolean} [gap] @returns {LoadTarget} */
   return (path, kind, gap = false) => {
@@ -146,7 +126,7 @@ export function targetsOf({ mock, gapMock, bare, taskgate, otel, shared }) {
       // Several URLs: the load spreads its connections (and the fixed-rate runs their requests) over them in turn.
       return { url: /** @type {string} */ (urls[0]), ...(urls.length > 1 ? { urls } : {}), headers, body };
     }
-    const base = path === 'direct' ? (gap ? gapMock.url : mock.url) : path === 'bare' ? `${bare?.origin}${gap ? '/gap' : ''}/v1` : `${path === 'otel' ? otel?.origin : taskgate.origin}/v1`;
+    const base = path === 'direct' ? (gap ? gapMock.url : mock.url) : path === 'bare' ? `${bare?.origin}${gap ? '/gap' : ''}/v1` : `${taskgate.origin}/v1`;
     return { url: `${base}/chat/completions`, headers, body };
   };
 }

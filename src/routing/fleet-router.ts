@@ -138,8 +138,8 @@ export function createFleetRouter(options: FleetRouterOptions): FleetRouter {
   }
 
   const router: FleetRouter = {
-    offer(sample) {
-      if (leadership.isLeader()) return worker.offer(sample);
+    offer(sample, origin) {
+      if (leadership.isLeader()) return worker.offer(sample, origin);
       if (sample.environment !== 'production') return;
       const requested = catalog.resolve(sample.requestedModel);
       if (requested === undefined) return;
@@ -155,7 +155,7 @@ export function createFleetRouter(options: FleetRouterOptions): FleetRouter {
       const monitor = routed && random() < settings.shadowRate;
       const explore = random() < explorationRate(view, routes.contract(sample.scope).contract.sample_rate, now(), settings);
       route.planAskedAt = view.planAskedAt;
-      if (monitor || explore) outbox.sample({ ...sample, requestedModel: requested.id, monitor, explore });
+      if (monitor || explore) outbox.sample({ ...sample, origin: sample.origin ?? origin?.(), requestedModel: requested.id, monitor, explore });
     },
     isLeader: () => leadership.isLeader(),
     countGuardFailure: (scope, requestedModel, servedModel) => worker.countGuardFailure(scope, requestedModel, servedModel),

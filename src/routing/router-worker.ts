@@ -24,7 +24,7 @@ import type { RouterWorkloadCounters } from '../tracking/metrics.js';
 import { processSample, type QueuedSample, type ReplaySample } from './sample-processor.js';
 import type { Handoff } from './sample-handoff.js';
 import { createDisabledTelemetry } from '../telemetry/disabled-telemetry.js';
-import type { Telemetry } from '../telemetry/telemetry.js';
+import type { CallOrigin, Telemetry } from '../telemetry/telemetry.js';
 import { decodeRouteState, encodeRouteState, restoreRouteState } from './router-state-record.js';
 import { createTrafficMeter } from './traffic-meter.js';
 import { catalogPrices, costAt, type PriceOf } from './model-prices.js';
@@ -54,8 +54,12 @@ export interface RouteActivity {
 }
 
 export interface RouterWorker {
-  /** On the hot path, after a successful call: counts and samples it; never waits. */
-  offer(sample: ReplaySample): void;
+  /**
+   * On the hot path, after a successful call: counts and samples it; never
+   * waits. `origin` gives the call's request id and span for a sample it
+   * keeps (asked only then: the span's ids are made into hex for it).
+   */
+  offer(sample: ReplaySample, origin?: () => CallOrigin): void;
   /** Whether this process leads the fleet's router (`fleet-router.ts`); a worker alone always does. */
   isLeader(): boolean;
   /** A routed reply failed the inline guard: one failed evaluation for the model that gave it. */
@@ -136,7 +140,7 @@ export function createRouterWorker(options: RouterWorkerOptions): LeaderWorker {
   /** Routes whose state changed since `takeChangedStates`. */
   const changed = new Set<RouteState>();
 
-  function offer(sample: ReplaySample): void {
+  function offer(sample: ReplaySample, origin?: () => CallOrigin): void {
     if (sample.environment !== 'production' || closing.signal.aborted) return;
     const requested = context.catalog.resolve(sample.requestedModel);
     if (requested === undefined) return;
@@ -155,7 +159,7 @@ export function createRouterWorker(options: RouterWorkerOptions): LeaderWorker {
     const { contract } = context.routes.contract(sample.scope);
     const monitor = routed && context.random() < settings.shadowRate;
     const explore = context.random() < explorationRate(state, contract.sample_rate, context.now(), settings);
-    if (monitor || explore) enqueue({ ...sample, monitor, explore });
+    if (monitor || explore) enqueue({ ...sample, origin: sample.origin ?? origin?.(), monitor, explore });
   }
 
   function enqueue(sample: QueuedSample): void {

@@ -17,6 +17,7 @@ import type { ModelPool } from '../engines/engine-pool.js';
 import type { EngineCompletion } from '../engines/engine.js';
 import { guardChecks } from '../evals/evaluate-contract.js';
 import type { RouteTable } from '../routing/route-table.js';
+import type { RouteRecord } from '../store/routing-store.js';
 import type { RouterWorker } from '../routing/router-worker.js';
 import { routeReason } from '../routing/route-reason.js';
 import type { CallSpan, Telemetry } from '../telemetry/telemetry.js';
@@ -101,8 +102,8 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
   }
 
   /** The route's model, unless it has left the catalog or has no engine (then the requested one serves). */
-  function servedModelFor(scope: Scope, requested: CatalogModel): CatalogModel {
-    const servedId = routes.servedModel(scope, requested.id);
+  function servedModelFor(route: RouteRecord | undefined, requested: CatalogModel): CatalogModel {
+    const servedId = route === undefined ? requested.id : (route.pinnedModel ?? route.servedModel);
     if (servedId === requested.id) return requested;
     const served = catalog.resolve(servedId);
     return served !== undefined && pools.has(served.id) ? served : requested;
@@ -122,8 +123,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       parameters: reply.parameters,
       reply: message,
       usage,
-      origin: reply.span.origin(reply.call.requestId),
-    });
+    }, () => reply.span.origin(reply.call.requestId));
   }
 
   async function serve(call: CallTrace, span: CallSpan, request: IncomingMessage, response: ServerResponse, headers: OutgoingHttpHeaders, signal: AbortSignal): Promise<void> {
@@ -150,13 +150,14 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     const requested = resolveModel(chat.model);
     checkModelTakesContent(chat.messages, requested);
     const routeScope: Scope = { accountId: call.key.accountId, project: scope.project, workload: scope.workload };
-    const routed = servedModelFor(routeScope, requested);
+    const route = routes.route(routeScope, requested.id);
+    const routed = servedModelFor(route, requested);
     // A route picked on text calls may name a model without vision: an image call stays on the model asked for.
     const model = canTakeContent(chat.messages, routed) ? routed : requested;
     const pool = pools.get(model.id);
     if (pool === undefined) throw new EngineUnavailableError(`No engine serves '${model.id}'.`);
     call.servedModel = model.id;
-    if (telemetry.enabled) span.setRouteReason(routeReason(routes.route(routeScope, requested.id), requested.id, routed.id, model.id));
+    if (telemetry.enabled) span.setRouteReason(routeReason(route, requested.id, routed.id, model.id));
     const created = scopes.ensure(call.key.accountId, scope.project, scope.workload);
     if (created !== undefined) await created;
 

@@ -8,6 +8,7 @@
 import type { AttributeValue } from '@opentelemetry/api';
 import { ProtobufWriter } from './protobuf-writer.js';
 import { AttributeKey } from './span-attributes.js';
+import { spanIdHex, traceIdHex } from './span-ids.js';
 import { createBatchBuffers, otlpSpanKind, secondsAndNanos, spanFlags, type SpanBatchEncoder, type SpanLink, type SpanSource } from './span-batch-encoder.js';
 
 export function createJsonSpanEncoder(source: SpanSource): SpanBatchEncoder {
@@ -26,6 +27,10 @@ export function createJsonSpanEncoder(source: SpanSource): SpanBatchEncoder {
   const [head, tail] = frame.replace('"attributes":[]', `"attributes":[${resourceAttributes}]`).split('"spans":[]') as [string, string];
   const opening = `${head}"spans":[`;
   const closing = `]${tail}`;
+  const attribute = (key: AttributeKey, value: AttributeValue) => {
+    span += `${attributeWritten ? ',' : ''}${key.jsonPrefix}${anyValue(value)}}`;
+    attributeWritten = true;
+  };
 
   return {
     get spanCount() {
@@ -33,16 +38,19 @@ export function createJsonSpanEncoder(source: SpanSource): SpanBatchEncoder {
     },
     beginSpan(head) {
       span =
-        `${spanCount === 0 ? opening : ','}{"traceId":"${head.traceId}","spanId":"${head.spanId}"` +
-        (head.parentSpanId === null ? '' : `,"parentSpanId":"${head.parentSpanId}"`) +
+        `${spanCount === 0 ? opening : ','}{"traceId":"${traceIdHex(head.traceId)}","spanId":"${spanIdHex(head.spanId)}"` +
+        (head.parentSpanId === null ? '' : `,"parentSpanId":"${spanIdHex(head.parentSpanId)}"`) +
         (head.traceState === null ? '' : `,"traceState":${JSON.stringify(head.traceState)}`) +
         `,"name":${JSON.stringify(head.name)},"kind":${otlpSpanKind(head.kind)}` +
         `,"startTimeUnixNano":"${nanoseconds(head.startTime)}","endTimeUnixNano":"${nanoseconds(head.endTime)}","attributes":[`;
       attributeWritten = false;
     },
-    attribute(key, value) {
-      span += `${attributeWritten ? ',' : ''}${key.jsonPrefix}${anyValue(value)}}`;
-      attributeWritten = true;
+    attribute,
+    attributes({ keys, values }) {
+      for (let index = 0; index < keys.length; index++) {
+        const value = values[index];
+        if (value !== undefined) attribute(keys[index] as AttributeKey, value);
+      }
     },
     endSpan(tail) {
       span +=

@@ -1,9 +1,11 @@
 /**
- * Telemetry on: taskgate's call and engine spans, each writing itself the
- * moment it ends into a bounded batch (OTLP protobuf or JSON;
- * `span-batch-encoder.ts` says why not the SDK's span objects), and the
- * official OTLP/HTTP export delegate shipping the batches. Loaded only when
- * an endpoint is configured.
+ * Telemetry on: each chat call, engine call and replay leaves a short record
+ * of its facts in a ring of shared memory as it ends (`span-record.ts`), and
+ * the span worker, a thread of its own (`span-export-worker.ts`), writes
+ * them as OTLP spans and ships them through the official OTLP/HTTP export
+ * delegate. The request thread does no span encoding and no network I/O for
+ * telemetry: a call costs it a few allocations and a record of some hundred
+ * bytes. Loaded only when an endpoint is configured.
  *
  * Official packages do what they are for: the W3C propagator reads the
  * caller's `traceparent` / `tracestate`, the resource is the SDK's default
@@ -12,53 +14,78 @@
  * the timeout, retries with backoff on 429/502/503/504 and gzip when
  * `OTEL_EXPORTER_OTLP_COMPRESSION` asks. Sampling is the SDK default's
  * (parent-based, always on): a caller's sampled-out trace is not recorded.
+ *
+ * Every span is counted once: dropped here when the ring is full (the worker
+ * fell behind) or the worker is gone, else exported or dropped by the worker.
  */
-import { defaultTextMapGetter, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
-import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
-import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { existsSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Usage } from '../api/chat-types.js';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { defaultTextMapGetter, isSpanContextValid, ROOT_CONTEXT, trace, TraceFlags, type SpanContext } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { GatewayError } from '../api/errors.js';
 import type { Trace } from '../store/store.js';
 import type { TelemetryOptions } from './create-telemetry.js';
 import { createUnrecordedSpans } from './disabled-telemetry.js';
-import { createJsonSpanEncoder } from './json-span-encoder.js';
-import { createProtobufSpanEncoder } from './protobuf-span-encoder.js';
-import * as attribute from './span-attributes.js';
-import type { EncodedSpans, EndedSpan, SpanBatchEncoder, SpanLink, SpanSource } from './span-batch-encoder.js';
-import { createSpanExportQueue, type SpanExportQueue } from './span-export-queue.js';
-import { createSpanIds, type SpanIds } from './span-ids.js';
-import type { AttemptedReplica, CallOrigin, CallSpan, EngineOutcome, EngineSpan, RouteReason, Telemetry, TelemetrySettings } from './telemetry.js';
+import { createRecordRing, RecordRingWriter } from './record-ring.js';
+import { createSpanIdSource, parseSpanId, parseTraceId, spanIdHex, traceIdHex, type SpanId, type SpanIdSource, type TraceId } from './span-ids.js';
+import { createStringSlots, writeCallRecord, writeEngineCallRecord, type CallTraceFacts, type EngineCallFacts, type StringSlots } from './span-record.js';
+import { COUNTER_SLOTS, Counter, type FromSpanWorker, type SpanWorkerData, type ToSpanWorker } from './span-worker-protocol.js';
+import type { CallOrigin, CallSpan, EngineOutcome, EngineSpan, RouteReason, Telemetry, TelemetrySettings } from './telemetry.js';
 
-/** How long one export may take, retries included, before it counts as failed (its spans dropped). */
-const EXPORT_TIMEOUT_MS = 10_000;
-/** Spans held at once, waiting or being exported; past it new spans are dropped and counted. */
-const MAX_QUEUE_SIZE = 2048;
-/** Spans per export request. */
-const MAX_BATCH_SIZE = 512;
-/** Longest a span waits for its batch (a full batch goes at once). */
-const SCHEDULED_DELAY_MS = 1000;
+/**
+ * The ring's size: some 7,000 calls' records, over a second of a saturated
+ * gateway, should the worker stall. Small enough to stay in the CPU's
+ * caches: a larger ring made each record's bytes cold.
+ */
+const RING_BYTES = 1024 * 1024;
+/** How long `shutdown` waits for the worker to export what it holds (its exports time out at 10 s). */
+const SHUTDOWN_WAIT_MS = 15_000;
+
+const timeOrigin = performance.timeOrigin;
+const now = () => timeOrigin + performance.now();
 
 export function createOtlpTelemetry(settings: TelemetrySettings, options: TelemetryOptions): Telemetry {
-  const json = settings.protocol === 'http/json';
-  const source: SpanSource = {
-    resource: defaultResource().merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: settings.serviceName })).attributes,
-    scope: { name: 'taskgate' },
-  };
-  const queue = createSpanExportQueue(json ? createJsonSpanEncoder(source) : createProtobufSpanEncoder(source), createExporter(settings, json), {
-    maxQueueSize: MAX_QUEUE_SIZE,
-    maxBatchSize: MAX_BATCH_SIZE,
-    scheduledDelayMs: SCHEDULED_DELAY_MS,
-  });
+  const ring = createRecordRing(RING_BYTES);
+  const counters = new Int32Array(new SharedArrayBuffer(COUNTER_SLOTS * 4));
+  const data: SpanWorkerData = { settings, ring, counters: counters.buffer as SharedArrayBuffer, engineTypes: [...options.engineTypes] };
+  const worker = new Worker(workerEntry(), { workerData: data, name: 'taskgate-spans' });
+  // The worker never keeps the process alive: `shutdown` is how it ends.
+  worker.unref();
+
   const recorder: SpanRecorder = {
-    ids: createSpanIds(),
-    queue,
-    engineType: (replica) => (replica === null ? undefined : options.engineTypes.get(replica)),
+    ids: createSpanIdSource(),
+    ring: new RecordRingWriter(ring),
+    slots: createStringSlots(),
+    running: true,
+    written: 0,
+    dropped: 0,
   };
+  const replies = new Map<number, () => void>();
+  let nextMessage = 0;
+  const ask = (type: ToSpanWorker['type']) =>
+    new Promise<void>((resolve) => {
+      if (!recorder.running) return resolve();
+      const id = nextMessage++;
+      replies.set(id, resolve);
+      worker.postMessage({ type, id } satisfies ToSpanWorker);
+    });
+  const stopped = () => {
+    recorder.running = false;
+    for (const resolve of replies.values()) resolve();
+    replies.clear();
+  };
+  worker.on('message', (message: FromSpanWorker) => {
+    replies.get(message.id)?.();
+    replies.delete(message.id);
+  });
+  worker.on('error', (error) => {
+    options.logger.error('telemetry: the span worker failed; spans are dropped from now on', { error: error.message });
+    stopped();
+  });
+  worker.on('exit', stopped);
+
   const propagator = new W3CTraceContextPropagator();
   const unrecorded = createUnrecordedSpans();
   options.logger.info('telemetry: exporting spans over OTLP/HTTP', { url: settings.tracesUrl, protocol: settings.protocol, service_name: settings.serviceName });
@@ -71,29 +98,29 @@ export function createOtlpTelemetry(settings: TelemetrySettings, options: Teleme
       return new RecordingCallSpan(recorder, caller, startedAt);
     },
     startReplay(model, origin, scope) {
-      const links: SpanLink[] = origin?.span == null ? [] : [{ traceId: origin.span.traceId, spanId: origin.span.spanId, traceFlags: origin.span.traceFlags, isRemote: true }];
-      const replayTrace: TraceOf = { traceId: recorder.ids.traceId(), traceState: null, traceFlags: TraceFlags.SAMPLED };
-      return new RecordingEngineSpan(recorder, replayTrace, null, model, false, { requestId: origin?.requestId, scope, links });
+      const link = origin?.span == null ? null : { traceId: parseTraceId(origin.span.traceId), spanId: parseSpanId(origin.span.spanId), traceFlags: origin.span.traceFlags };
+      return new RecordingEngineSpan(recorder, null, model, false, { requestId: origin?.requestId, scope, link });
     },
-    stats: () => queue.stats(),
-    flush: () => queue.flush(),
-    shutdown: () => queue.shutdown(),
+    stats: () => ({
+      exported: Atomics.load(counters, Counter.Exported),
+      dropped: Atomics.load(counters, Counter.Dropped) + recorder.dropped,
+      queued: Atomics.load(counters, Counter.Queued) + recorder.written - Atomics.load(counters, Counter.Read),
+    }),
+    flush: () => ask('flush'),
+    async shutdown() {
+      const done = ask('shutdown');
+      const timer = setTimeout(() => void worker.terminate(), SHUTDOWN_WAIT_MS);
+      await done;
+      clearTimeout(timer);
+      await worker.terminate();
+    },
   };
 }
 
-/**
- * The official OTLP/HTTP export delegate (what `@opentelemetry/exporter-trace-otlp-*`
- * are made of), shipping the bodies our encoders made; responses (partial
- * success) are read by the official deserializers.
- */
-function createExporter(settings: TelemetrySettings, json: boolean): OTLPExporterBase<EncodedSpans> {
-  const configuration = convertLegacyHttpOptions({ url: settings.tracesUrl, headers: settings.headers, timeoutMillis: EXPORT_TIMEOUT_MS }, 'TRACES', 'v1/traces', {
-    'Content-Type': json ? 'application/json' : 'application/x-protobuf',
-  });
-  const responses = json ? JsonTraceSerializer : ProtobufTraceSerializer;
-  const serializer = { serializeRequest: (batch: EncodedSpans) => batch.body, deserializeResponse: (data: Uint8Array) => responses.deserializeResponse(data) };
-  const counter = { name: 'span' as const, countItems: (batch: EncodedSpans) => batch.spanCount };
-  return new OTLPExporterBase(createOtlpHttpExportDelegate(configuration, serializer, 'otlp_http_span_exporter', counter, undefined));
+/** The worker's file: beside this one, or, when the tests run the TypeScript sources, the built one (`npm test` builds first). */
+function workerEntry(): URL {
+  const beside = new URL('./span-export-worker.js', import.meta.url);
+  return existsSync(fileURLToPath(beside)) ? beside : new URL('../../dist/telemetry/span-export-worker.js', import.meta.url);
 }
 
 /** The caller's span context from a valid `traceparent` (and its `tracestate`), else null. */
@@ -103,61 +130,66 @@ function callerSpanContext(propagator: W3CTraceContextPropagator, headers: Incom
   return context !== undefined && isSpanContextValid(context) ? context : null;
 }
 
-/** What every recording span shares. */
+/** What every recording span shares: the ring's writing end and the ids for origins. */
 interface SpanRecorder {
-  ids: SpanIds;
-  queue: SpanExportQueue;
-  /** `gen_ai.provider.name` of an engine span: the engine's type, by replica. */
-  engineType(replica: string | null): string | undefined;
+  ids: SpanIdSource;
+  ring: RecordRingWriter;
+  slots: StringSlots;
+  /** False once the worker is gone: records are dropped. */
+  running: boolean;
+  /** Spans in the records written to the ring (the worker counts those it has read). */
+  written: number;
+  /** Spans dropped here: the ring full, or the worker gone. */
+  dropped: number;
 }
 
-/** The trace a span belongs to. */
-interface TraceOf {
-  traceId: string;
-  traceState: string | null;
-  traceFlags: number;
+/** Counts a record's spans as written, or as dropped when the ring had no room. */
+function recorded(recorder: SpanRecorder, written: boolean, spanCount: number): void {
+  if (written) recorder.written += spanCount;
+  else recorder.dropped += spanCount;
 }
 
 /** What marks a replay's span: the call it replays (its request id and a link to its span, when known) and the call's scope. */
 interface ReplayOf {
   requestId: string | undefined;
   scope: { project: string; workload: string } | undefined;
-  links: SpanLink[];
+  link: { traceId: TraceId; spanId: SpanId; traceFlags: number } | null;
 }
-
-const NO_LINKS: readonly SpanLink[] = [];
-
-const now = () => performance.timeOrigin + performance.now();
 
 /**
  * The span of one chat call (kind SERVER), the caller's child when it sent a
- * `traceparent`; written when the call ends, together with its engine spans
- * that ended before it (one pass through the encoder, not one a span).
+ * `traceparent`. Its engine calls that end before it go in its record; its
+ * ids are drawn by the worker unless the router asks for its origin (or an
+ * engine call outlives it), which needs them here.
  */
-class RecordingCallSpan implements CallSpan, EndedSpan {
-  private readonly trace: TraceOf;
-  readonly spanId: string;
-  /** Engine spans that ended before the call, written with it. */
-  private readonly children: RecordingEngineSpan[] = [];
+class RecordingCallSpan implements CallSpan {
+  private readonly trace: CallTraceFacts;
+  private spanId: SpanId | null = null;
+  /** The caller's span, this one's parent. */
+  private readonly parent: SpanId | null;
+  private readonly engineCalls: EngineCallFacts[] = [];
+  /** Engine calls started and not ended. */
+  private openEngineCalls = 0;
   private routeReason: RouteReason | null = null;
-  private finished: Trace | null = null;
-  private error: GatewayError | null = null;
-  private endTime = 0;
+  private ended = false;
 
   constructor(
     private readonly recorder: SpanRecorder,
-    private readonly caller: SpanContext | null,
+    caller: SpanContext | null,
     private readonly startTime: number,
   ) {
-    this.trace =
-      caller === null
-        ? { traceId: recorder.ids.traceId(), traceState: null, traceFlags: TraceFlags.SAMPLED }
-        : { traceId: caller.traceId, traceState: caller.traceState?.serialize() ?? null, traceFlags: caller.traceFlags };
-    this.spanId = recorder.ids.spanId();
+    if (caller === null) {
+      this.trace = { traceId: null, traceState: null, traceFlags: TraceFlags.SAMPLED };
+      this.parent = null;
+    } else {
+      this.trace = { traceId: parseTraceId(caller.traceId), traceState: caller.traceState?.serialize() ?? null, traceFlags: caller.traceFlags };
+      this.parent = parseSpanId(caller.spanId);
+    }
   }
 
   origin(requestId: string): CallOrigin {
-    return { requestId, span: { traceId: this.trace.traceId, spanId: this.spanId, traceFlags: this.trace.traceFlags } };
+    const { traceId, spanId } = this.ids();
+    return { requestId, span: { traceId: traceIdHex(traceId), spanId: spanIdHex(spanId), traceFlags: this.trace.traceFlags } };
   }
 
   setRouteReason(reason: RouteReason): void {
@@ -165,145 +197,85 @@ class RecordingCallSpan implements CallSpan, EndedSpan {
   }
 
   startEngineCall(model: string, reask = false): EngineSpan {
-    return new RecordingEngineSpan(this.recorder, this.trace, this, model, reask, null);
+    this.openEngineCalls += 1;
+    return new RecordingEngineSpan(this.recorder, this, model, reask, null);
   }
 
   end(finished: Trace, error: GatewayError | null): void {
-    if (this.finished !== null) return;
-    this.finished = finished;
-    this.error = error;
-    this.endTime = now();
-    this.recorder.queue.add(this);
+    if (this.ended) return;
+    this.ended = true;
+    // An engine call still open will be written alone, as this span's child: it needs the ids now.
+    if (this.openEngineCalls > 0) this.ids();
+    const { recorder } = this;
+    if (!recorder.running) {
+      recorder.dropped += 1 + this.engineCalls.length;
+      return;
+    }
+    const written = writeCallRecord(recorder.ring, recorder.slots, {
+      trace: this.trace,
+      spanId: this.spanId,
+      parent: this.parent,
+      startTime: this.startTime,
+      endTime: now(),
+      routeReason: this.routeReason,
+      finished,
+      error,
+      engineCalls: this.engineCalls,
+    });
+    recorded(recorder, written, 1 + this.engineCalls.length);
   }
 
-  /** Takes an engine span that ended, to write it with the call's; false once the call has ended (the engine span then goes on its own). */
-  adopt(child: RecordingEngineSpan): boolean {
-    if (this.finished !== null) return false;
-    this.children.push(child);
+  /** An engine call that ended: in this span's record, or alone once this span has ended (then true is not returned). */
+  engineCallEnded(engineCall: EngineCallFacts): boolean {
+    this.openEngineCalls -= 1;
+    if (this.ended) return false;
+    this.engineCalls.push(engineCall);
     return true;
   }
 
-  get spanCount(): number {
-    return 1 + this.children.length;
-  }
-
-  writeTo(encoder: SpanBatchEncoder): void {
-    const { finished, error, trace } = this;
-    if (finished === null) return;
-    for (const child of this.children) child.writeTo(encoder);
-    encoder.beginSpan({
-      traceId: trace.traceId,
-      spanId: this.spanId,
-      parentSpanId: this.caller?.spanId ?? null,
-      traceState: trace.traceState,
-      name: finished.requestedModel === null ? attribute.CHAT_OPERATION : `${attribute.CHAT_OPERATION} ${finished.requestedModel}`,
-      kind: SpanKind.SERVER,
-      startTime: this.startTime,
-      endTime: this.endTime,
-    });
-    encoder.attribute(attribute.GEN_AI_OPERATION_NAME, attribute.CHAT_OPERATION);
-    encoder.attribute(attribute.GEN_AI_PROVIDER_NAME, attribute.GATEWAY_PROVIDER);
-    if (finished.requestedModel !== null) encoder.attribute(attribute.GEN_AI_REQUEST_MODEL, finished.requestedModel);
-    if (finished.servedModel !== null) encoder.attribute(attribute.GEN_AI_RESPONSE_MODEL, finished.servedModel);
-    if (finished.requestedModel !== null && finished.status === 'ok') encoder.attribute(attribute.GEN_AI_RESPONSE_ID, `chatcmpl-${finished.requestId.slice(4)}`);
-    if (finished.finishReason !== null) encoder.attribute(attribute.GEN_AI_RESPONSE_FINISH_REASONS, [finished.finishReason]);
-    encoder.attribute(attribute.GEN_AI_USAGE_INPUT_TOKENS, finished.promptTokens);
-    encoder.attribute(attribute.GEN_AI_USAGE_OUTPUT_TOKENS, finished.completionTokens);
-    if (finished.project !== null) encoder.attribute(attribute.TASKGATE_PROJECT, finished.project);
-    if (finished.workload !== null) encoder.attribute(attribute.TASKGATE_WORKLOAD, finished.workload);
-    if (this.routeReason !== null) encoder.attribute(attribute.TASKGATE_ROUTE_REASON, this.routeReason);
-    if (finished.replica !== null) encoder.attribute(attribute.TASKGATE_REPLICA, finished.replica);
-    encoder.attribute(attribute.TASKGATE_REQUEST_ID, finished.requestId);
-    encoder.attribute(attribute.TASKGATE_ENVIRONMENT, finished.environment);
-    encoder.attribute(attribute.TASKGATE_STREAM, finished.stream);
-    encoder.attribute(attribute.TASKGATE_COST_USD, finished.costUsd);
-    encoder.attribute(attribute.HTTP_RESPONSE_STATUS_CODE, finished.httpStatus);
-    if (error !== null) encoder.attribute(attribute.ERROR_TYPE, error.code);
-    encoder.endSpan({
-      status: error === null ? SpanStatusCode.UNSET : SpanStatusCode.ERROR,
-      statusMessage: error?.message,
-      links: NO_LINKS,
-      traceFlags: trace.traceFlags,
-      parentIsRemote: this.caller !== null,
-    });
+  /** The trace and span ids, drawn here on first use. */
+  ids(): { trace: CallTraceFacts & { traceId: TraceId }; traceId: TraceId; spanId: SpanId } {
+    this.trace.traceId ??= this.recorder.ids.traceId();
+    this.spanId ??= this.recorder.ids.spanId();
+    const traceId = this.trace.traceId;
+    return { trace: { ...this.trace, traceId }, traceId, spanId: this.spanId };
   }
 }
 
-/** An engine call's span (kind CLIENT): a call's child (written with the call), or the root of a replay's own trace (written when it ends). */
-class RecordingEngineSpan implements EngineSpan, EndedSpan {
-  readonly spanCount = 1;
-  private readonly spanId: string;
-  private readonly startTime = now();
-  private endTime = 0;
-  private outcome: EngineOutcome | null = null;
+/** An engine call's span (kind CLIENT): a call's child, or the root of a replay's own trace. */
+class RecordingEngineSpan implements EngineSpan, EngineCallFacts {
+  readonly startTime = now();
+  endTime = 0;
+  outcome: EngineOutcome = { replica: null, usage: null, finishReason: null };
+  private ended = false;
 
   constructor(
     private readonly recorder: SpanRecorder,
-    private readonly trace: TraceOf,
-    private readonly parent: RecordingCallSpan | null,
-    private readonly model: string,
-    private readonly reask: boolean,
+    private readonly call: RecordingCallSpan | null,
+    readonly model: string,
+    readonly reask: boolean,
     private readonly replay: ReplayOf | null,
-  ) {
-    this.spanId = recorder.ids.spanId();
-  }
+  ) {}
 
   end(outcome: EngineOutcome): void {
-    if (this.outcome !== null) return;
+    if (this.ended) return;
+    this.ended = true;
     this.outcome = outcome;
     this.endTime = now();
-    if (this.parent === null || !this.parent.adopt(this)) this.recorder.queue.add(this);
-  }
-
-  writeTo(encoder: SpanBatchEncoder): void {
-    const { outcome, replay } = this;
-    if (outcome === null) return;
-    encoder.beginSpan({
-      traceId: this.trace.traceId,
-      spanId: this.spanId,
-      parentSpanId: this.parent?.spanId ?? null,
-      traceState: this.trace.traceState,
-      name: `${attribute.CHAT_OPERATION} ${this.model}`,
-      kind: SpanKind.CLIENT,
-      startTime: this.startTime,
-      endTime: this.endTime,
-    });
-    encoder.attribute(attribute.GEN_AI_OPERATION_NAME, attribute.CHAT_OPERATION);
-    encoder.attribute(attribute.GEN_AI_REQUEST_MODEL, this.model);
-    const provider = this.recorder.engineType(outcome.replica);
-    if (provider !== undefined) encoder.attribute(attribute.GEN_AI_PROVIDER_NAME, provider);
-    if (outcome.replica !== null) encoder.attribute(attribute.TASKGATE_REPLICA, outcome.replica);
-    if (this.reask) encoder.attribute(attribute.TASKGATE_GUARD_REASK, true);
-    if (replay !== null) {
-      encoder.attribute(attribute.TASKGATE_REPLAY, true);
-      if (replay.requestId !== undefined) encoder.attribute(attribute.TASKGATE_REQUEST_ID, replay.requestId);
-      if (replay.scope !== undefined) {
-        encoder.attribute(attribute.TASKGATE_PROJECT, replay.scope.project);
-        encoder.attribute(attribute.TASKGATE_WORKLOAD, replay.scope.workload);
-      }
+    if (this.call !== null && this.call.engineCallEnded(this)) return;
+    const { recorder } = this;
+    if (!recorder.running) {
+      recorder.dropped += 1;
+      return;
     }
-    const failed = 'error' in outcome;
-    if (failed) encoder.attribute(attribute.ERROR_TYPE, errorType(outcome.error));
-    else {
-      encoder.attribute(attribute.GEN_AI_RESPONSE_MODEL, this.model);
-      if (outcome.usage !== null) {
-        encoder.attribute(attribute.GEN_AI_USAGE_INPUT_TOKENS, outcome.usage.prompt_tokens);
-        encoder.attribute(attribute.GEN_AI_USAGE_OUTPUT_TOKENS, outcome.usage.completion_tokens);
-      }
-      if (outcome.finishReason !== null) encoder.attribute(attribute.GEN_AI_RESPONSE_FINISH_REASONS, [outcome.finishReason]);
-    }
-    encoder.endSpan({
-      status: failed ? SpanStatusCode.ERROR : SpanStatusCode.UNSET,
-      statusMessage: failed ? (outcome.error instanceof Error ? outcome.error.message : String(outcome.error)) : undefined,
-      links: replay?.links ?? NO_LINKS,
-      traceFlags: this.trace.traceFlags,
-      parentIsRemote: false,
+    const parent = this.call === null ? null : this.call.ids();
+    const written = writeEngineCallRecord(recorder.ring, recorder.slots, {
+      engineCall: this,
+      parent: parent === null ? null : { trace: parent.trace, spanId: parent.spanId },
+      requestId: this.replay?.requestId,
+      scope: this.replay?.scope,
+      link: this.replay?.link ?? null,
     });
+    recorded(recorder, written, 1);
   }
-}
-
-/** `error.type`: the error's stable code when it has one, else its class name. */
-function errorType(error: unknown): string {
-  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') return error.code;
-  return error instanceof Error ? error.name : 'unknown';
 }

@@ -10,7 +10,8 @@
  */
 import type { AttributeValue } from '@opentelemetry/api';
 import { ProtobufWriter, varintSize } from './protobuf-writer.js';
-import { AttributeKey } from './span-attributes.js';
+import { AttributeKey, type AttributeGroup } from './span-attributes.js';
+import { parseSpanId, parseTraceId, type SpanId, type TraceId } from './span-ids.js';
 import { createBatchBuffers, otlpSpanKind, secondsAndNanos, spanFlags, type SpanBatchEncoder, type SpanSource } from './span-batch-encoder.js';
 
 export function createProtobufSpanEncoder(source: SpanSource): SpanBatchEncoder {
@@ -64,11 +65,21 @@ export function createProtobufSpanEncoder(source: SpanSource): SpanBatchEncoder 
     const [seconds, nanoseconds] = secondsAndNanos(epochMilliseconds);
     writer.fixed64Nanoseconds(seconds, nanoseconds);
   };
-  const ids = (traceId: string, spanId: string) => {
+  // Span.trace_id = 1 and span_id = 2 (as Link's): 16 and 8 bytes, most significant first.
+  const ids = (traceId: TraceId, spanId: SpanId) => {
     writer.tag(1, 2);
-    writer.hexBytes(traceId);
-    writer.tag(2, 2);
-    writer.hexBytes(spanId);
+    writer.varint(16);
+    writer.word(traceId.w0);
+    writer.word(traceId.w1);
+    writer.word(traceId.w2);
+    writer.word(traceId.w3);
+    spanIdField(2, spanId);
+  };
+  const spanIdField = (field: number, spanId: SpanId) => {
+    writer.tag(field, 2);
+    writer.varint(8);
+    writer.word(spanId.high);
+    writer.word(spanId.low);
   };
   // proto3 may leave zero scalars out; the official serializer writes the dropped counts always, and so do we.
   const scalar = (field: number, value: number) => {
@@ -82,6 +93,14 @@ export function createProtobufSpanEncoder(source: SpanSource): SpanBatchEncoder 
     write();
     writer.end(start);
   };
+
+  /** The last span name written, and its field's bytes (a run of calls on one model shares its name). */
+  let lastName = '';
+  let lastNameField: Buffer = Buffer.alloc(0);
+  /** The tails of spans without a status message or links, by status and flags. */
+  const plainTails = new Map<number, Buffer>();
+  /** Each group's last values and the bytes they were written as, copied whole when the values repeat. */
+  const lastWritten = new Map<AttributeGroup, { values: (AttributeValue | undefined)[]; bytes: Buffer }>();
 
   // ResourceSpans.resource and ScopeSpans.scope, with their tags and lengths: the same in every request.
   message(1, () => {
@@ -116,12 +135,14 @@ export function createProtobufSpanEncoder(source: SpanSource): SpanBatchEncoder 
         writer.tag(3, 2);
         writer.string(head.traceState);
       }
-      if (head.parentSpanId !== null) {
-        writer.tag(4, 2);
-        writer.hexBytes(head.parentSpanId);
-      }
-      writer.tag(5, 2);
-      writer.string(head.name);
+      if (head.parentSpanId !== null) spanIdField(4, head.parentSpanId);
+      if (head.name !== lastName) {
+        lastName = head.name;
+        const start = writer.position;
+        writer.tag(5, 2);
+        writer.string(head.name);
+        lastNameField = writer.copyFrom(start);
+      } else writer.raw(lastNameField);
       scalar(6, otlpSpanKind(head.kind));
       time(7, head.startTime);
       time(8, head.endTime);
@@ -129,14 +150,39 @@ export function createProtobufSpanEncoder(source: SpanSource): SpanBatchEncoder 
     attribute(key, value) {
       keyValue(9, key, value);
     },
+    attributes(group) {
+      const { keys, values } = group;
+      const last = lastWritten.get(group);
+      if (last !== undefined && sameValues(last.values, values)) {
+        writer.raw(last.bytes);
+        return;
+      }
+      const start = writer.position;
+      for (let index = 0; index < keys.length; index++) {
+        const value = values[index];
+        if (value !== undefined) keyValue(9, keys[index] as AttributeKey, value);
+      }
+      lastWritten.set(group, { values: values.map((value) => (Array.isArray(value) ? value.slice() : value)), bytes: writer.copyFrom(start) });
+    },
     endSpan(tail) {
       // …dropped_attributes_count = 10, dropped_events_count = 12, links = 13, dropped_links_count = 14, status = 15, flags = 16 }
+      // Without a message or links (most spans) the tail is one of a few byte strings, written once each.
+      const plain = tail.statusMessage === undefined && tail.links.length === 0;
+      const tailKey = plain ? tail.status * 0x10000 + spanFlags(tail.traceFlags, tail.parentIsRemote) : -1;
+      const known = plainTails.get(tailKey);
+      if (known !== undefined) {
+        writer.raw(known);
+        writer.end(spanStart);
+        spanCount += 1;
+        return;
+      }
+      const tailStart = writer.position;
       scalar(10, 0);
       scalar(12, 0);
       for (const link of tail.links) {
         writer.tag(13, 2);
         const start = writer.begin();
-        ids(link.traceId, link.spanId);
+        ids(parseTraceId(link.traceId), parseSpanId(link.spanId));
         scalar(5, 0);
         writer.tag(6, 5);
         writer.fixed32(spanFlags(link.traceFlags, link.isRemote));
@@ -153,6 +199,7 @@ export function createProtobufSpanEncoder(source: SpanSource): SpanBatchEncoder 
       writer.end(status);
       writer.tag(16, 5);
       writer.fixed32(spanFlags(tail.traceFlags, tail.parentIsRemote));
+      if (plain) plainTails.set(tailKey, writer.copyFrom(tailStart));
       writer.end(spanStart);
       spanCount += 1;
     },
@@ -179,4 +226,16 @@ export function createProtobufSpanEncoder(source: SpanSource): SpanBatchEncoder 
       return encoded;
     },
   };
+}
+
+/** Whether two groups' values are the same: equal primitives, or arrays of equal primitives. */
+function sameValues(last: readonly (AttributeValue | undefined)[], values: readonly (AttributeValue | undefined)[]): boolean {
+  for (let index = 0; index < values.length; index++) {
+    const before = last[index];
+    const now = values[index];
+    if (before === now) continue;
+    if (!Array.isArray(before) || !Array.isArray(now) || before.length !== now.length) return false;
+    for (let item = 0; item < now.length; item++) if (before[item] !== now[item]) return false;
+  }
+  return true;
 }

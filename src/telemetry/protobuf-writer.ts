@@ -40,6 +40,18 @@ export class ProtobufWriter {
     this.buffer[this.position++] = low;
   }
 
+  /** An unsigned 32-bit word, most significant byte first (a part of a trace or span id). */
+  word(value: number): void {
+    this.reserve(4);
+    const buffer = this.buffer;
+    const at = this.position;
+    buffer[at] = value >>> 24;
+    buffer[at + 1] = value >>> 16;
+    buffer[at + 2] = value >>> 8;
+    buffer[at + 3] = value;
+    this.position = at + 4;
+  }
+
   fixed32(value: number): void {
     this.reserve(4);
     this.position = this.buffer.writeUInt32LE(value >>> 0, this.position);
@@ -89,14 +101,6 @@ export class ProtobufWriter {
     this.position += this.buffer.write(value, this.position, 'utf8');
   }
 
-  /** Length-prefixed bytes given as hex (trace and span ids, already validated). */
-  hexBytes(hex: string): void {
-    const bytes = hex.length >>> 1;
-    this.varint(bytes);
-    this.reserve(bytes);
-    for (let index = 0; index < hex.length; index += 2) this.buffer[this.position++] = ((HEX_DIGITS[hex.charCodeAt(index)] as number) << 4) | (HEX_DIGITS[hex.charCodeAt(index + 1)] as number);
-  }
-
   /** Bytes copied as they are (a field encoded once and cached). */
   raw(bytes: Uint8Array): void {
     this.reserve(bytes.length);
@@ -137,6 +141,11 @@ export class ProtobufWriter {
     this.buffer[at] = remaining;
   }
 
+  /** A copy of the bytes from `start` to the end. */
+  copyFrom(start: number): Buffer {
+    return Buffer.from(this.buffer.subarray(start, this.position));
+  }
+
   /** A copy of the bytes from `start` to the end, which are then forgotten. */
   takeFrom(start: number): Buffer {
     const bytes = Buffer.from(this.buffer.subarray(start, this.position));
@@ -165,6 +174,3 @@ export function varintSize(value: number): number {
   for (let remaining = value; remaining >= 0x80; remaining = Math.floor(remaining / 0x80)) size += 1;
   return size;
 }
-
-/** Each hex digit's value, by character code ('0'-'9', 'a'-'f', 'A'-'F'). */
-const HEX_DIGITS = Uint8Array.from({ length: 128 }, (_, code) => (code >= 0x30 && code <= 0x39 ? code - 0x30 : (code | 0x20) >= 0x61 && (code | 0x20) <= 0x66 ? (code | 0x20) - 0x57 : 0));

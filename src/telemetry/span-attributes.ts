@@ -10,6 +10,7 @@
  * are incubating, and deprecated there since the conventions moved to their
  * own repository); `gen_ai.provider.name` replaces the older `gen_ai.system`.
  */
+import type { AttributeValue } from '@opentelemetry/api';
 import { ATTR_ERROR_TYPE, ATTR_HTTP_RESPONSE_STATUS_CODE } from '@opentelemetry/semantic-conventions';
 import { ProtobufWriter } from './protobuf-writer.js';
 
@@ -26,6 +27,25 @@ export class AttributeKey {
     writer.string(name);
     this.protobuf = writer.takeFrom(0);
     this.jsonPrefix = `{"key":${JSON.stringify(name)},"value":`;
+  }
+}
+
+/**
+ * Attributes a span writes together, whose values mostly repeat call after
+ * call (the models, the scope, the replica, the environment): the span sets
+ * `values` (in the order of `keys`; `undefined` leaves one out) and hands the
+ * group to the encoder, which may copy the bytes of the last identical values
+ * instead of writing them again (`protobuf-span-encoder.ts`). At thousands
+ * of calls a second most calls repeat the last one's, so this is most of a
+ * span's attribute bytes written as one copy. A group belongs to one span
+ * kind of one exporter: spans are written one at a time, so its `values` are
+ * filled and read within one write.
+ */
+export class AttributeGroup {
+  readonly values: (AttributeValue | undefined)[];
+
+  constructor(readonly keys: readonly AttributeKey[]) {
+    this.values = keys.map(() => undefined);
   }
 }
 

@@ -12,7 +12,8 @@ import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { createJsonSpanEncoder } from './json-span-encoder.js';
 import { createProtobufSpanEncoder } from './protobuf-span-encoder.js';
-import { AttributeKey } from './span-attributes.js';
+import { AttributeGroup, AttributeKey } from './span-attributes.js';
+import { parseSpanId, parseTraceId, spanIdHex, traceIdHex } from './span-ids.js';
 import { secondsAndNanos, type SpanBatchEncoder, type SpanHead, type SpanLink, type SpanSource, type SpanTail } from './span-batch-encoder.js';
 
 const otlpSchema = protobuf.parse(`
@@ -36,9 +37,12 @@ message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
 
 type OfficialSpan = Parameters<typeof ProtobufTraceSerializer.serializeRequest>[0][number];
 
+/** A span's head with its ids in hex, as the official side takes them. */
+type HexHead = Omit<SpanHead, 'traceId' | 'spanId' | 'parentSpanId'> & { traceId: string; spanId: string; parentSpanId: string | null };
+
 /** A span as both sides take it. */
 interface TestSpan {
-  head: SpanHead;
+  head: HexHead;
   attributes: Attributes;
   tail: SpanTail;
 }
@@ -84,8 +88,13 @@ const spans: TestSpan[] = [
   },
 ];
 
+/** The head as our encoders take it: ids as numbers. */
+function head(hex: HexHead): SpanHead {
+  return { ...hex, traceId: parseTraceId(hex.traceId), spanId: parseSpanId(hex.spanId), parentSpanId: hex.parentSpanId === null ? null : parseSpanId(hex.parentSpanId) };
+}
+
 function write(encoder: SpanBatchEncoder, span: TestSpan): void {
-  encoder.beginSpan(span.head);
+  encoder.beginSpan(head(span.head));
   for (const [name, value] of Object.entries(span.attributes)) encoder.attribute(new AttributeKey(name), value as AttributeValue);
   encoder.endSpan(span.tail);
 }
@@ -162,7 +171,7 @@ describe.each(protocols)('the $name span encoder', ({ create, reference, decode 
   it('forgets a span abandoned half-written', () => {
     const encoder = create(source);
     write(encoder, spans[0] as TestSpan);
-    encoder.beginSpan((spans[1] as TestSpan).head);
+    encoder.beginSpan(head((spans[1] as TestSpan).head));
     encoder.attribute(new AttributeKey('half'), 'written');
     encoder.abandonSpan();
     write(encoder, spans[2] as TestSpan);
@@ -177,12 +186,48 @@ describe.each(protocols)('the $name span encoder', ({ create, reference, decode 
     expect(spansIn(decode(encoder.take().body))).toHaveLength(1);
   });
 
+  it('writes a group of attributes the same when its values repeat, change, or are left out', () => {
+    const encoder = create(source);
+    const keys = ['gen_ai.request.model', 'gen_ai.response.finish_reasons', 'taskgate.project', 'taskgate.stream', 'http.response.status_code'].map((name) => new AttributeKey(name));
+    const group = new AttributeGroup(keys);
+    // Repeats (written as a copy of the last bytes), a changed array item, a value left out, a changed number, and the first values again.
+    const valuesOfCalls: (AttributeValue | undefined)[][] = [
+      ['big', ['stop'], 'bench', false, 200],
+      ['big', ['stop'], 'bench', false, 200],
+      ['big', ['length'], 'bench', false, 200],
+      ['big', ['length'], undefined, false, 200],
+      ['big', ['length'], undefined, false, 503],
+      ['big', ['stop'], 'bench', false, 200],
+      ['big', ['stop', 'length'], 'bénch', true, 200],
+    ];
+    const written = valuesOfCalls.map((values, call) => {
+      const span: TestSpan = {
+        ...(spans[1] as TestSpan),
+        attributes: { 'taskgate.request_id': `req_${call}`, ...Object.fromEntries(keys.flatMap((key, index) => (values[index] === undefined ? [] : [[key.name, values[index]]]))) },
+      };
+      encoder.beginSpan(head(span.head));
+      encoder.attribute(new AttributeKey('taskgate.request_id'), `req_${call}`);
+      values.forEach((value, index) => (group.values[index] = value));
+      encoder.attributes(group);
+      encoder.endSpan(span.tail);
+      return span;
+    });
+    expect(decode(encoder.take().body)).toEqual(decode(reference.serializeRequest(written.map(official)) as Uint8Array));
+  });
+
   it('fills batches larger than a buffer, with spans over 16 KiB', () => {
     const encoder = create(source);
     const big: TestSpan = { ...(spans[1] as TestSpan), attributes: { 'taskgate.body': 'y'.repeat(20_000) } };
     const batch = [...Array.from({ length: 200 }, () => spans[0] as TestSpan), big];
     for (const span of batch) write(encoder, span);
     expect(decode(encoder.take().body)).toEqual(decode(reference.serializeRequest(batch.map(official)) as Uint8Array));
+  });
+});
+
+describe('span and trace ids', () => {
+  it('turn into hex and back, leading zeros and all bits kept', () => {
+    for (const hex of ['00f067aa0ba902b7', 'ffffffffffffffff', '0000000000000001', '8000000000000000']) expect(spanIdHex(parseSpanId(hex))).toBe(hex);
+    for (const hex of ['4bf92f3577b34da6a3ce929d0e0e4736', '0000000000000000000000000000ffff', 'ffffffffffffffffffffffffffffffff']) expect(traceIdHex(parseTraceId(hex))).toBe(hex);
   });
 });
 

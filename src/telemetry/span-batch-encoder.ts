@@ -13,22 +13,25 @@
  * attribute objects of many shapes. Measured in `npm run bench`, that cost
  * 44 µs a call where the whole call costs about 170 (`docs/telemetry.md`
  * has the figures). Here a span writes its fields and its attributes (keys
- * encoded once, `span-attributes.ts`) into a reused buffer, with no object
- * in between. The bytes decode to the request the official serializers make
+ * encoded once, a group of attributes that repeat from span to span copied
+ * as bytes, `span-attributes.ts`) into a reused buffer, with no object in
+ * between. It runs in the span worker (`span-export-worker.ts`), off the
+ * request thread. The bytes decode to the request the official serializers make
  * from the same span, field for field (`span-batch-encoder.test.ts`).
  *
  * Two encodings: `http/protobuf` (`protobuf-span-encoder.ts`) and the OTLP
  * JSON mapping for `http/json` (`json-span-encoder.ts`).
  */
 import type { AttributeValue, Attributes, SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import type { AttributeKey } from './span-attributes.js';
+import type { AttributeGroup, AttributeKey } from './span-attributes.js';
+import type { SpanId, TraceId } from './span-ids.js';
 
-/** What a span starts with. Ids are lowercase hex, times epoch milliseconds (fractional: microseconds and below). */
+/** What a span starts with. Times are epoch milliseconds (fractional: microseconds and below). */
 export interface SpanHead {
-  traceId: string;
-  spanId: string;
+  traceId: TraceId;
+  spanId: SpanId;
   /** The parent's span id; null for a root span. */
-  parentSpanId: string | null;
+  parentSpanId: SpanId | null;
   /** The caller's W3C `tracestate`, carried by its trace's spans; null when none. */
   traceState: string | null;
   name: string;
@@ -49,7 +52,7 @@ export interface SpanTail {
   parentIsRemote: boolean;
 }
 
-/** A link to a span of another trace (a replay's to the call it replays). */
+/** A link to a span of another trace (a replay's to the call it replays), ids in hex as the router's origins carry them. */
 export interface SpanLink {
   traceId: string;
   spanId: string;
@@ -70,6 +73,13 @@ export interface SpanBatchEncoder {
   beginSpan(head: SpanHead): void;
   /** One attribute of the span begun (each key at most once). */
   attribute(key: AttributeKey, value: AttributeValue): void;
+  /**
+   * The group's attributes whose values are set (`undefined`: left out),
+   * each key at most once per span. Their values mostly repeat from one call
+   * to the next, so an encoder may write a repeat as one copy of the bytes
+   * it wrote last time.
+   */
+  attributes(group: AttributeGroup): void;
   endSpan(tail: SpanTail): void;
   /** Forgets the span begun, as if it had not been (its writer failed). */
   abandonSpan(): void;

@@ -19,6 +19,7 @@ function namesEncoder(): SpanBatchEncoder {
     },
     beginSpan: (head) => void (current = head.name),
     attribute() {},
+    attributes() {},
     endSpan() {
       if (current !== null) names.push(current);
       current = null;
@@ -36,7 +37,7 @@ const released: EncodedSpans[] = [];
 /** A span named `name`, after its children (named `name/1`, …); `fails` makes it throw half-way through writing itself. */
 function span(name: string, fails = false, children = 0): EndedSpan {
   const writeOne = (encoder: SpanBatchEncoder, spanName: string, failing: boolean) => {
-    encoder.beginSpan({ traceId: '1'.repeat(32), spanId: '2'.repeat(16), parentSpanId: null, traceState: null, name: spanName, kind: 1, startTime: 0, endTime: 1 });
+    encoder.beginSpan({ traceId: { w0: 1, w1: 1, w2: 1, w3: 1 }, spanId: { high: 2, low: 2 }, parentSpanId: null, traceState: null, name: spanName, kind: 1, startTime: 0, endTime: 1 });
     if (failing) throw new Error('cannot write');
     encoder.endSpan({ status: 0, statusMessage: undefined, links: [], traceFlags: 1, parentIsRemote: false });
   };

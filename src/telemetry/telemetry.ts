@@ -3,7 +3,7 @@
  * taskgate's span export (docs/telemetry.md says how to receive it).
  *
  * One span per chat call (kind SERVER, named `chat <requested model>`), with
- * the GenAI semantic conventions' attributes (`gen-ai-attributes.ts`) and
+ * the GenAI semantic conventions' attributes (`span-attributes.ts`) and
  * taskgate's own (`taskgate.project`, `taskgate.workload`,
  * `taskgate.route.reason`, …). Its children: one span per engine call (kind
  * CLIENT, with the replica), the guard's re-ask marked
@@ -13,13 +13,15 @@
  * request id and a span link to the call's span when that call was traced.
  *
  * Off (no endpoint configured) every method returns a shared no-op object:
- * nothing of the SDK is loaded or called on the hot path. On, spans go
- * through a batch processor with a bounded queue; ending a span never waits
- * for the network, and spans that do not fit the queue or whose export fails
- * are dropped and counted (`stats`, shown in `/metrics`).
+ * nothing of OpenTelemetry is loaded or called on the hot path. On
+ * (`otlp-telemetry.ts`), an ended call leaves a short record in shared
+ * memory, and a worker thread writes and exports the spans: ending a span
+ * never waits for the network or for encoding, and spans that do not fit
+ * the ring or the export queue, or whose export fails, are dropped and
+ * counted (`stats`, shown in `/metrics`).
  *
  * Nothing is registered globally (no `trace.setGlobalTracerProvider`): each
- * `createTelemetry` owns its provider, so two gateways in one process (tests)
+ * `createTelemetry` owns its worker, so two gateways in one process (tests)
  * export apart.
  */
 import type { IncomingHttpHeaders } from 'node:http';
