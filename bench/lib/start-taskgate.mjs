@@ -53,15 +53,15 @@ ${otlpEndpoint === undefined ? '' : `telemetry:\n  otlp: { endpoint: "${otlpEndp
 
 /**
  * taskgate on SQLite (in the data directory) and in-memory limits; exporting spans to `otlpEndpoint` when given.
- * @param {{ directory: string, mockUrl: string, gapMockUrl: string, adminKey: string, cpuProfileDirectory?: string, otlpEndpoint?: string }} setup
+ * @param {{ directory: string, mockUrl: string, gapMockUrl: string, adminKey: string, cpuProfileDirectory?: string, otlpEndpoint?: string, entry?: string }} setup
  */
-export async function startTaskgate({ directory, mockUrl, gapMockUrl, adminKey, cpuProfileDirectory, otlpEndpoint }) {
+export async function startTaskgate({ directory, mockUrl, gapMockUrl, adminKey, cpuProfileDirectory, otlpEndpoint, entry }) {
   // 250 µs sampling instead of the default 1 ms: a call costs a few hundred µs, so 1 ms samples blur it.
   const nodeFlags = cpuProfileDirectory === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', cpuProfileDirectory];
   // Empty values (taskgate reads them as unset), so a TASKGATE_DATABASE_URL or TASKGATE_REDIS_URL in the shell cannot move this one off SQLite + memory.
   // OTEL_* likewise: only the config says whether spans are exported, and where.
   const environment = { TASKGATE_DATABASE_URL: '', TASKGATE_REDIS_URL: '', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_SDK_DISABLED: '' };
-  return startTaskgateProcess({ directory, config: benchConfig({ mockUrl, gapMockUrl, otlpEndpoint }), nodeFlags, adminKey, environment });
+  return startTaskgateProcess({ directory, config: benchConfig({ mockUrl, gapMockUrl, otlpEndpoint }), nodeFlags, adminKey, environment, entry });
 }
 
 /**
@@ -94,16 +94,18 @@ export async function startSharedTaskgates({ directory, mockUrl, gapMockUrl, adm
  * data directory, this admin key (a new one if none) and these environment
  * variables, once `/healthz` answers.
  *
- * @param {{ directory: string, config: string, nodeFlags?: string[], adminKey?: string, environment?: Record<string, string> }} setup
+ * `entry`: another build's `dist/cli/main.js` (bench/ab-builds.mjs), else this one's.
+ *
+ * @param {{ directory: string, config: string, nodeFlags?: string[], adminKey?: string, environment?: Record<string, string>, entry?: string }} setup
  */
-export async function startTaskgateProcess({ directory, config, nodeFlags = [], adminKey = newAdminKey(), environment = {} }) {
-  if (!existsSync(taskgateEntry)) throw new Error(`${taskgateEntry} is missing: run npm run build first (npm run bench does it)`);
+export async function startTaskgateProcess({ directory, config, nodeFlags = [], adminKey = newAdminKey(), environment = {}, entry = taskgateEntry }) {
+  if (!existsSync(entry)) throw new Error(`${entry} is missing: run npm run build first (npm run bench does it)`);
   const configPath = join(directory, 'taskgate.yaml');
   writeFileSync(configPath, config);
   const port = await freePort();
   const child = startChild(
     process.execPath,
-    [...nodeFlags, taskgateEntry, 'serve', '--config', configPath, '--port', String(port), '--host', '127.0.0.1', '--data-dir', join(directory, 'data')],
+    [...nodeFlags, entry, 'serve', '--config', configPath, '--port', String(port), '--host', '127.0.0.1', '--data-dir', join(directory, 'data')],
     { cwd: directory, env: { ...process.env, TASKGATE_ADMIN_KEY: adminKey, NODE_OPTIONS: '', ...environment } },
   );
   const log = keepTail(child.stderr);

@@ -42,7 +42,7 @@ class FakeEngine implements Engine {
     return completion;
   }
 
-  async *stream(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineChunk> {
+  async *stream(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineChunk[]> {
     const behaviour = this.behaviour(request);
     try {
       await Promise.resolve();
@@ -51,7 +51,7 @@ class FakeEngine implements Engine {
       const count = behaviour.kind === 'ok' ? behaviour.chunks ?? 3 : behaviour.afterChunks ?? 0;
       for (let index = 0; index < count; index++) {
         if (signal.aborted) throw new ClientAbortError();
-        yield chunk(`${this.id}-${index}`);
+        yield [chunk(`${this.id}-${index}`)];
       }
       if (behaviour.kind === 'fail') throw behaviour.error;
     } finally {
@@ -90,9 +90,9 @@ async function failure(promise: Promise<unknown>): Promise<GatewayError> {
   throw new Error('expected a failure');
 }
 
-async function drain(chunks: AsyncIterator<EngineChunk>): Promise<string[]> {
+async function drain(chunks: AsyncIterator<EngineChunk[]>): Promise<string[]> {
   const texts: string[] = [];
-  for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) texts.push(next.value.choices[0]?.delta.content ?? '');
+  for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) for (const chunk of next.value) texts.push(chunk.choices[0]?.delta.content ?? '');
   return texts;
 }
 
@@ -251,7 +251,7 @@ describe('ModelPool.openStream', () => {
         call -= 1;
         continue;
       }
-      expect((await opened.chunks.next()).value?.choices[0]?.delta.content).toBe('a-0');
+      expect((await opened.chunks.next()).value?.[0]?.choices[0]?.delta.content).toBe('a-0');
       expect(await failure(opened.chunks.next())).toBeInstanceOf(EngineError);
       expect(pool.inFlight()).toBe(0);
     }
@@ -301,7 +301,7 @@ describe('ModelPool.openStream', () => {
     const pool = poolOf([engine]);
     const { chunks } = await pool.openStream(parameters, live());
     const iterable = { [Symbol.asyncIterator]: () => chunks };
-    for await (const item of iterable) if (item.choices[0]?.delta.content === 'a-0') break;
+    for await (const batch of iterable) if (batch[0]?.choices[0]?.delta.content === 'a-0') break;
     expect(engine.streamsClosed).toBe(1);
     expect(pool.inFlight()).toBe(0);
   });

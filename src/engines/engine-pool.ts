@@ -56,7 +56,7 @@ export interface ModelPool {
    * `return()`, which also cancels the upstream request): the replica's
    * in-flight count is released then, or when `signal` aborts.
    */
-  openStream(parameters: GenerationParameters, signal: AbortSignal, attempt?: ReplicaAttempt): Promise<{ replica: string; chunks: AsyncIterator<EngineChunk> }>;
+  openStream(parameters: GenerationParameters, signal: AbortSignal, attempt?: ReplicaAttempt): Promise<{ replica: string; chunks: AsyncIterator<EngineChunk[]> }>;
   inFlight(): number;
   replicaStates(): Array<{ replica: string; inFlight: number; circuit: CircuitState }>;
   /**
@@ -205,7 +205,7 @@ class ReplicaPool implements ModelPool {
     }
   }
 
-  async openStream(parameters: GenerationParameters, signal: AbortSignal, attempt?: ReplicaAttempt): Promise<{ replica: string; chunks: AsyncIterator<EngineChunk> }> {
+  async openStream(parameters: GenerationParameters, signal: AbortSignal, attempt?: ReplicaAttempt): Promise<{ replica: string; chunks: AsyncIterator<EngineChunk[]> }> {
     const first = this.pick(-1);
     try {
       return await this.openStreamOn(first, parameters, signal, attempt);
@@ -240,9 +240,9 @@ class ReplicaPool implements ModelPool {
       }
       const recorder = new StreamRecorder(true);
       let ttftMs: number | null = null;
-      for await (const chunk of slot.engine.stream(this.request(index, parameters), signal)) {
+      for await (const chunks of slot.engine.stream(this.request(index, parameters), signal)) {
         ttftMs ??= this.elapsed() - started;
-        recorder.observe(chunk);
+        for (const chunk of chunks) recorder.observe(chunk);
       }
       const message = recorder.message() ?? { role: 'assistant' as const, content: null };
       const finish = (recorder.finishReason ?? 'stop') as EngineCompletion['choices'][number]['finish_reason'];
@@ -340,13 +340,13 @@ class ReplicaPool implements ModelPool {
 
   private async openStreamOn(
     index: number, parameters: GenerationParameters, signal: AbortSignal, attempt: ReplicaAttempt | undefined,
-  ): Promise<{ replica: string; chunks: AsyncIterator<EngineChunk> }> {
+  ): Promise<{ replica: string; chunks: AsyncIterator<EngineChunk[]> }> {
     const slot = this.slots[index]!;
     const permit = this.admit(index, attempt);
     const mark: MeterMark = { since: 0, area: 0 };
     slot.meter?.start(mark);
-    let iterator: AsyncIterator<EngineChunk> | undefined;
-    let first: IteratorResult<EngineChunk>;
+    let iterator: AsyncIterator<EngineChunk[]> | undefined;
+    let first: IteratorResult<EngineChunk[]>;
     try {
       iterator = slot.engine.stream(this.request(index, parameters), signal)[Symbol.asyncIterator]();
       first = await iterator.next();
@@ -373,7 +373,7 @@ class ReplicaPool implements ModelPool {
   }
 }
 
-function finishedChunks(): AsyncIterableIterator<EngineChunk> {
+function finishedChunks(): AsyncIterableIterator<EngineChunk[]> {
   return {
     next: () => Promise.resolve({ done: true, value: undefined }),
     return: () => Promise.resolve({ done: true, value: undefined }),
@@ -384,13 +384,13 @@ function finishedChunks(): AsyncIterableIterator<EngineChunk> {
 }
 
 /**
- * The chunks of one pooled stream: the buffered first chunk, then the engine's.
+ * The chunks of one pooled stream, in the engine's batches: the buffered first batch, then the rest.
  * It settles its replica exactly once, whichever comes first: the end, an
  * error, `return()`, or `signal` aborting (listened to through `handleEvent`,
  * so no closure is made per stream).
  */
-class PooledChunks implements AsyncIterableIterator<EngineChunk> {
-  private buffered: EngineChunk | null;
+class PooledChunks implements AsyncIterableIterator<EngineChunk[]> {
+  private buffered: EngineChunk[] | null;
   /** The engine's iterator has ended or been returned: nothing more to ask of it. */
   private innerDone = false;
   /** The replica has been settled (in-flight count and circuit). */
@@ -400,8 +400,8 @@ class PooledChunks implements AsyncIterableIterator<EngineChunk> {
     private readonly pool: ReplicaPool,
     private readonly index: number,
     private readonly permit: CircuitPermit,
-    private readonly inner: AsyncIterator<EngineChunk>,
-    first: EngineChunk,
+    private readonly inner: AsyncIterator<EngineChunk[]>,
+    first: EngineChunk[],
     private readonly signal: AbortSignal,
     private readonly mark: MeterMark,
     private readonly attempt: ReplicaAttempt | undefined,
@@ -414,14 +414,14 @@ class PooledChunks implements AsyncIterableIterator<EngineChunk> {
     return this;
   }
 
-  async next(): Promise<IteratorResult<EngineChunk>> {
+  async next(): Promise<IteratorResult<EngineChunk[]>> {
     const buffered = this.buffered;
     if (buffered !== null) {
       this.buffered = null;
       return { done: false, value: buffered };
     }
     if (this.innerDone) return { done: true, value: undefined };
-    let result: IteratorResult<EngineChunk>;
+    let result: IteratorResult<EngineChunk[]>;
     try {
       result = await this.inner.next();
     } catch (error) {
@@ -437,7 +437,7 @@ class PooledChunks implements AsyncIterableIterator<EngineChunk> {
   }
 
   /** Stops early: cancels the upstream request (the engine's `return()`) and releases the replica. */
-  async return(): Promise<IteratorResult<EngineChunk>> {
+  async return(): Promise<IteratorResult<EngineChunk[]>> {
     this.buffered = null;
     if (!this.innerDone) {
       this.innerDone = true;

@@ -55,11 +55,15 @@ export interface Engine {
   complete(request: EngineRequest, signal: AbortSignal): Promise<EngineCompletion>;
 
   /**
-   * A stream of chunks. The request is sent when iteration starts; errors
-   * surface from `next()`. Stopping iteration early (`return()`), or aborting
-   * `signal`, cancels the generation upstream and frees its resources at once.
+   * A stream of chunks, in batches: each item holds the chunks that arrived
+   * together (the events of one network read, never none), so a burst of
+   * events costs the gateway one step and one write to the client, not one
+   * each. The request is sent when iteration starts; errors surface from
+   * `next()`, after the chunks that came before them. Stopping iteration
+   * early (`return()`), or aborting `signal`, cancels the generation upstream
+   * and frees its resources at once.
    */
-  stream(request: EngineRequest, signal: AbortSignal): AsyncIterable<EngineChunk>;
+  stream(request: EngineRequest, signal: AbortSignal): AsyncIterable<EngineChunk[]>;
 
   /** Resolves when the engine can take calls (used by `/readyz`); rejects with the reason. */
   checkReady(signal: AbortSignal): Promise<void>;

@@ -35,9 +35,9 @@ function openEngine(overrides: Partial<OpenAIEngineOptions> = {}, logger = silen
 const request = (text = 'hello there friend'): EngineRequest => ({ model: 'Qwen/Qwen2.5-7B-Instruct', messages: [{ role: 'user', content: text }] });
 const live = (): AbortSignal => new AbortController().signal;
 
-async function collect(stream: AsyncIterable<EngineChunk>): Promise<EngineChunk[]> {
+async function collect(stream: AsyncIterable<EngineChunk[]>): Promise<EngineChunk[]> {
   const chunks: EngineChunk[] = [];
-  for await (const chunk of stream) chunks.push(chunk);
+  for await (const batch of stream) chunks.push(...batch);
   return chunks;
 }
 
@@ -165,7 +165,7 @@ describe('recorded streams', () => {
     serveFixture('vllm-mid-stream-error');
     const seen: EngineChunk[] = [];
     const error = await failure((async () => {
-      for await (const chunk of engine.stream(request(), live())) seen.push(chunk);
+      for await (const batch of engine.stream(request(), live())) seen.push(...batch);
     })());
     expect(error).toBeInstanceOf(EngineError);
     expect(error.status).toBe(502);
@@ -368,7 +368,7 @@ describe('transport failures', () => {
     scripted.scriptNext({ kind: 'stream', pieces: ['a', 'b', 'c'], gapMs: 600 });
     const seen: EngineChunk[] = [];
     const error = await failure((async () => {
-      for await (const chunk of engine.stream(request(), live())) seen.push(chunk);
+      for await (const batch of engine.stream(request(), live())) seen.push(...batch);
     })());
     expect(error).toBeInstanceOf(EngineTimeoutError);
     expect(contentOf(seen)).toBe('a');
@@ -379,8 +379,8 @@ describe('transport failures', () => {
     engine = openEngine({ idleTimeoutMs: 100 });
     scripted.scriptNext({ kind: 'stream', pieces: ['a', 'b', 'c'] });
     const seen: EngineChunk[] = [];
-    for await (const chunk of engine.stream(request(), live())) {
-      seen.push(chunk);
+    for await (const batch of engine.stream(request(), live())) {
+      seen.push(...batch);
       await new Promise((resolve) => setTimeout(resolve, 150));
     }
     expect(contentOf(seen)).toBe('abc');
@@ -412,35 +412,36 @@ describe('cancellation', () => {
     scripted.scriptNext({ kind: 'stream', pieces: ['a', 'b', 'c', 'd'], gapMs: 200 });
     const controller = new AbortController();
     const error = await failure((async () => {
-      for await (const chunk of engine.stream(request(), controller.signal)) {
-        if (chunk.choices[0]?.delta.content === 'a') controller.abort();
+      for await (const batch of engine.stream(request(), controller.signal)) {
+        if (batch.some((chunk) => chunk.choices[0]?.delta.content === 'a')) controller.abort();
       }
     })());
     expect(error).toBeInstanceOf(ClientAbortError);
     await scripted.waitForAbortedRequests(aborted + 1, 500);
   });
 
-  it('an abort while the consumer holds a chunk ends the stream even with events still buffered', async () => {
+  it('an abort while the consumer holds a batch ends the stream: no batch comes after it, even with events still to read', async () => {
     engine = openEngine();
     scripted.scriptNext({ kind: 'stream', pieces: ['a', 'b', 'c', 'd'] });
     const controller = new AbortController();
-    const seen: string[] = [];
+    const seen: string[][] = [];
     const error = await failure((async () => {
-      for await (const chunk of engine.stream(request(), controller.signal)) {
-        seen.push(chunk.choices[0]?.delta.content ?? '');
-        if (seen.includes('a')) controller.abort();
+      for await (const batch of engine.stream(request(), controller.signal)) {
+        seen.push(batch.map((chunk) => chunk.choices[0]?.delta.content ?? ''));
+        controller.abort();
       }
     })());
     expect(error).toBeInstanceOf(ClientAbortError);
-    expect(seen).toEqual(['', 'a']);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.slice(0, 1)).toEqual(['']);
   });
 
   it('stopping iteration early cancels the upstream request', async () => {
     engine = openEngine();
     const aborted = scripted.abortedRequests;
     scripted.scriptNext({ kind: 'stream', pieces: ['a', 'b', 'c'], gapMs: 200 });
-    for await (const chunk of engine.stream(request(), live())) {
-      if (chunk.choices[0]?.delta.content === 'a') break;
+    for await (const batch of engine.stream(request(), live())) {
+      if (batch.some((chunk) => chunk.choices[0]?.delta.content === 'a')) break;
     }
     await scripted.waitForAbortedRequests(aborted + 1, 500);
   });

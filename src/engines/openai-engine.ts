@@ -126,11 +126,11 @@ class OpenAIEngine implements Engine {
     return parseChatCompletion(text, this.id);
   }
 
-  stream(request: EngineRequest, signal: AbortSignal): AsyncIterable<EngineChunk> {
+  stream(request: EngineRequest, signal: AbortSignal): AsyncIterable<EngineChunk[]> {
     return this.streamChunks(request, signal);
   }
 
-  private async *streamChunks(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineChunk, void, undefined> {
+  private async *streamChunks(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineChunk[], void, undefined> {
     if (signal.aborted) throw new ClientAbortError();
     const startedAt = performance.now();
     let response: Dispatcher.ResponseData;
@@ -162,7 +162,8 @@ class OpenAIEngine implements Engine {
         watch.stop();
       }
       if (response.statusCode < 200 || response.statusCode > 299) throw this.statusError(response.statusCode, response.headers, text);
-      yield* completionAsChunks(parseChatCompletion(text, this.id));
+      const chunks = completionAsChunks(parseChatCompletion(text, this.id));
+      if (chunks.length > 0) yield chunks;
       return;
     }
 
@@ -173,46 +174,58 @@ class OpenAIEngine implements Engine {
     let bodyEnded = false;
     let sawEvent = false;
     let sawDone = false;
-    let chunkCount = 0;
+    let firstChunk = true;
     /** Choices seen, and how many of them got a finish_reason (see the end-of-body check). */
     let choicesSeen = 0;
     let choicesFinished = 0;
     try {
-      for (;;) {
-        const data = decoder.nextEvent();
-        if (data === null) {
-          if (bodyEnded) break;
-          const read = await bytes.next();
-          if (read.done === true) {
-            bodyEnded = true;
-            decoder.end();
-          } else {
-            decoder.push(read.value);
+      while (!bodyEnded) {
+        const read = await bytes.next();
+        if (read.done === true) {
+          bodyEnded = true;
+          decoder.end();
+        } else {
+          decoder.push(read.value);
+        }
+        // Every event of this read, in one batch. One that fails to parse is
+        // thrown after the batch before it has gone out, as if read alone.
+        const batch: EngineChunk[] = [];
+        let failure: { error: unknown } | null = null;
+        for (let data = decoder.nextEvent(); data !== null; data = decoder.nextEvent()) {
+          // Events after `[DONE]` are ignored; the body is only read to its end
+          // so the connection can be reused.
+          sawEvent = true;
+          if (sawDone) continue;
+          if (data === streamDone) {
+            sawDone = true;
+            watch.drain(drainAfterDoneMs);
+            continue;
           }
-          continue;
+          let chunk: EngineChunk | null;
+          try {
+            chunk = parseStreamEvent(data, this.id);
+          } catch (error) {
+            failure = { error };
+            break;
+          }
+          if (chunk === null) continue;
+          for (const choice of chunk.choices) {
+            if (choice.index >= choicesSeen) choicesSeen = choice.index + 1;
+            if (choice.finish_reason !== null) choicesFinished += 1;
+          }
+          if (firstChunk) watch.firstChunkArrived();
+          firstChunk = false;
+          batch.push(chunk);
         }
-        // Events after `[DONE]` are ignored; the body is only read to its end
-        // so the connection can be reused.
-        sawEvent = true;
-        if (sawDone) continue;
-        if (data === streamDone) {
-          sawDone = true;
-          watch.drain(drainAfterDoneMs);
-          continue;
+        if (batch.length > 0) {
+          watch.consumerHasChunk = true;
+          yield batch;
+          watch.consumerHasChunk = false;
+          // A batch must not outlive an abort that came while the consumer held the one before.
+          if (signal.aborted) throw new ClientAbortError();
+          if (!sawDone) watch.waitingAgain();
         }
-        const chunk = parseStreamEvent(data, this.id);
-        if (chunk === null) continue;
-        for (const choice of chunk.choices) {
-          if (choice.index >= choicesSeen) choicesSeen = choice.index + 1;
-          if (choice.finish_reason !== null) choicesFinished += 1;
-        }
-        if (chunkCount++ === 0) watch.firstChunkArrived();
-        watch.consumerHasChunk = true;
-        yield chunk;
-        watch.consumerHasChunk = false;
-        // Events already buffered must not outlive an abort that came while the consumer held the chunk.
-        if (signal.aborted) throw new ClientAbortError();
-        watch.waitingAgain();
+        if (failure !== null) throw failure.error;
       }
     } catch (error) {
       if (sawDone && !signal.aborted) return; // the reply was complete; only the drain failed

@@ -261,8 +261,8 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       for (;;) {
         const next = await chunks.next();
         if (next.done === true) break;
-        recorder.observe(next.value);
-        const drained = writer.writeChunk(next.value, signal);
+        for (const chunk of next.value) recorder.observe(chunk);
+        const drained = writer.writeChunks(next.value, signal);
         if (drained !== undefined) await drained;
       }
       if (signal.aborted) throw new ClientAbortError();

@@ -5,9 +5,9 @@
  * prefix rather than re-serialising a whole object per event.
  *
  * Events that arrive together (one network read from the engine usually holds
- * several) leave in one socket write: the response is corked at the first
- * write of an event-loop turn and uncorked when the turn's I/O is done, which
- * saves a system call per event without holding any event back.
+ * several, and the engine hands them over as one batch) leave as one write
+ * of one HTTP chunk: a system call, a chunk header and a string conversion
+ * for the batch, not for each event, and no event held back.
  *
  * It also keeps the stream alive (a `: ping` comment after a quiet interval),
  * honours backpressure, and ends a failed stream with an `error` event and no
@@ -39,11 +39,6 @@ export class SseWriter {
   private readonly shaper: ReplyChunkShaper | undefined;
   private lastWriteAt = Date.now();
   private readonly ping: NodeJS.Timeout;
-  private corked = false;
-  private readonly uncork = () => {
-    this.corked = false;
-    this.response.uncork();
-  };
 
   constructor(
     private readonly response: ServerResponse,
@@ -55,18 +50,29 @@ export class SseWriter {
     headers['content-type'] = 'text/event-stream; charset=utf-8';
     headers['cache-control'] = 'no-cache';
     headers['x-accel-buffering'] = 'no';
+    // The head leaves with the first batch, in the same write: the writer is made once the engine's first chunk is here.
     response.writeHead(200, headers);
-    response.flushHeaders();
     this.ping = setInterval(() => {
       if (Date.now() - this.lastWriteAt >= options.pingIntervalMs) this.write(': ping\n\n');
     }, Math.max(50, Math.floor(options.pingIntervalMs / 3)));
     this.ping.unref();
   }
 
-  /** Writes one chunk; returns a promise only when the socket is full, resolved once it can take more. */
-  writeChunk(chunk: EngineChunk, signal: AbortSignal): Promise<void> | undefined {
+  /** Writes a batch of chunks as one write; returns a promise only when the socket is full, resolved once it can take more. */
+  writeChunks(chunks: readonly EngineChunk[], signal: AbortSignal): Promise<void> | undefined {
+    let text = '';
+    for (const chunk of chunks) text += this.event(chunk);
+    if (text === '' || this.write(text) || signal.aborted) return undefined;
+    return once(this.response, 'drain', { signal }).then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  /** One chunk's event, or '' for a usage chunk the client did not ask for. */
+  private event(chunk: EngineChunk): string {
     const usageOnly = chunk.choices.length === 0;
-    if (usageOnly && (!this.options.includeUsage || chunk.usage == null)) return undefined;
+    if (usageOnly && (!this.options.includeUsage || chunk.usage == null)) return '';
     if (this.firstChunk && !usageOnly) {
       const first = chunk.choices[0];
       if (first !== undefined && first.delta.role === undefined) first.delta = { role: 'assistant', ...first.delta };
@@ -77,37 +83,29 @@ export class SseWriter {
     if (chunk.system_fingerprint != null) event += `,"system_fingerprint":${JSON.stringify(chunk.system_fingerprint)}`;
     if (this.firstChunk && this.options.metadata !== undefined) event += `,"metadata":${JSON.stringify(this.options.metadata)}`;
     this.firstChunk = false;
-    if (this.write(`${event}}\n\n`) || signal.aborted) return undefined;
-    return once(this.response, 'drain', { signal }).then(
-      () => undefined,
-      () => undefined,
-    );
+    return `${event}}\n\n`;
   }
 
   /** Ends a failed stream: an `error` event with the OpenAI error body, then close. */
   fail(error: GatewayError): void {
-    this.write(`event: error\ndata: ${JSON.stringify(toErrorBody(error))}\n\n`);
-    this.close();
+    this.close(`event: error\ndata: ${JSON.stringify(toErrorBody(error))}\n\n`);
   }
 
   done(): void {
-    this.write('data: [DONE]\n\n');
-    this.close();
+    this.close('data: [DONE]\n\n');
   }
 
-  close(): void {
+  /** Ends the stream, with a last event when given (one write with the end). */
+  close(last?: string): void {
     clearInterval(this.ping);
-    if (!this.response.writableEnded) this.response.end();
+    if (this.response.writableEnded) return;
+    if (last === undefined || this.response.destroyed) this.response.end();
+    else this.response.end(last);
   }
 
   private write(text: string): boolean {
     if (this.response.writableEnded || this.response.destroyed) return true;
     this.lastWriteAt = Date.now();
-    if (!this.corked) {
-      this.corked = true;
-      this.response.cork();
-      setImmediate(this.uncork);
-    }
     return this.response.write(text);
   }
 }

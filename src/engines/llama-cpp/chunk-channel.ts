@@ -1,10 +1,11 @@
 /**
  * A single-reader async queue: callbacks push, one `for await` reads. It turns
- * node-llama-cpp's per-token callbacks into the `AsyncIterable` the Engine
- * contract streams. Nothing is dropped; a failure is thrown to the reader
- * after the chunks that came before it.
+ * node-llama-cpp's per-token callbacks into the batches the Engine contract
+ * streams: each read takes every item pushed since the last one. Nothing is
+ * dropped; a failure is thrown to the reader after the chunks that came
+ * before it.
  */
-export class ChunkChannel<Item> implements AsyncIterable<Item> {
+export class ChunkChannel<Item> implements AsyncIterable<Item[]> {
   private readonly items: Item[] = [];
   private ended = false;
   private failure: { error: unknown } | null = null;
@@ -25,10 +26,10 @@ export class ChunkChannel<Item> implements AsyncIterable<Item> {
     this.notify();
   }
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<Item> {
+  async *[Symbol.asyncIterator](): AsyncGenerator<Item[]> {
     for (;;) {
       if (this.items.length > 0) {
-        yield* this.items.splice(0);
+        yield this.items.splice(0);
         continue;
       }
       if (this.failure !== null) throw this.failure.error;

@@ -91,7 +91,7 @@ class LlamaCppEngine implements Engine {
     }
   }
 
-  async *stream(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineChunk> {
+  async *stream(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineChunk[]> {
     const loaded = await this.load(request.model);
     const chat = await loaded.slots.acquire(signal);
     // Aborted when the caller's signal fires or when it stops reading early.

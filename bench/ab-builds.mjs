@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+/**
+ * Two builds of taskgate, A/B, for the cost of one change: this checkout's
+ * `dist/` against another build (a worktree of an earlier commit, built),
+ * each the same config on SQLite + memory, loaded in turns within every
+ * round as `npm run bench` measures OpenTelemetry export (one wrk per server,
+ * one paused while the other runs, switching every 100 ms): each round's
+ * ratio of their CPU per call, and the median over the rounds.
+ *
+ *   git worktree add /tmp/before <commit> && (cd /tmp/before && ln -s "$PWD/node_modules" . && npx tsc -p tsconfig.build.json)
+ *   node bench/ab-builds.mjs --before /tmp/before [--rounds 12] [--seconds 2] [--stream]
+ *
+ * (The `ln` names this checkout's node_modules: run it from here.) Needs wrk
+ * and `npm run build` first. docs/benchmarks.md has the figures it gave.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startListeningChild, stopChild } from './lib/child-processes.mjs';
+import { chatBody, chatHeaders, checkReply } from './lib/chat-request.mjs';
+import { runWrk, runWrkInTurns, wrkInstalled } from './lib/load-generators.mjs';
+import { cpuMicroseconds } from './lib/process-statistics.mjs';
+import { mockEngineEntry } from './lib/repository-paths.mjs';
+import { median } from './lib/statistics.mjs';
+import { newAdminKey, startTaskgate } from './lib/start-taskgate.mjs';
+
+const { values } = parseArgs({
+  options: {
+    before: { type: 'string' },
+    rounds: { type: 'string', default: '12' },
+    seconds: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '32' },
+    stream: { type: 'boolean', default: false },
+  },
+});
+if (values.before === undefined) throw new Error('--before DIR: the other build (a checkout with dist/ built) is required');
+if (!wrkInstalled()) throw new Error('wrk is required (Debian: apt-get install wrk): only it can be paused for the turns');
+const connections = Number(values.connections);
+const seconds = Number(values.seconds);
+const rounds = Number(values.rounds);
+const directory = mkdtempSync(join(tmpdir(), 'taskgate-ab-builds-'));
+/** @type {{ child: import('node:child_process').ChildProcess }[]} */
+const started = [];
+try {
+  const mock = await startListeningChild([mockEngineEntry, '--port', '0', '--gap-ms', '0'], 'mock_engine', 'the mock engine');
+  started.push(mock);
+  const adminKey = newAdminKey();
+  const servers = [];
+  for (const [name, entry] of [['before', join(resolve(values.before), 'dist', 'cli', 'main.js')], ['after', undefined]]) {
+    const own = join(directory, name);
+    mkdirSync(own);
+    const server = await startTaskgate({ directory: own, mockUrl: mock.line.url, gapMockUrl: mock.line.url, adminKey, entry });
+    started.push(server);
+    servers.push(server);
+  }
+  const targets = servers.map((server) => ({ url: `${server.origin}/v1/chat/completions`, headers: chatHeaders(adminKey), body: chatBody('bench-model', values.stream) }));
+  for (const target of targets) {
+    await checkReply(target, values.stream, target.url);
+    await runWrk(target, { connections, durationSeconds: 2, directory });
+  }
+  const cpu = servers.map(() => /** @type {number[]} */ ([]));
+  const ratios = [];
+  for (let round = 0; round < rounds; round++) {
+    const before = servers.map((server) => cpuMicroseconds(server.pid));
+    const loads = await runWrkInTurns(targets, { connections, durationSeconds: 2 * seconds, directory, sliceMs: 100 });
+    const perCall = servers.map((server, at) => (cpuMicroseconds(server.pid) - /** @type {number} */ (before[at])) / /** @type {any} */ (loads[at]).completed);
+    perCall.forEach((value, at) => cpu[at]?.push(value));
+    ratios.push(/** @type {number} */ (perCall[1]) / /** @type {number} */ (perCall[0]));
+  }
+  const format = (/** @type {number[]} */ list) => list.map((value) => value.toFixed(0)).join(' ');
+  console.log(`${values.stream ? 'stream' : 'JSON'}, CPU µs per call, ${rounds} rounds of ${seconds} s each, in turns: before ${format(cpu[0] ?? [])} | after ${format(cpu[1] ?? [])}`);
+  console.log(`after / before ${median(ratios).toFixed(3)} (the median of the rounds'); medians: before ${median(cpu[0] ?? []).toFixed(0)}, after ${median(cpu[1] ?? []).toFixed(0)} µs`);
+} finally {
+  for (const { child } of started.reverse()) await stopChild(child, 10_000);
+  rmSync(directory, { recursive: true, force: true });
+}
