@@ -28,6 +28,7 @@ import type { Scope } from '../store/routing-store.js';
 import { errorFields, type Logger } from '../log/logger.js';
 import type { TraceWriter } from '../store/trace-writer.js';
 import { CallTrace } from './call-trace.js';
+import { createConnectionSignals } from './connection-signals.js';
 import type { CallGate } from './call-gate.js';
 import { sendError, sendJsonText } from './http-response.js';
 import { readJsonBody } from './read-body.js';
@@ -87,6 +88,7 @@ interface Reply {
 
 export function createChatCompletionsHandler(dependencies: ChatCompletionsDependencies) {
   const { gate, catalog, routes, router, pools, scopes, traces, metrics, retention, logger, keepBodies, telemetry } = dependencies;
+  const connections = createConnectionSignals();
 
   function resolveModel(name: string): CatalogModel {
     const model = catalog.resolve(name);
@@ -296,18 +298,15 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     // Only authenticated calls get a span: an unauthenticated flood cannot fill the export queue.
     const span = telemetry.startCall(request.headers, performance.timeOrigin + startedClock);
 
-    const controller = new AbortController();
-    response.once('close', () => {
-      if (!response.writableFinished) controller.abort();
-    });
+    const signal = connections.of(request.socket);
     let failure: GatewayError | null = null;
     try {
       await gate.limit(call.key, headers);
-      await serve(call, span, request, response, headers, controller.signal);
+      await serve(call, span, request, response, headers, signal);
     } catch (thrown) {
-      failure = controller.signal.aborted ? new ClientAbortError() : asGatewayError(thrown);
+      failure = signal.aborted ? new ClientAbortError() : asGatewayError(thrown);
       if (failure.status >= 500) logger.warn('call failed', { request_id: requestId, status: failure.status, ...errorFields(failure), cause: causeOf(failure) });
-      if (!controller.signal.aborted && !response.headersSent) {
+      if (!signal.aborted && !response.headersSent) {
         markHead(headers, call.startedClock, call.upstreamMs, call.stream);
         sendError(response, failure, headers);
       }
