@@ -11,6 +11,7 @@
  * made once. A call that ends leaves no listener behind (undici and the
  * engine pool remove theirs), and a closed connection takes no more calls.
  */
+import { setMaxListeners } from 'node:events';
 import type { Socket } from 'node:net';
 
 export interface ConnectionSignals {
@@ -25,6 +26,8 @@ export function createConnectionSignals(): ConnectionSignals {
       let controller = controllers.get(socket);
       if (controller === undefined) {
         const created = new AbortController();
+        // A client that pipelines has several calls in flight on one connection, each with a few listeners.
+        setMaxListeners(64, created.signal);
         controllers.set(socket, created);
         if (socket.destroyed) created.abort();
         else socket.once('close', () => created.abort());
