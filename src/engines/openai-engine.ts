@@ -35,6 +35,7 @@ import type { Logger } from '../log/logger.js';
 import type { Engine, EngineChunk, EngineCompletion, EngineRequest } from './engine.js';
 import { completionAsChunks, describeUpstreamError, parseChatCompletion, parseStreamEvent, serializeChatRequest, streamDone } from './openai-wire.js';
 import { ServerSentEventDecoder } from './sse-parser.js';
+import { requestWholeReply, WholeReplyError, type WholeReply } from './whole-reply.js';
 
 export interface OpenAIEngineOptions {
   /** The `engines[].id` from the config. */
@@ -104,26 +105,17 @@ class OpenAIEngine implements Engine {
 
   async complete(request: EngineRequest, signal: AbortSignal): Promise<EngineCompletion> {
     if (signal.aborted) throw new ClientAbortError();
-    let response: Dispatcher.ResponseData;
+    let reply: WholeReply;
     try {
-      response = await this.pool.request({
-        method: 'POST',
-        path: this.completionsPath,
-        headers: this.jsonHeaders,
-        body: serializeChatRequest(request, false),
-        signal,
-      });
+      reply = await requestWholeReply(this.pool, { method: 'POST', path: this.completionsPath, headers: this.jsonHeaders, body: serializeChatRequest(request, false) }, signal);
     } catch (error) {
-      throw this.beforeHeadersError(error, signal, this.options.firstByteTimeoutMs);
+      const cause = error instanceof WholeReplyError ? error.cause : error;
+      throw error instanceof WholeReplyError && error.phase === 'body'
+        ? this.duringBodyError(cause, signal)
+        : this.beforeHeadersError(cause, signal, this.options.firstByteTimeoutMs);
     }
-    let text: string;
-    try {
-      text = await response.body.text();
-    } catch (error) {
-      throw this.duringBodyError(error, signal);
-    }
-    if (response.statusCode < 200 || response.statusCode > 299) throw this.statusError(response.statusCode, response.headers, text);
-    return parseChatCompletion(text, this.id);
+    if (reply.statusCode < 200 || reply.statusCode > 299) throw this.statusError(reply.statusCode, reply.headers, reply.text);
+    return parseChatCompletion(reply.text, this.id);
   }
 
   stream(request: EngineRequest, signal: AbortSignal): AsyncIterable<EngineChunk[]> {
@@ -249,21 +241,14 @@ class OpenAIEngine implements Engine {
   }
 
   async checkReady(signal: AbortSignal): Promise<void> {
-    let response: Dispatcher.ResponseData;
+    let reply: WholeReply;
     try {
-      response = await this.pool.request({
-        method: 'GET',
-        path: this.modelsPath,
-        headers: this.jsonHeaders,
-        signal,
-        ...this.readyOptions,
-      });
-      await response.body.dump();
+      reply = await requestWholeReply(this.pool, { method: 'GET', path: this.modelsPath, headers: this.jsonHeaders, ...this.readyOptions }, signal);
     } catch (error) {
-      throw this.beforeHeadersError(error, signal, this.readyOptions.headersTimeout);
+      throw this.beforeHeadersError(error instanceof WholeReplyError ? error.cause : error, signal, this.readyOptions.headersTimeout);
     }
-    if (response.statusCode !== 200) {
-      throw new EngineUnavailableError(`Engine ${this.id} is not ready: GET ${this.modelsPath} replied ${response.statusCode}.`);
+    if (reply.statusCode !== 200) {
+      throw new EngineUnavailableError(`Engine ${this.id} is not ready: GET ${this.modelsPath} replied ${reply.statusCode}.`);
     }
   }
 
