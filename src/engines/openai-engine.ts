@@ -2,8 +2,10 @@
  * The `openai` engine: any OpenAI-compatible server (vLLM, SGLang, llama.cpp
  * server, Ollama, TGI) is this one implementation configured by URL. The wire
  * format and each server's quirks live in `openai-wire.ts`; this file is the
- * transport: one undici Pool per engine, timeouts, cancellation and the
- * mapping of every failure to the error catalog.
+ * transport: one undici Pool per engine, driven through its dispatcher
+ * (`whole-reply.ts` for JSON replies, `streamed-reply.ts` for streams),
+ * timeouts, cancellation and the mapping of every failure to the error
+ * catalog.
  *
  * Timeouts:
  *   - `connectTimeoutMs`: TCP/TLS connect (undici `connect.timeout`);
@@ -22,7 +24,8 @@
  * A call queued in the pool because all `maxConcurrency` connections are busy
  * is not timed until it is sent.
  */
-import { Pool, type Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Pool } from 'undici';
 import {
   ClientAbortError,
   EngineError,
@@ -35,6 +38,7 @@ import type { Logger } from '../log/logger.js';
 import type { Engine, EngineChunk, EngineCompletion, EngineRequest } from './engine.js';
 import { completionAsChunks, describeUpstreamError, parseChatCompletion, parseStreamEvent, serializeChatRequest, streamDone } from './openai-wire.js';
 import { ServerSentEventDecoder } from './sse-parser.js';
+import { requestStreamedReply, type StreamedReply } from './streamed-reply.js';
 import { requestWholeReply, WholeReplyError, type WholeReply } from './whole-reply.js';
 
 export interface OpenAIEngineOptions {
@@ -125,43 +129,33 @@ class OpenAIEngine implements Engine {
   private async *streamChunks(request: EngineRequest, signal: AbortSignal): AsyncGenerator<EngineChunk[], void, undefined> {
     if (signal.aborted) throw new ClientAbortError();
     const startedAt = performance.now();
-    let response: Dispatcher.ResponseData;
+    let reply: StreamedReply;
     try {
-      response = await this.pool.request({
-        method: 'POST',
-        path: this.completionsPath,
-        headers: this.streamHeaders,
-        body: serializeChatRequest(request, true),
-        signal,
-        bodyTimeout: 0, // the StreamWatch below times the body
-      });
+      // No body timeout: the StreamWatch below times the body.
+      reply = await requestStreamedReply(this.pool, { method: 'POST', path: this.completionsPath, headers: this.streamHeaders, body: serializeChatRequest(request, true), bodyTimeout: 0 }, signal);
     } catch (error) {
       throw this.beforeHeadersError(error, signal, this.options.firstByteTimeoutMs);
     }
-    const body = response.body;
     const firstChunkWithinMs = Math.max(1, this.options.firstByteTimeoutMs - (performance.now() - startedAt));
-    const watch = new StreamWatch(body, this.id, this.options.firstByteTimeoutMs, firstChunkWithinMs, this.options.idleTimeoutMs);
+    const watch = new StreamWatch(reply, this.id, this.options.firstByteTimeoutMs, firstChunkWithinMs, this.options.idleTimeoutMs);
     // An error status, or JSON where SSE was asked for (a server or proxy
     // without streaming, or an error body sent with 200): read it whole,
     // within the first-byte deadline.
-    if (response.statusCode < 200 || response.statusCode > 299 || isJson(response.headers['content-type'])) {
+    if (reply.statusCode < 200 || reply.statusCode > 299 || isJson(reply.headers['content-type'])) {
       let text: string;
       try {
-        text = await body.text();
+        text = await reply.text();
       } catch (error) {
         throw this.duringBodyError(error, signal);
       } finally {
         watch.stop();
       }
-      if (response.statusCode < 200 || response.statusCode > 299) throw this.statusError(response.statusCode, response.headers, text);
+      if (reply.statusCode < 200 || reply.statusCode > 299) throw this.statusError(reply.statusCode, reply.headers, text);
       const chunks = completionAsChunks(parseChatCompletion(text, this.id));
       if (chunks.length > 0) yield chunks;
       return;
     }
 
-    // `destroyOnReturn: false`: leaving the loop must not kill the socket; the
-    // `finally` below decides between keeping it (clean end) and destroying it.
-    const bytes = body.iterator({ destroyOnReturn: false }) as AsyncIterator<Uint8Array>;
     const decoder = new ServerSentEventDecoder();
     let bodyEnded = false;
     let sawEvent = false;
@@ -172,12 +166,12 @@ class OpenAIEngine implements Engine {
     let choicesFinished = 0;
     try {
       while (!bodyEnded) {
-        const read = await bytes.next();
-        if (read.done === true) {
+        const buffers = await reply.read();
+        if (buffers === null) {
           bodyEnded = true;
           decoder.end();
         } else {
-          decoder.push(read.value);
+          for (const buffer of buffers) decoder.push(buffer);
         }
         // Every event of this read, in one batch. One that fails to parse is
         // thrown after the batch before it has gone out, as if read alone.
@@ -224,12 +218,8 @@ class OpenAIEngine implements Engine {
       throw this.duringStreamError(error, signal);
     } finally {
       watch.stop();
-      if (!bodyEnded) {
-        // Destroying before the end aborts the upstream request (the server
-        // sees the socket close); undici then emits an error nobody awaits.
-        body.on('error', ignoreError);
-        body.destroy();
-      }
+      // Cancelling before the end aborts the upstream request (the server sees the socket close).
+      if (!bodyEnded) reply.cancel(new EngineError(`Stream from engine ${this.id} stopped by taskgate.`, undefined, 'engine_stream_stopped'));
     }
     if (!sawEvent) throw new EngineError(`Engine ${this.id} sent a stream without a single event.`, undefined, 'engine_bad_reply');
     // A server that ends the body without `[DONE]` after every choice has
@@ -257,7 +247,7 @@ class OpenAIEngine implements Engine {
   }
 
   /** The engine replied with an error status. */
-  private statusError(status: number, headers: Dispatcher.ResponseData['headers'], text: string): GatewayError {
+  private statusError(status: number, headers: IncomingHttpHeaders, text: string): GatewayError {
     const { message, param } = describeUpstreamError(text, status);
     // Upstream messages are never logged: a validation error can quote the prompt.
     if (status === 429) {
@@ -315,8 +305,6 @@ class OpenAIEngine implements Engine {
   }
 }
 
-function ignoreError(): void {}
-
 function isJson(contentType: string | string[] | undefined): boolean {
   return typeof contentType === 'string' && contentType.includes('json');
 }
@@ -327,19 +315,17 @@ function errorCodeOf(error: unknown): string | undefined {
 }
 
 /** `retry-after` in whole seconds, when the engine sent one. */
-function retryAfterOf(headers: Dispatcher.ResponseData['headers']): number | undefined {
+function retryAfterOf(headers: IncomingHttpHeaders): number | undefined {
   const value = headers['retry-after'];
   const seconds = typeof value === 'string' ? Number(value) : Number.NaN;
   return Number.isFinite(seconds) && seconds >= 0 ? Math.ceil(seconds) : undefined;
 }
 
-type StreamBody = Dispatcher.ResponseData['body'];
-
 /**
  * The stream's timer: first the deadline for the first chunk, then the
  * longest gap between chunks. While the consumer holds a chunk the timer
  * re-arms instead of firing, so only time spent waiting for the engine
- * counts. Firing destroys the body with an EngineTimeoutError, which aborts
+ * counts. Firing cancels the reply with an EngineTimeoutError, which aborts
  * the upstream request and surfaces from the pending read.
  */
 class StreamWatch {
@@ -348,7 +334,7 @@ class StreamWatch {
   private message: string;
 
   constructor(
-    readonly body: StreamBody,
+    readonly reply: Pick<StreamedReply, 'cancel'>,
     private readonly engineId: string,
     firstByteTimeoutMs: number,
     firstChunkWithinMs: number,
@@ -377,7 +363,7 @@ class StreamWatch {
       this.timer.refresh();
       return;
     }
-    this.body.destroy(new EngineTimeoutError(this.message));
+    this.reply.cancel(new EngineTimeoutError(this.message));
   }
 
   stop(): void {
