@@ -171,7 +171,8 @@ class OpenAIEngine implements Engine {
           bodyEnded = true;
           decoder.end();
         } else {
-          for (const buffer of buffers) decoder.push(buffer);
+          // One push for the whole read: the decoder's text is joined and scanned once, not once per buffer.
+          decoder.push(buffers.length === 1 ? (buffers[0] as Buffer) : Buffer.concat(buffers));
         }
         // Every event of this read, in one batch. One that fails to parse is
         // thrown after the batch before it has gone out, as if read alone.
