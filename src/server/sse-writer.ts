@@ -38,6 +38,7 @@ export class SseWriter {
   private firstChunk = true;
   private readonly shaper: ReplyChunkShaper | undefined;
   private lastWriteAt = Date.now();
+  private corked = false;
   private readonly ping: NodeJS.Timeout;
 
   constructor(
@@ -106,6 +107,25 @@ export class SseWriter {
   private write(text: string): boolean {
     if (this.response.writableEnded || this.response.destroyed) return true;
     this.lastWriteAt = Date.now();
+    if (!this.corked) {
+      // Held until this tick's promise jobs have run: when the engine's last batch
+      // and the end of its body came in one read, `[DONE]` and the end of the
+      // reply join this write instead of making one more.
+      this.corked = true;
+      this.response.cork();
+      process.nextTick(uncork, this);
+    }
     return this.response.write(text);
   }
+
+  /** The end of the tick after a write (see `write`). */
+  uncorkNow(): void {
+    this.corked = false;
+    if (!this.response.writableEnded) this.response.uncork();
+  }
+}
+
+/** Module-level so a write makes no closure. */
+function uncork(writer: SseWriter): void {
+  writer.uncorkNow();
 }
