@@ -14,6 +14,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import { abortReason } from './abort-reason.js';
 
 /** Queued bytes past which the socket is paused until the reader takes them. */
 const PAUSE_AT_BYTES = 64 * 1024;
@@ -27,13 +28,6 @@ export interface StreamedReply {
   text(): Promise<string>;
   /** Stops the reply: the request is cancelled (the engine sees its connection close), what was queued is dropped, and reads reject with `reason`. */
   cancel(reason: Error): void;
-}
-
-class ClientGoneError extends Error {
-  constructor() {
-    super('the caller went away');
-    this.name = 'AbortError';
-  }
 }
 
 /** Sends the request; resolves once the reply's head is in. `signal` aborting cancels it at any point. */
@@ -64,7 +58,7 @@ class StreamedReplyReader implements Dispatcher.DispatchHandler, StreamedReply {
 
   /** The signal aborted. */
   handleEvent(): void {
-    this.cancel(new ClientGoneError());
+    this.cancel(abortReason(this.signal));
   }
 
   cancel(reason: Error): void {

@@ -12,6 +12,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import { abortReason } from './abort-reason.js';
 
 export interface WholeReply {
   statusCode: number;
@@ -26,13 +27,6 @@ export class WholeReplyError extends Error {
   ) {
     super(cause instanceof Error ? cause.message : String(cause), { cause });
     this.name = 'WholeReplyError';
-  }
-}
-
-class ClientGoneError extends Error {
-  constructor() {
-    super('the caller went away');
-    this.name = 'AbortError';
   }
 }
 
@@ -64,13 +58,13 @@ class WholeReplyReader implements Dispatcher.DispatchHandler {
 
   /** The signal aborted: cancel the request now, or as soon as undici starts it. */
   handleEvent(): void {
-    this.controller?.abort(new ClientGoneError());
-    this.fail(new ClientGoneError());
+    this.controller?.abort(abortReason(this.signal));
+    this.fail(abortReason(this.signal));
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
-    if (this.settled) controller.abort(new ClientGoneError());
+    if (this.settled) controller.abort(abortReason(this.signal));
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
