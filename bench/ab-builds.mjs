@@ -19,8 +19,8 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startListeningChild, stopChild } from './lib/child-processes.mjs';
 import { chatBody, chatHeaders, checkReply } from './lib/chat-request.mjs';
-import { runWrk, runWrkInTurns, wrkInstalled } from './lib/load-generators.mjs';
-import { cpuMicroseconds } from './lib/process-statistics.mjs';
+import { cpuPerCallInTurns } from './lib/cpu-per-call.mjs';
+import { runWrk, wrkInstalled } from './lib/load-generators.mjs';
 import { mockEngineEntry } from './lib/repository-paths.mjs';
 import { median } from './lib/statistics.mjs';
 import { newAdminKey, startTaskgate } from './lib/start-taskgate.mjs';
@@ -62,9 +62,7 @@ try {
   const cpu = servers.map(() => /** @type {number[]} */ ([]));
   const ratios = [];
   for (let round = 0; round < rounds; round++) {
-    const before = servers.map((server) => cpuMicroseconds(server.pid));
-    const loads = await runWrkInTurns(targets, { connections, durationSeconds: 2 * seconds, directory, sliceMs: 100 });
-    const perCall = servers.map((server, at) => (cpuMicroseconds(server.pid) - /** @type {number} */ (before[at])) / /** @type {any} */ (loads[at]).completed);
+    const perCall = await cpuPerCallInTurns(servers, targets, { connections, seconds, directory, label: 'builds A/B' });
     perCall.forEach((value, at) => cpu[at]?.push(value));
     ratios.push(/** @type {number} */ (perCall[1]) / /** @type {number} */ (perCall[0]));
   }

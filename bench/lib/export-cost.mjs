@@ -21,15 +21,12 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chatBody, chatHeaders, checkReply } from './chat-request.mjs';
 import { startListeningChild, stopChild } from './child-processes.mjs';
-import { runWrkInTurns } from './load-generators.mjs';
+import { cpuPerCall, cpuPerCallInTurns } from './cpu-per-call.mjs';
 import { log } from './log.mjs';
-import { countAsOwn, cpuMicroseconds } from './process-statistics.mjs';
+import { countAsOwn } from './process-statistics.mjs';
 import { otlpSinkEntry } from './repository-paths.mjs';
 import { median } from './statistics.mjs';
 import { startTaskgate } from './start-taskgate.mjs';
-
-/** How often the two of a pair take turns within a round. */
-const TURN_MS = 100;
 
 /**
  * @typedef {object} ExportCostSettings
@@ -98,23 +95,17 @@ export async function measureExportCost(settings) {
   for (const server of all) for (const kind of ['json', 'stream']) await checkReply(targetOf(server, kind), kind === 'stream', `${kind} through taskgate pid ${server.pid}`);
 
   /** CPU µs per call of each of a pair over one round. @param {Awaited<ReturnType<typeof startTaskgate>>[]} pair @param {string} kind @param {number} round */
-  const measurePair = async (pair, kind, round) => {
-    const before = pair.map((server) => cpuMicroseconds(server.pid));
-    /** @type {import('./load-generators.mjs').LoadResult[]} */
-    let loads;
-    if (settings.useWrk) {
-      loads = await runWrkInTurns(pair.map((server) => targetOf(server, kind)), { connections: settings.connections, durationSeconds: 2 * seconds, directory, sliceMs: TURN_MS });
-    } else {
-      // One after the other, the first of the pair first in even rounds: a drift within the round favours neither.
-      loads = [];
-      const order = round % 2 === 0 ? [0, 1] : [1, 0];
-      for (const at of order) loads[at] = await saturate(seconds)(targetOf(/** @type {any} */ (pair[at]), kind));
-    }
-    return pair.map((server, at) => {
-      const load = /** @type {import('./load-generators.mjs').LoadResult} */ (loads[at]);
-      if (load.failed > 0) throw new Error(`OTel export A/B: ${load.failed} of ${load.completed + load.failed} calls failed on taskgate pid ${server.pid}`);
-      return (cpuMicroseconds(server.pid) - /** @type {number} */ (before[at])) / load.completed;
-    });
+  const measurePair = (pair, kind, round) => {
+    const targets = pair.map((server) => targetOf(server, kind));
+    const label = 'OTel export A/B';
+    if (settings.useWrk) return cpuPerCallInTurns(pair, targets, { connections: settings.connections, seconds, directory, label });
+    // One after the other, the first of the pair first in even rounds: a drift within the round favours neither.
+    return cpuPerCall(pair, async () => {
+      /** @type {import('./load-generators.mjs').LoadResult[]} */
+      const loads = [];
+      for (const at of round % 2 === 0 ? [0, 1] : [1, 0]) loads[at] = await saturate(seconds)(/** @type {any} */ (targets[at]));
+      return loads;
+    }, label);
   };
 
   /** @type {ExportCostOfKind[]} */
