@@ -21,20 +21,21 @@ import { startListeningChild, stopChild } from './lib/child-processes.mjs';
 import { chatBody, chatHeaders, checkReply } from './lib/chat-request.mjs';
 import { cpuPerCallInTurns } from './lib/cpu-per-call.mjs';
 import { runWrk, wrkInstalled } from './lib/load-generators.mjs';
-import { mockEngineEntry } from './lib/repository-paths.mjs';
+import { bareProxyEntry, mockEngineEntry } from './lib/repository-paths.mjs';
 import { median } from './lib/statistics.mjs';
 import { newAdminKey, startTaskgate } from './lib/start-taskgate.mjs';
 
 const { values } = parseArgs({
   options: {
     before: { type: 'string' },
+    bare: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '12' },
     seconds: { type: 'string', default: '2' },
     connections: { type: 'string', default: '32' },
     stream: { type: 'boolean', default: false },
   },
 });
-if (values.before === undefined) throw new Error('--before DIR: the other build (a checkout with dist/ built) is required');
+if (values.before === undefined && !values.bare) throw new Error('--before DIR (the other build: a checkout with dist/ built) or --bare (the bare pass-through) is required');
 if (!wrkInstalled()) throw new Error('wrk is required (Debian: apt-get install wrk): only it can be paused for the turns');
 const connections = Number(values.connections);
 const seconds = Number(values.seconds);
@@ -47,7 +48,12 @@ try {
   started.push(mock);
   const adminKey = newAdminKey();
   const servers = [];
-  for (const [name, entry] of [['before', join(resolve(values.before), 'dist', 'cli', 'main.js')], ['after', undefined]]) {
+  if (values.bare) {
+    const bare = await startListeningChild([bareProxyEntry, '--upstream', mock.line.url.replace(/\/v1$/, '')], 'bare_proxy', 'the bare pass-through');
+    started.push(bare);
+    servers.push({ pid: bare.pid, origin: `http://127.0.0.1:${bare.line.port}` });
+  }
+  for (const [name, entry] of values.bare ? [['after', undefined]] : [['before', join(resolve(values.before ?? ''), 'dist', 'cli', 'main.js')], ['after', undefined]]) {
     const own = join(directory, name);
     mkdirSync(own);
     const server = await startTaskgate({ directory: own, mockUrl: mock.line.url, gapMockUrl: mock.line.url, adminKey, entry });
@@ -67,7 +73,7 @@ try {
     ratios.push(/** @type {number} */ (perCall[1]) / /** @type {number} */ (perCall[0]));
   }
   const format = (/** @type {number[]} */ list) => list.map((value) => value.toFixed(0)).join(' ');
-  console.log(`${values.stream ? 'stream' : 'JSON'}, CPU µs per call, ${rounds} rounds of ${seconds} s each, in turns: before ${format(cpu[0] ?? [])} | after ${format(cpu[1] ?? [])}`);
+  console.log(`${values.stream ? 'stream' : 'JSON'}, CPU µs per call, ${rounds} rounds of ${seconds} s each, in turns: ${values.bare ? 'bare' : 'before'} ${format(cpu[0] ?? [])} | after ${format(cpu[1] ?? [])}`);
   console.log(`after / before ${median(ratios).toFixed(3)} (the median of the rounds'); medians: before ${median(cpu[0] ?? []).toFixed(0)}, after ${median(cpu[1] ?? []).toFixed(0)} µs`);
 } finally {
   for (const { child } of started.reverse()) await stopChild(child, 10_000);

@@ -205,6 +205,7 @@ function traceMaker(run: string, startAt: number) {
       promptTokens: 150 + Math.floor(random() * 120), completionTokens: Math.floor(random() * 300), costUsd: random() * 0.001,
       latencyMs: 200 + random() * 2_000, ttftMs: stream ? 20 + random() * 200 : null, stream, metadata: random() < 0.2 ? { ticket: `T-${index}` } : null,
       startedAt: Math.floor(startAt + (index - 1) * spacingMs), requestBody, replyBody,
+      engineSeconds: stream ? 0.4 : null, measuredCostUsd: stream ? 0.000_02 : null,
     };
   };
   return { batch: (size: number, spacingMs = 5) => Array.from({ length: size }, () => one(spacingMs)) };

@@ -20,7 +20,8 @@
  * gauges of amounts (calls in flight, queue lengths), while the 0/1 gauges of
  * a state report 1 when any worker is in it (`aggregator: 'max'`).
  */
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
+import { CounterFamily, HistogramFamily, observe, type CounterCell, type HistogramCell } from './metric-families.js';
 import { errorFields, type Logger } from '../log/logger.js';
 import type { EngineLoad } from '../engines/engine-meter.js';
 import type { Trace, TraceStatus } from '../store/store.js';
@@ -69,7 +70,8 @@ export interface Metrics {
 }
 
 /** One registry's metrics as prom-client's `getMetricsAsJSON` gives them. */
-export type MetricsSnapshot = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
+/** prom-client's JSON form of a registry's metrics (`getMetricsAsJSON`), read only by `AggregatorRegistry`. */
+export type MetricsSnapshot = object[];
 
 export interface MetricsOptions {
   sources: MetricSources;
@@ -93,12 +95,19 @@ const overheadBuckets = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
 type ScopeLabels = { project: string; workload: string; model: string };
 type EnvironmentLabels = ScopeLabels & { environment: string };
 
-/** The label objects of one (project, workload, model, environment), built once and reused on every call. */
+/** The cells of one (project, workload, model, environment), bound once and added to on every call. */
 interface CallSeries {
   scope: ScopeLabels;
+  /** Cells are made on first use, here and below: a series reports only what happened. */
+  byStatus: Partial<Record<TraceStatus, CounterCell>>;
+  byErrorClass: Map<string, CounterCell>;
+  promptTokens: CounterCell;
+  completionTokens: CounterCell;
+  cost: CounterCell;
+  measuredCost: CounterCell | undefined;
   withEnvironment: EnvironmentLabels;
-  byStatus: Record<TraceStatus, EnvironmentLabels & { status: string }>;
-  byErrorClass: Map<string, ScopeLabels & { error_class: string }>;
+  latency: HistogramCell | undefined;
+  ttft: HistogramCell | undefined;
 }
 
 interface AccountScopes {
@@ -114,33 +123,29 @@ export function createMetrics(options: MetricsOptions): Metrics {
   collectDefaultMetrics({ register });
 
   // Label sets stay small: no account, user, key or request id; histograms also leave out the environment.
-  const scopeNames = ['project', 'workload', 'model'] as const;
-  const environmentNames = [...scopeNames, 'environment'] as const;
   const counter = <Label extends string>(name: string, help: string, labelNames: readonly Label[] = []) =>
     new Counter({ name, help, labelNames, registers: [register] });
   const gauge = <Label extends string>(name: string, help: string, labelNames: readonly Label[] = [], aggregator: Aggregator = 'sum') =>
     new Gauge({ name, help, labelNames, aggregator, registers: [register] });
-  const histogram = (name: string, help: string, buckets: number[]) =>
-    new Histogram({ name, help, labelNames: scopeNames, buckets, registers: [register] });
 
-  const requests = counter('taskgate_requests_total', 'Inference calls finished, by outcome.', [...environmentNames, 'status']);
-  const errors = counter('taskgate_errors_total', 'Failed or aborted inference calls, by stable error code.', [...scopeNames, 'error_class']);
-  const promptTokens = counter('taskgate_prompt_tokens_total', 'Prompt tokens billed.', environmentNames);
-  const completionTokens = counter('taskgate_completion_tokens_total', 'Completion tokens billed.', environmentNames);
-  const cost = counter('taskgate_cost_usd_total', 'Cost of inference calls in US dollars, at catalog prices.', environmentNames);
-  const measuredCost = counter('taskgate_measured_cost_usd_total', 'Cost of inference calls in US dollars, measured: their share of engine time at the engine\'s cost_per_hour (only calls on engines that have one).', environmentNames);
-  const latency = histogram('taskgate_request_duration_seconds', 'Whole-call latency of successful calls (status ok).', latencyBuckets);
-  const ttft = histogram('taskgate_time_to_first_token_seconds', 'Time to first token of streamed calls that produced one.', ttftBuckets);
-  const overhead = new Histogram({
-    name: 'taskgate_gateway_overhead_seconds',
-    help: 'taskgate\'s own time per chat reply before its head, the wait on engines excluded (the gateway part of Server-Timing).',
-    labelNames: ['stream'] as const,
-    buckets: overheadBuckets,
-    registers: [register],
-  });
-  // Bound once: observing builds no label object per call.
-  const overheadOfJson = overhead.labels('false');
-  const overheadOfStream = overhead.labels('true');
+  // Observed on every call: plain cells, labels bound once per series (metric-families.ts says why not prom-client's).
+  const requests = new CounterFamily('taskgate_requests_total', 'Inference calls finished, by outcome.');
+  const errors = new CounterFamily('taskgate_errors_total', 'Failed or aborted inference calls, by stable error code.');
+  const promptTokens = new CounterFamily('taskgate_prompt_tokens_total', 'Prompt tokens billed.');
+  const completionTokens = new CounterFamily('taskgate_completion_tokens_total', 'Completion tokens billed.');
+  const cost = new CounterFamily('taskgate_cost_usd_total', 'Cost of inference calls in US dollars, at catalog prices.');
+  const measuredCost = new CounterFamily('taskgate_measured_cost_usd_total', 'Cost of inference calls in US dollars, measured: their share of engine time at the engine\'s cost_per_hour (only calls on engines that have one).');
+  const latency = new HistogramFamily('taskgate_request_duration_seconds', 'Whole-call latency of successful calls (status ok).', latencyBuckets);
+  const ttft = new HistogramFamily('taskgate_time_to_first_token_seconds', 'Time to first token of streamed calls that produced one.', ttftBuckets);
+  const overhead = new HistogramFamily(
+    'taskgate_gateway_overhead_seconds',
+    'taskgate\'s own time per chat reply before its head, the wait on engines excluded (the gateway part of Server-Timing).',
+    overheadBuckets,
+  );
+  let overheadOfJson: HistogramCell | undefined;
+  let overheadOfStream: HistogramCell | undefined;
+  const families = [requests, errors, promptTokens, completionTokens, cost, measuredCost, latency, ttft, overhead];
+  const familySnapshots = () => families.map((family) => family.snapshot());
 
   const engineInFlight = gauge('taskgate_engine_in_flight_requests', 'Calls running on a model replica.', ['engine', 'model']);
   const engineQueued = gauge('taskgate_engine_queued_requests', 'Calls waiting for a slot on a model replica.', ['engine', 'model']);
@@ -208,13 +213,15 @@ export function createMetrics(options: MetricsOptions): Metrics {
       const withEnvironment = { ...scope, environment: trace.environment };
       found = {
         scope,
-        withEnvironment,
-        byStatus: {
-          ok: { ...withEnvironment, status: 'ok' },
-          error: { ...withEnvironment, status: 'error' },
-          aborted: { ...withEnvironment, status: 'aborted' },
-        },
+        byStatus: {},
         byErrorClass: new Map(),
+        promptTokens: promptTokens.cell(withEnvironment),
+        completionTokens: completionTokens.cell(withEnvironment),
+        cost: cost.cell(withEnvironment),
+        measuredCost: undefined,
+        withEnvironment,
+        latency: undefined,
+        ttft: undefined,
       };
       series.set(key, found);
     }
@@ -223,24 +230,24 @@ export function createMetrics(options: MetricsOptions): Metrics {
 
   function observeCall(trace: Trace): void {
     const call = seriesOf(trace);
-    requests.inc(call.byStatus[trace.status], 1);
+    (call.byStatus[trace.status] ??= requests.cell({ ...call.withEnvironment, status: trace.status })).value += 1;
     if (trace.status !== 'ok' || trace.errorClass !== null) {
       const errorClass = trace.errorClass ?? 'unknown';
-      let labels = call.byErrorClass.get(errorClass);
-      if (labels === undefined) {
-        labels = { ...call.scope, error_class: errorClass };
-        call.byErrorClass.set(errorClass, labels);
+      let cell = call.byErrorClass.get(errorClass);
+      if (cell === undefined) {
+        cell = errors.cell({ ...call.scope, error_class: errorClass });
+        call.byErrorClass.set(errorClass, cell);
       }
-      errors.inc(labels, 1);
+      cell.value += 1;
     }
     // Counted whatever the outcome: an aborted stream still used (and cost) its tokens.
-    promptTokens.inc(call.withEnvironment, amount(trace.promptTokens));
-    completionTokens.inc(call.withEnvironment, amount(trace.completionTokens));
-    cost.inc(call.withEnvironment, amount(trace.costUsd));
-    if (trace.measuredCostUsd !== null) measuredCost.inc(call.withEnvironment, amount(trace.measuredCostUsd));
+    call.promptTokens.value += amount(trace.promptTokens);
+    call.completionTokens.value += amount(trace.completionTokens);
+    call.cost.value += amount(trace.costUsd);
+    if (trace.measuredCostUsd !== null) (call.measuredCost ??= measuredCost.cell(call.withEnvironment)).value += amount(trace.measuredCostUsd);
     // A failure's latency says how fast it failed (a 400 in a millisecond, a 504 at the timeout), not how fast calls are served.
-    if (trace.status === 'ok') latency.observe(call.scope, amount(trace.latencyMs) / 1000);
-    if (trace.stream && trace.ttftMs !== null) ttft.observe(call.scope, amount(trace.ttftMs) / 1000);
+    if (trace.status === 'ok') observe((call.latency ??= latency.cell(call.scope)), amount(trace.latencyMs) / 1000);
+    if (trace.stream && trace.ttftMs !== null) observe((call.ttft ??= ttft.cell(call.scope)), amount(trace.ttftMs) / 1000);
   }
 
   /**
@@ -313,15 +320,18 @@ export function createMetrics(options: MetricsOptions): Metrics {
   return {
     observeCall,
     observeGatewayOverhead(seconds, stream) {
-      (stream ? overheadOfStream : overheadOfJson).observe(amount(seconds));
+      const cell = stream ? (overheadOfStream ??= overhead.cell({ stream: 'true' })) : (overheadOfJson ??= overhead.cell({ stream: 'false' }));
+      observe(cell, amount(seconds));
     },
     async render() {
       readSources();
-      return { contentType: register.contentType, body: await register.metrics() };
+      // Both end in one line feed; prom-client separates families with an empty line.
+      const calls = await AggregatorRegistry.aggregate([familySnapshots()]).metrics();
+      return { contentType: register.contentType, body: `${await register.metrics()}\n${calls}` };
     },
     async snapshot() {
       readSources();
-      return register.getMetricsAsJSON();
+      return [...(await register.getMetricsAsJSON()), ...familySnapshots()];
     },
   };
 }
