@@ -15,13 +15,14 @@ import type {
   ChoiceLogprobs,
   ChunkChoice,
   ChunkDelta,
-  FinishReason,
   ToolCall,
   ToolCallDelta,
   Usage,
 } from '../api/chat-types.js';
 import { EngineError } from '../api/errors.js';
 import type { EngineChunk, EngineCompletion, EngineRequest } from './engine.js';
+import { finishReasonOf } from './finish-reason.js';
+import { readQuickStreamEvent } from './quick-stream-event.js';
 
 type JsonObject = Record<string, unknown>;
 
@@ -192,31 +193,6 @@ function reasoningOf(value: JsonObject): string | undefined {
 }
 
 /**
- * The contract's finish reasons. Older TGI says `eos_token` or
- * `stop_sequence`, proxies in front of other APIs may say `max_tokens`; an
- * unknown reason is reported as `stop` so clients that switch on the OpenAI
- * values keep working.
- */
-export function finishReasonOf(value: unknown): FinishReason | null {
-  switch (value) {
-    case 'stop':
-    case 'length':
-    case 'tool_calls':
-    case 'content_filter':
-    case 'function_call':
-      return value;
-    case null:
-    case undefined:
-    case '':
-      return null;
-    case 'max_tokens':
-      return 'length';
-    default:
-      return typeof value === 'string' ? 'stop' : null;
-  }
-}
-
-/**
  * Usage when it has the two counts that matter, rebuilt as OpenAI's
  * `CompletionUsage`: integer counts, `total_tokens` filled in when missing,
  * and the two detail objects with their integer counts only. vLLM sends
@@ -277,6 +253,12 @@ export const streamDone = '[DONE]';
  * `model`). Throws EngineError for an error event or an unparseable one.
  */
 export function parseStreamEvent(data: string, engineId: string): EngineChunk | null {
+  // Most events are plain text deltas, read with one regular expression (quick-stream-event.ts).
+  return readQuickStreamEvent(data) ?? parseStreamEventFully(data, engineId);
+}
+
+/** `parseStreamEvent` by JSON.parse, for every event the quick reader leaves: the reference it is tested against. */
+export function parseStreamEventFully(data: string, engineId: string): EngineChunk | null {
   let event: unknown;
   try {
     event = JSON.parse(data);
