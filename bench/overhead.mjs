@@ -53,6 +53,7 @@ import { redacted, prepareSharedBackends, readSharedDatabase } from './lib/share
 import { pathLabels, sharedPaths } from './lib/measurement-paths.mjs';
 import { describeEnvironment } from './lib/describe-environment.mjs';
 import { evaluateTargets } from './lib/evaluate-targets.mjs';
+import { measureAgainstBare } from './lib/against-bare.mjs';
 import { measureExportCost } from './lib/export-cost.mjs';
 import { runAutocannon, runWrk, wrkInstalled, wrkVersion } from './lib/load-generators.mjs';
 import { log } from './lib/log.mjs';
@@ -131,6 +132,18 @@ async function main() {
     const { runs, completedByPath } = await runMeasurements({ options, kinds, paths, servers, targetFor, saturate });
     const medians = mediansOf(runs, kinds, paths);
     const warnings = warningsOf(runs, paths, options.maxNoisePercent);
+
+    // The CPU-per-call targets: taskgate and the pass-through in turns (against-bare.mjs says why).
+    const againstBare =
+      useWrk && servers.bare !== null
+        ? await measureAgainstBare({ bare: servers.bare, taskgate: servers.taskgate }, (path, kind) => targetFor(path, kind), {
+            kinds,
+            rounds: options.bareRounds,
+            seconds: 2,
+            connections: options.connections,
+            directory,
+          })
+        : null;
 
     // What OpenTelemetry export costs, A/B on pairs of fresh taskgates (bench/lib/export-cost.mjs says why not one pair).
     const exportCost = options.skipOtel
@@ -216,8 +229,9 @@ async function main() {
       tracesStored: traceCount,
       shared: sharedReport,
       medians,
+      againstBare,
       exportCost,
-      targets: evaluateTargets(medians, exportCost, options),
+      targets: evaluateTargets(medians, againstBare, exportCost, options),
       warnings: [...new Set(warnings)],
       runs,
     };

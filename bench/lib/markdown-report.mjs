@@ -123,6 +123,7 @@ export function markdownReport(report) {
     lines.push('');
   }
 
+  if (report.againstBare != null) lines.push(...againstBareLines(report.againstBare), '');
   if (report.exportCost != null) lines.push(...exportCostLines(report.exportCost), '');
 
   if (report.targets.length > 0) {
@@ -178,6 +179,27 @@ function sharedNotes(report) {
     );
   }
   return notes;
+}
+
+/**
+ * taskgate against the bare pass-through, in turns (against-bare.mjs).
+ * @param {Awaited<ReturnType<typeof import('./against-bare.mjs').measureAgainstBare>>} against
+ */
+function againstBareLines(against) {
+  const lines = [
+    `**Against the bare pass-through, in turns**: taskgate (SQLite + memory) and the pass-through loaded in turns within each round ` +
+      `(${format(2 * against.seconds)} s, switching every 100 ms), ${against.rounds} rounds at saturation; the CPU-per-call targets use the median of the rounds' ratios:`,
+    '',
+    "| Load | bare pass-through CPU µs/req | taskgate CPU µs/req | taskgate / bare (median of the rounds) | rounds' ratios [min–max] |",
+    '|---|---:|---:|---:|---|',
+  ];
+  for (const entry of against.kinds) {
+    lines.push(
+      `| ${entry.kind === 'json' ? 'JSON' : 'stream (23 events)'} | ${format(median(entry.bare))} | ${format(median(entry.taskgate))} | **${format(entry.ratio, 2)}×** | ` +
+        `[${format(Math.min(...entry.ratios), 2)}–${format(Math.max(...entry.ratios), 2)}] |`,
+    );
+  }
+  return lines;
 }
 
 /**

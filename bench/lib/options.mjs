@@ -24,6 +24,8 @@ Options:
   --retries N           at most N such re-runs per measurement (default 2; 0 to disable)
   --only KIND           json | stream | all (default all)
   --skip-baseline       do not measure the bare node:http + undici pass-through
+  --bare-rounds N       rounds of taskgate against the bare pass-through in turns (wrk; default 8;
+                        --quick: 2): the CPU-per-call targets are their median ratio
   --skip-otel           do not measure what OpenTelemetry export costs (pairs of taskgates,
                         one of each exporting every span over OTLP/HTTP to a local sink)
   --otel-pairs N        pairs of taskgates (export off, export on) in that A/B (default 3; --quick: 1)
@@ -64,6 +66,7 @@ Options:
  * @property {boolean} skipBaseline
  * @property {boolean} skipOtel
  * @property {number} otelPairs
+ * @property {number} bareRounds
  * @property {number} otelRounds
  * @property {number} otelSeconds
  * @property {boolean} skipShared
@@ -92,6 +95,7 @@ export function readOptions() {
       keep: { type: 'boolean', default: false },
       'skip-baseline': { type: 'boolean', default: false },
       'skip-otel': { type: 'boolean', default: false },
+      'bare-rounds': { type: 'string' },
       'otel-pairs': { type: 'string' },
       'otel-rounds': { type: 'string' },
       'otel-seconds': { type: 'string', default: '2' },
@@ -127,6 +131,7 @@ export function readOptions() {
     keep: values.keep === true,
     skipBaseline: values['skip-baseline'] === true,
     skipOtel: values['skip-otel'] === true,
+    bareRounds: Math.round(positiveNumber(values['bare-rounds'] ?? (quick ? '2' : '8'), '--bare-rounds', 100)),
     otelPairs: Math.round(positiveNumber(values['otel-pairs'] ?? (quick ? '1' : '3'), '--otel-pairs', 10)),
     otelRounds: Math.round(positiveNumber(values['otel-rounds'] ?? (quick ? '2' : '8'), '--otel-rounds', 100)),
     otelSeconds: positiveNumber(values['otel-seconds'], '--otel-seconds', 600),
