@@ -75,7 +75,7 @@ export interface StartOptions {
 
 export async function startTaskgate(settings: Settings, logger: Logger, options: StartOptions = {}): Promise<Taskgate> {
   const { config } = settings;
-  const store = withStoreErrors(options.store ?? openStore(settings.store));
+  const store = withStoreErrors(options.store ?? (await openStore(settings.store)));
   await store.migrate();
   // A key the operator chose is in place before the first call; a generated one only once the port is ours (below).
   const bootstrap = options.bootstrapAdminKey ?? true;

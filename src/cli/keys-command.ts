@@ -39,7 +39,7 @@ export async function keysCommand(argv: string[], environment: NodeJS.ProcessEnv
 async function withStore<T>(values: { config?: string; 'data-dir'?: string }, environment: NodeJS.ProcessEnv, work: (store: Store) => Promise<T>): Promise<T> {
   const settings = loadSettings({ configPath: values.config, dataDirectory: values['data-dir'] }, environment);
   openDataDirectory(settings);
-  const store = openStore(settings.store);
+  const store = await openStore(settings.store);
   try {
     await store.migrate();
     return await work(store);

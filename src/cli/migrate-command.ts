@@ -45,7 +45,7 @@ export async function migrateCommand(argv: string[], environment: NodeJS.Process
   try {
     applied = await applyMigrations(settings.store);
     // The store's own start-up work beyond the schema (PostgreSQL's trace partitions of the days ahead), as `serve` does it.
-    const store = openStore(settings.store);
+    const store = await openStore(settings.store);
     try {
       await store.migrate();
     } finally {

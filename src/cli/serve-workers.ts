@@ -40,7 +40,7 @@ export interface ServeWorkersOptions {
 
 export async function serveWorkers(options: ServeWorkersOptions): Promise<void> {
   const { settings, logger } = options;
-  const store = withStoreErrors(openStore(settings.store));
+  const store = withStoreErrors(await openStore(settings.store));
   let fleet: WorkerFleet;
   try {
     await store.migrate();

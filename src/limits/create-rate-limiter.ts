@@ -8,9 +8,10 @@ import type { LimitsLocation } from '../config/load-config.js';
 import type { Logger } from '../log/logger.js';
 import { createMemoryRateLimiter } from './memory/memory-rate-limiter.js';
 import type { RateLimiter } from './rate-limiter.js';
-import { createRedisRateLimiter } from './redis/redis-rate-limiter.js';
 
 export async function createRateLimiter(location: LimitsLocation, options: { logger: Logger }): Promise<RateLimiter> {
   if (location.type === 'memory') return createMemoryRateLimiter();
+  // Loaded only when named, as the PostgreSQL store is (open-store.ts).
+  const { createRedisRateLimiter } = await import('./redis/redis-rate-limiter.js');
   return createRedisRateLimiter({ url: location.url, logger: options.logger });
 }

@@ -1,22 +1,25 @@
 /**
  * The store the settings name: SQLite (its folder created if need be), or
  * PostgreSQL; either publishes its changes to the other processes on it
- * (`change-notices.ts`).
+ * (`change-notices.ts`). The PostgreSQL back end (and `pg`) is loaded only
+ * when named: on SQLite it would add some 10 MB to every process for nothing.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { StoreLocation } from '../config/load-config.js';
-import { createPostgresStore } from './postgres/postgres-store.js';
 import { createSqliteStore } from './sqlite/sqlite-store.js';
 import { withChangeNotices } from './change-notices.js';
 import type { Store } from './store.js';
 
-export function openStore(location: StoreLocation): Store {
-  return withChangeNotices(openBackEnd(location));
+export async function openStore(location: StoreLocation): Promise<Store> {
+  return withChangeNotices(await openBackEnd(location));
 }
 
-function openBackEnd(location: StoreLocation): Store {
-  if (location.type === 'postgres') return createPostgresStore({ url: location.url, poolSize: location.poolSize });
+async function openBackEnd(location: StoreLocation): Promise<Store> {
+  if (location.type === 'postgres') {
+    const { createPostgresStore } = await import('./postgres/postgres-store.js');
+    return createPostgresStore({ url: location.url, poolSize: location.poolSize });
+  }
   if (location.path !== ':memory:') mkdirSync(dirname(location.path), { recursive: true });
   return createSqliteStore({ path: location.path });
 }

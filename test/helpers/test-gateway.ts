@@ -68,7 +68,7 @@ export async function startTestGateway(configYaml = '', variables: Record<string
     offline: true,
     telemetry: telemetrySettings(config, variables),
   };
-  const gateway = await startTaskgate(settings, logger, { store: options.wrapStore?.(openStore(settings.store)) });
+  const gateway = await startTaskgate(settings, logger, { store: options.wrapStore?.(await openStore(settings.store)) });
   const origin = `http://127.0.0.1:${gateway.port}`;
   let stopped = false;
   async function traces(accountName = 'default'): Promise<Trace[]> {
