@@ -65,6 +65,8 @@ export function readQuickStreamEvent(text: string): EngineChunk | undefined {
 
 /** The last `system_fingerprint` when it is a string (JSON.parse keeps the last of repeated keys); none can hide in a value, which holds no bare quote. */
 function fingerprintOf(text: string): string | undefined {
+  // A forward search first: lastIndexOf walks the whole event character by character.
+  if (!text.includes('"system_fingerprint":"')) return undefined;
   const at = text.lastIndexOf('"system_fingerprint":');
   if (at === -1) return undefined;
   fingerprintAt.lastIndex = at;

@@ -19,6 +19,7 @@ import type { RequestNotes } from '../api/chat-types.js';
 import { ReplyChunkShaper } from '../api/chat-reply.js';
 import { toErrorBody, type GatewayError } from '../api/errors.js';
 import type { EngineChunk } from '../engines/engine.js';
+import { choicesJson } from './choices-json.js';
 
 export interface SseWriterOptions {
   id: string;
@@ -78,8 +79,8 @@ export class SseWriter {
       const first = chunk.choices[0];
       if (first !== undefined && first.delta.role === undefined) first.delta = { role: 'assistant', ...first.delta };
     }
-    const choices = this.shaper === undefined ? chunk.choices : this.shaper.shape(chunk.choices);
-    let event = `${this.prefix},"choices":${JSON.stringify(choices)}`;
+    const choices = this.shaper === undefined ? choicesJson(chunk.choices) : JSON.stringify(this.shaper.shape(chunk.choices));
+    let event = `${this.prefix},"choices":${choices}`;
     if (usageOnly) event += `,"usage":${JSON.stringify(chunk.usage)}`;
     if (chunk.system_fingerprint != null) event += `,"system_fingerprint":${JSON.stringify(chunk.system_fingerprint)}`;
     if (this.firstChunk && this.options.metadata !== undefined) event += `,"metadata":${JSON.stringify(this.options.metadata)}`;

@@ -1,0 +1,48 @@
+/**
+ * An event's `choices` as JSON.stringify writes them, by hand for the common
+ * case: one choice with a text delta (`role`, `content`) and a finish reason,
+ * no logprobs. JSON.stringify spent some 0.7-1.2 µs an event walking these
+ * objects; this writes the same bytes with one string escape (the content's).
+ * The objects' own key order is followed, and any other shape (tool calls,
+ * reasoning, several choices, a key it does not know) is left to
+ * JSON.stringify, so the bytes are always JSON.stringify's: the tests hold
+ * the two to that.
+ */
+import type { ChunkChoice, ChunkDelta } from '../api/chat-types.js';
+
+export function choicesJson(choices: readonly ChunkChoice[]): string {
+  if (choices.length === 1) {
+    const text = plainChoiceJson(choices[0] as ChunkChoice);
+    if (text !== undefined) return `[${text}]`;
+  }
+  return JSON.stringify(choices);
+}
+
+/** `{"index":…,"delta":…,"finish_reason":…}` when the choice has exactly those keys in that order (and perhaps an undefined `logprobs`). */
+function plainChoiceJson(choice: ChunkChoice): string | undefined {
+  let step = 0;
+  for (const key in choice) {
+    const expected = step === 0 ? 'index' : step === 1 ? 'delta' : step === 2 ? 'finish_reason' : 'logprobs';
+    if (key !== expected || (step === 3 && choice.logprobs !== undefined)) return undefined;
+    step++;
+  }
+  if (step < 3 || !Number.isInteger(choice.index)) return undefined;
+  const delta = textDeltaJson(choice.delta);
+  if (delta === undefined) return undefined;
+  const finish = choice.finish_reason;
+  if (finish !== null && typeof finish !== 'string') return undefined;
+  return `{"index":${choice.index},"delta":${delta},"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)}}`;
+}
+
+/** `{"role":"assistant","content":…}` or part of it, keys in the object's order; undefined for any other key or value. */
+function textDeltaJson(delta: ChunkDelta): string | undefined {
+  let text = '';
+  for (const key in delta) {
+    if (key === 'role' && delta.role === 'assistant') text += `${text === '' ? '' : ','}"role":"assistant"`;
+    else if (key === 'content' && typeof delta.content === 'string') text += `${text === '' ? '' : ','}"content":${JSON.stringify(delta.content)}`;
+    else if (key === 'content' && delta.content === null) text += `${text === '' ? '' : ','}"content":null`;
+    // A key whose value is undefined is left out, as JSON.stringify leaves it out.
+    else if ((delta as Record<string, unknown>)[key] !== undefined) return undefined;
+  }
+  return `{${text}}`;
+}
