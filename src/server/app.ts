@@ -163,7 +163,13 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
     { pattern: ['v1', 'feedback'], methods: { POST: json(undefined, async (context, key) => routing.feedback(key, await body(context, 65_536))) } },
   ];
 
+  // Paths without a parameter (the inference endpoint among them) are found with one lookup.
+  const staticRoutes = new Map(routes.filter((route) => !route.pattern.includes('*')).map((route) => [`/${route.pattern.join('/')}`, route]));
+  const noParameters: string[] = [];
+
   function match(path: string): { route: Route; parameters: string[] } | undefined {
+    const exact = staticRoutes.get(path);
+    if (exact !== undefined) return { route: exact, parameters: noParameters };
     const segments = path.split('/').slice(1);
     if (segments.length > 1 && segments[segments.length - 1] === '') segments.pop();
     for (const route of routes) {
