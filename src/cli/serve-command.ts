@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
-import { setFlagsFromString } from 'node:v8';
 import { loadSettings, type Settings } from '../config/load-config.js';
 import { createLogger } from '../log/logger.js';
 import { startTaskgate } from '../main.js';
 import { createModelDownloads } from '../models/model-downloads.js';
+import { tuneHeapForServing } from '../server/heap-tuning.js';
 import { describeStoreLocation } from '../store/open-store.js';
 import { CliError, UsageError } from './cli-error.js';
 import { checkDataDirectory } from './data-directory.js';
@@ -39,11 +39,7 @@ Environment:
   TASKGATE_MODEL_CATALOG  a JSON file of models to use instead of the built-in catalog`;
 
 export async function serveCommand(argv: string[], environment: NodeJS.ProcessEnv): Promise<void> {
-  // A call's objects live for milliseconds, but V8's allocation-site pretenuring, having seen
-  // some of them survive a young collection under load, moves whole allocation sites to the
-  // old generation: the old generation then fills with garbage that only a full collection
-  // frees. Off, a saturated process spent half the GC time and peaked lower (docs/benchmarks.md).
-  setFlagsFromString('--no-allocation-site-pretenuring');
+  tuneHeapForServing();
   const { values, help } = parseCommand(
     argv,
     { config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'data-dir': { type: 'string' }, workers: { type: 'string' }, 'no-pull': { type: 'boolean' } },
