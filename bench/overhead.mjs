@@ -55,6 +55,7 @@ import { describeEnvironment } from './lib/describe-environment.mjs';
 import { evaluateTargets } from './lib/evaluate-targets.mjs';
 import { measureAgainstBare } from './lib/against-bare.mjs';
 import { measureExportCost } from './lib/export-cost.mjs';
+import { measureMemoryGrowth } from './lib/memory-growth.mjs';
 import { runAutocannon, runWrk, wrkInstalled, wrkVersion } from './lib/load-generators.mjs';
 import { log } from './lib/log.mjs';
 import { markdownReport } from './lib/markdown-report.mjs';
@@ -145,6 +146,13 @@ async function main() {
           })
         : null;
 
+    // Memory over a sustained run: RSS at its start and end (memory-growth.mjs).
+    const growth =
+      options.growthSeconds > 0
+        ? await measureMemoryGrowth(servers.taskgate, kinds.map((kind) => targetFor('through', kind)), { seconds: options.growthSeconds, sampleSeconds: 10, saturate })
+        : null;
+    if (growth !== null && growth.failed > 0) warnings.push(`${growth.failed} calls failed in the memory growth run`);
+
     // What OpenTelemetry export costs, A/B on pairs of fresh taskgates (bench/lib/export-cost.mjs says why not one pair).
     const exportCost = options.skipOtel
       ? null
@@ -230,8 +238,9 @@ async function main() {
       shared: sharedReport,
       medians,
       againstBare,
+      growth,
       exportCost,
-      targets: evaluateTargets(medians, againstBare, exportCost, options),
+      targets: evaluateTargets(medians, againstBare, growth, exportCost, options),
       warnings: [...new Set(warnings)],
       runs,
     };

@@ -7,6 +7,8 @@
 import { format, signed } from './number-format.mjs';
 import { median } from './statistics.mjs';
 
+/** RSS at the end of the growth run, at most this much above its start. */
+const GROWTH_RATIO = 1.1;
 /** Server CPU per call, at most this many times the pass-through's. */
 const CPU_RATIO = 2;
 /** Stream time to first byte, p50, at most this much above the pass-through's. */
@@ -18,10 +20,11 @@ const PEAK_RSS_MB = 160;
 /**
  * @param {any} medians
  * @param {Awaited<ReturnType<typeof import('./against-bare.mjs').measureAgainstBare>> | null} againstBare
+ * @param {Awaited<ReturnType<typeof import('./memory-growth.mjs').measureMemoryGrowth>> | null} growth
  * @param {Awaited<ReturnType<typeof import('./export-cost.mjs').measureExportCost>> | null} exportCost
  * @param {import("./options.mjs").Options} options
  */
-export function evaluateTargets(medians, againstBare, exportCost, options) {
+export function evaluateTargets(medians, againstBare, growth, exportCost, options) {
   const targets = [];
   // In turns when wrk could take them (the precise figure), else from the saturation table.
   for (const entry of againstBare?.kinds ?? []) {
@@ -45,6 +48,13 @@ export function evaluateTargets(medians, againstBare, exportCost, options) {
   }
   const peakRss = Math.max(...medians.saturation.map((/** @type {any} */ entry) => entry.through.serverPeakRssMegabytes));
   if (Number.isFinite(peakRss)) targets.push({ target: `taskgate peak RSS ≤ ${PEAK_RSS_MB} MB (saturation)`, measured: `${format(peakRss)} MB`, met: peakRss <= PEAK_RSS_MB });
+  if (growth !== null) {
+    targets.push({
+      target: `no memory growth under ${format(growth.seconds / 60, 1)} minutes of saturation (RSS at the end ≤ ${format(100 * (GROWTH_RATIO - 1))}% over its start)`,
+      measured: `${format(growth.startMegabytes)} MB at the start, ${format(growth.endMegabytes)} MB at the end (peak ${format(growth.peakMegabytes)} MB, ${format(growth.calls)} calls)`,
+      met: growth.endMegabytes <= GROWTH_RATIO * growth.startMegabytes,
+    });
+  }
   // Same run, same load: the CPU a span per call costs, with its export to a local OTLP sink (the A/B's median ratio).
   for (const { kind, ratio } of exportCost?.kinds ?? []) {
     const name = kind === 'json' ? 'non-streamed call' : 'stream';

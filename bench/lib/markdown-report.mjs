@@ -124,6 +124,14 @@ export function markdownReport(report) {
   }
 
   if (report.againstBare != null) lines.push(...againstBareLines(report.againstBare), '');
+  if (report.growth != null) {
+    const { growth } = report;
+    lines.push(
+      `**Memory under sustained load**: taskgate (SQLite + memory) saturated for ${format(growth.seconds)} s (JSON and streams at once, ${format(growth.calls)} calls); ` +
+        `RSS MB every 10 s: ${growth.samples.map((/** @type {{ rssMegabytes: number }} */ sample) => format(sample.rssMegabytes)).join(', ')}.`,
+      '',
+    );
+  }
   if (report.exportCost != null) lines.push(...exportCostLines(report.exportCost), '');
 
   if (report.targets.length > 0) {

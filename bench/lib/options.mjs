@@ -26,6 +26,8 @@ Options:
   --skip-baseline       do not measure the bare node:http + undici pass-through
   --bare-rounds N       rounds of taskgate against the bare pass-through in turns (wrk; default 8;
                         --quick: 2): the CPU-per-call targets are their median ratio
+  --growth-seconds S    seconds of sustained load (JSON and streams at once) on one taskgate,
+                        its RSS read every 10 s: does it grow? (default 300; --quick: 20; 0 to skip)
   --skip-otel           do not measure what OpenTelemetry export costs (pairs of taskgates,
                         one of each exporting every span over OTLP/HTTP to a local sink)
   --otel-pairs N        pairs of taskgates (export off, export on) in that A/B (default 3; --quick: 1)
@@ -67,6 +69,7 @@ Options:
  * @property {boolean} skipOtel
  * @property {number} otelPairs
  * @property {number} bareRounds
+ * @property {number} growthSeconds
  * @property {number} otelRounds
  * @property {number} otelSeconds
  * @property {boolean} skipShared
@@ -96,6 +99,7 @@ export function readOptions() {
       'skip-baseline': { type: 'boolean', default: false },
       'skip-otel': { type: 'boolean', default: false },
       'bare-rounds': { type: 'string' },
+      'growth-seconds': { type: 'string' },
       'otel-pairs': { type: 'string' },
       'otel-rounds': { type: 'string' },
       'otel-seconds': { type: 'string', default: '2' },
@@ -131,6 +135,7 @@ export function readOptions() {
     keep: values.keep === true,
     skipBaseline: values['skip-baseline'] === true,
     skipOtel: values['skip-otel'] === true,
+    growthSeconds: nonNegativeNumber(values['growth-seconds'] ?? (quick ? '20' : '300'), '--growth-seconds', 3_600),
     bareRounds: Math.round(positiveNumber(values['bare-rounds'] ?? (quick ? '2' : '8'), '--bare-rounds', 100)),
     otelPairs: Math.round(positiveNumber(values['otel-pairs'] ?? (quick ? '1' : '3'), '--otel-pairs', 10)),
     otelRounds: Math.round(positiveNumber(values['otel-rounds'] ?? (quick ? '2' : '8'), '--otel-rounds', 100)),

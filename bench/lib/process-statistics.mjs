@@ -46,6 +46,16 @@ export function peakRssMegabytes(pid) {
 }
 
 /**
+ * Resident set size now (VmRSS) in MB.
+ * @param {number} pid
+ */
+export function rssMegabytes(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /^VmRSS:\s+(\d+) kB/m.exec(status);
+  return match === null ? Number.NaN : Number(match[1]) / 1024;
+}
+
+/**
  * Resets VmHWM to the current RSS, so the next reading is the peak of one run
  * (writing 5 to clear_refs; needs the same user, and Linux 4.0+).
  * @param {number} pid
