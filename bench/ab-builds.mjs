@@ -9,6 +9,8 @@
  *
  *   git worktree add /tmp/before <commit> && (cd /tmp/before && ln -s "$PWD/node_modules" . && npx tsc -p tsconfig.build.json)
  *   node bench/ab-builds.mjs --before /tmp/before [--rounds 12] [--seconds 2] [--stream]
+ *   node bench/ab-builds.mjs --before . --after-flags="--single-threaded-gc"   (a Node or V8 flag, A/B)
+ *   node bench/ab-builds.mjs --bare     (this build against the bare pass-through)
  *
  * (The `ln` names this checkout's node_modules: run it from here.) Needs wrk
  * and `npm run build` first. docs/benchmarks.md has the figures it gave.
@@ -29,6 +31,7 @@ const { values } = parseArgs({
   options: {
     before: { type: 'string' },
     bare: { type: 'boolean', default: false },
+    'after-flags': { type: 'string', default: '' },
     rounds: { type: 'string', default: '12' },
     seconds: { type: 'string', default: '2' },
     connections: { type: 'string', default: '32' },
@@ -56,7 +59,8 @@ try {
   for (const [name, entry] of values.bare ? [['after', undefined]] : [['before', join(resolve(values.before ?? ''), 'dist', 'cli', 'main.js')], ['after', undefined]]) {
     const own = join(directory, name);
     mkdirSync(own);
-    const server = await startTaskgate({ directory: own, mockUrl: mock.line.url, gapMockUrl: mock.line.url, adminKey, entry });
+    const extraNodeFlags = name === 'after' ? values['after-flags'].split(' ').filter((flag) => flag !== '') : [];
+    const server = await startTaskgate({ directory: own, mockUrl: mock.line.url, gapMockUrl: mock.line.url, adminKey, entry, extraNodeFlags });
     started.push(server);
     servers.push(server);
   }

@@ -53,11 +53,11 @@ ${otlpEndpoint === undefined ? '' : `telemetry:\n  otlp: { endpoint: "${otlpEndp
 
 /**
  * taskgate on SQLite (in the data directory) and in-memory limits; exporting spans to `otlpEndpoint` when given.
- * @param {{ directory: string, mockUrl: string, gapMockUrl: string, adminKey: string, cpuProfileDirectory?: string, otlpEndpoint?: string, entry?: string }} setup
+ * @param {{ directory: string, mockUrl: string, gapMockUrl: string, adminKey: string, cpuProfileDirectory?: string, otlpEndpoint?: string, entry?: string, extraNodeFlags?: string[] }} setup
  */
-export async function startTaskgate({ directory, mockUrl, gapMockUrl, adminKey, cpuProfileDirectory, otlpEndpoint, entry }) {
+export async function startTaskgate({ directory, mockUrl, gapMockUrl, adminKey, cpuProfileDirectory, otlpEndpoint, entry, extraNodeFlags = [] }) {
   // 250 µs sampling instead of the default 1 ms: a call costs a few hundred µs, so 1 ms samples blur it.
-  const nodeFlags = cpuProfileDirectory === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', cpuProfileDirectory];
+  const nodeFlags = [...extraNodeFlags, ...(cpuProfileDirectory === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', cpuProfileDirectory])];
   // Empty values (taskgate reads them as unset), so a TASKGATE_DATABASE_URL or TASKGATE_REDIS_URL in the shell cannot move this one off SQLite + memory.
   // OTEL_* likewise: only the config says whether spans are exported, and where.
   const environment = { TASKGATE_DATABASE_URL: '', TASKGATE_REDIS_URL: '', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_SDK_DISABLED: '' };
