@@ -2,7 +2,7 @@
  * The store the settings name: SQLite (its folder created if need be), or
  * PostgreSQL; either publishes its changes to the other processes on it
  * (`change-notices.ts`). The PostgreSQL back end (and `pg`) is loaded only
- * when named: on SQLite it would add some 10 MB to every process for nothing.
+ * when named: on SQLite it would add some 5 MB to every process for nothing.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';

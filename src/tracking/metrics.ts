@@ -69,7 +69,6 @@ export interface Metrics {
   snapshot(): Promise<MetricsSnapshot>;
 }
 
-/** One registry's metrics as prom-client's `getMetricsAsJSON` gives them. */
 /** prom-client's JSON form of a registry's metrics (`getMetricsAsJSON`), read only by `AggregatorRegistry`. */
 export type MetricsSnapshot = object[];
 
