@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startListeningChild, stopChild } from './lib/child-processes.mjs';
 import { chatBody, chatHeaders, checkReply } from './lib/chat-request.mjs';
-import { cpuPerCallInTurns } from './lib/cpu-per-call.mjs';
+import { ratioInTurns } from './lib/cpu-per-call.mjs';
 import { runWrk, wrkInstalled } from './lib/load-generators.mjs';
 import { bareProxyEntry, mockEngineEntry } from './lib/repository-paths.mjs';
 import { median } from './lib/statistics.mjs';
@@ -69,16 +69,10 @@ try {
     await checkReply(target, values.stream, target.url);
     await runWrk(target, { connections, durationSeconds: 2, directory });
   }
-  const cpu = servers.map(() => /** @type {number[]} */ ([]));
-  const ratios = [];
-  for (let round = 0; round < rounds; round++) {
-    const perCall = await cpuPerCallInTurns(servers, targets, { connections, seconds, directory, label: 'builds A/B' });
-    perCall.forEach((value, at) => cpu[at]?.push(value));
-    ratios.push(/** @type {number} */ (perCall[1]) / /** @type {number} */ (perCall[0]));
-  }
+  const { cpu, ratio } = await ratioInTurns(servers, targets, { rounds, connections, seconds, directory, label: 'builds A/B' });
   const format = (/** @type {number[]} */ list) => list.map((value) => value.toFixed(0)).join(' ');
-  console.log(`${values.stream ? 'stream' : 'JSON'}, CPU µs per call, ${rounds} rounds of ${seconds} s each, in turns: ${values.bare ? 'bare' : 'before'} ${format(cpu[0] ?? [])} | after ${format(cpu[1] ?? [])}`);
-  console.log(`after / before ${median(ratios).toFixed(3)} (the median of the rounds'); medians: before ${median(cpu[0] ?? []).toFixed(0)}, after ${median(cpu[1] ?? []).toFixed(0)} µs`);
+  console.log(`${values.stream ? 'stream' : 'JSON'}, CPU µs per call, ${rounds} rounds of ${seconds} s each, in turns: ${values.bare ? 'bare' : 'before'} ${format(cpu[0])} | after ${format(cpu[1])}`);
+  console.log(`after / before ${ratio.toFixed(3)} (the median of the rounds'); medians: before ${median(cpu[0]).toFixed(0)}, after ${median(cpu[1]).toFixed(0)} µs`);
 } finally {
   for (const { child } of started.reverse()) await stopChild(child, 10_000);
   rmSync(directory, { recursive: true, force: true });

@@ -10,9 +10,8 @@
  * the next (80 to 159 µs a JSON call on 2026-11-26): a ratio of two such
  * figures is good to a third. In turns, both see the same machine.
  */
-import { cpuPerCallInTurns } from './cpu-per-call.mjs';
+import { ratioInTurns } from './cpu-per-call.mjs';
 import { log } from './log.mjs';
-import { median } from './statistics.mjs';
 
 /**
  * @typedef {object} AgainstBareOfKind
@@ -33,19 +32,15 @@ export async function measureAgainstBare(servers, targetFor, { kinds, rounds, se
   /** @type {AgainstBareOfKind[]} */
   const results = [];
   for (const kind of kinds) {
-    const bare = [];
-    const taskgate = [];
-    const ratios = [];
-    for (let round = 0; round < rounds; round++) {
-      log(`against the bare pass-through, in turns: ${kind}, round ${round + 1}/${rounds}`);
-      const [bareCpu, taskgateCpu] = /** @type {[number, number]} */ (
-        await cpuPerCallInTurns([servers.bare, servers.taskgate], [targetFor('bare', kind), targetFor('through', kind)], { connections, seconds, directory, label: 'taskgate against the bare pass-through' })
-      );
-      bare.push(bareCpu);
-      taskgate.push(taskgateCpu);
-      ratios.push(taskgateCpu / bareCpu);
-    }
-    results.push({ kind, bare, taskgate, ratios, ratio: median(ratios) });
+    const { cpu, ratios, ratio } = await ratioInTurns([servers.bare, servers.taskgate], [targetFor('bare', kind), targetFor('through', kind)], {
+      rounds,
+      seconds,
+      connections,
+      directory,
+      label: 'taskgate against the bare pass-through',
+      onRound: (round) => log(`against the bare pass-through, in turns: ${kind}, round ${round + 1}/${rounds}`),
+    });
+    results.push({ kind, bare: cpu[0], taskgate: cpu[1], ratios, ratio });
   }
   return { rounds, seconds, kinds: results };
 }

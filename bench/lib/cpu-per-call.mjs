@@ -2,10 +2,12 @@
  * Server CPU per call of several processes over one load, and the in-turns
  * load that makes two processes comparable on a noisy machine (one wrk per
  * server, one paused while the other runs, switching every `TURN_MS`).
- * Used by the OpenTelemetry A/B (export-cost.mjs) and bench/ab-builds.mjs.
+ * Used by the OpenTelemetry A/B (export-cost.mjs), the targets against the
+ * bare pass-through (against-bare.mjs) and bench/ab-builds.mjs.
  */
 import { runWrkInTurns } from './load-generators.mjs';
 import { cpuMicroseconds } from './process-statistics.mjs';
+import { median } from './statistics.mjs';
 
 /** How often the servers take turns within a round. */
 const TURN_MS = 100;
@@ -35,4 +37,25 @@ export async function cpuPerCall(servers, load, label) {
  */
 export function cpuPerCallInTurns(servers, targets, { connections, seconds, directory, label }) {
   return cpuPerCall(servers, () => runWrkInTurns(targets, { connections, durationSeconds: servers.length * seconds, directory, sliceMs: TURN_MS }), label);
+}
+
+/**
+ * Two servers over `rounds` rounds in turns: each one's CPU µs per call round
+ * by round, the second's over the first's per round, and the median of those.
+ * @param {{ pid: number }[]} servers  two
+ * @param {import('./chat-request.mjs').LoadTarget[]} targets  one per server
+ * @param {{ rounds: number, connections: number, seconds: number, directory: string, label: string, onRound?: (round: number) => void }} options
+ */
+export async function ratioInTurns(servers, targets, { rounds, onRound, ...load }) {
+  /** @type {[number[], number[]]} */
+  const cpu = [[], []];
+  const ratios = [];
+  for (let round = 0; round < rounds; round++) {
+    onRound?.(round);
+    const [first, second] = /** @type {[number, number]} */ (await cpuPerCallInTurns(servers, targets, load));
+    cpu[0].push(first);
+    cpu[1].push(second);
+    ratios.push(second / first);
+  }
+  return { cpu, ratios, ratio: median(ratios) };
 }

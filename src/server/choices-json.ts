@@ -38,11 +38,14 @@ function plainChoiceJson(choice: ChunkChoice): string | undefined {
 function textDeltaJson(delta: ChunkDelta): string | undefined {
   let text = '';
   for (const key in delta) {
-    if (key === 'role' && delta.role === 'assistant') text += `${text === '' ? '' : ','}"role":"assistant"`;
-    else if (key === 'content' && typeof delta.content === 'string') text += `${text === '' ? '' : ','}"content":${JSON.stringify(delta.content)}`;
-    else if (key === 'content' && delta.content === null) text += `${text === '' ? '' : ','}"content":null`;
+    const value = (delta as Record<string, unknown>)[key];
+    let field: string;
+    if (key === 'role' && value === 'assistant') field = '"role":"assistant"';
+    else if (key === 'content' && (typeof value === 'string' || value === null)) field = `"content":${JSON.stringify(value)}`;
     // A key whose value is undefined is left out, as JSON.stringify leaves it out.
-    else if ((delta as Record<string, unknown>)[key] !== undefined) return undefined;
+    else if (value === undefined) continue;
+    else return undefined;
+    text += text === '' ? field : `,${field}`;
   }
   return `{${text}}`;
 }

@@ -46,20 +46,31 @@ export interface FamilySnapshot {
   values: SampleValue[];
 }
 
-export class CounterFamily {
-  private readonly cells = new Map<string, { labels: Labels; cell: CounterCell }>();
+/** A family's cells, one per label set, made on first use; its subclass says what a cell holds and how it is exposed. */
+abstract class CellFamily<Cell> {
+  protected readonly cells = new Map<string, { labels: Labels; cell: Cell }>();
 
   constructor(
     readonly name: string,
-    private readonly help: string,
+    protected readonly help: string,
   ) {}
 
-  /** The cell of these labels, made on first use: keep it and add to its `value`. */
-  cell(labels: Labels): CounterCell {
-    const key = labelKey(labels);
+  /** The cell of these labels, made on first use: keep it and add to it. */
+  cell(labels: Labels): Cell {
+    let key = '';
+    for (const name in labels) key += `${name}\u0000${labels[name]}\u0000`;
     let entry = this.cells.get(key);
-    if (entry === undefined) this.cells.set(key, (entry = { labels, cell: { value: 0 } }));
+    if (entry === undefined) this.cells.set(key, (entry = { labels, cell: this.newCell() }));
     return entry.cell;
+  }
+
+  protected abstract newCell(): Cell;
+  abstract snapshot(): FamilySnapshot;
+}
+
+export class CounterFamily extends CellFamily<CounterCell> {
+  protected newCell(): CounterCell {
+    return { value: 0 };
   }
 
   snapshot(): FamilySnapshot {
@@ -69,24 +80,18 @@ export class CounterFamily {
   }
 }
 
-export class HistogramFamily {
-  private readonly cells = new Map<string, { labels: Labels; cell: HistogramCell }>();
-
+export class HistogramFamily extends CellFamily<HistogramCell> {
   /** `bounds`: the buckets' upper bounds, ascending (`+Inf` is implied). */
   constructor(
-    readonly name: string,
-    private readonly help: string,
+    name: string,
+    help: string,
     private readonly bounds: readonly number[],
-  ) {}
+  ) {
+    super(name, help);
+  }
 
-  cell(labels: Labels): HistogramCell {
-    const key = labelKey(labels);
-    let entry = this.cells.get(key);
-    if (entry === undefined) {
-      entry = { labels, cell: { bounds: this.bounds, counts: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 } };
-      this.cells.set(key, entry);
-    }
-    return entry.cell;
+  protected newCell(): HistogramCell {
+    return { bounds: this.bounds, counts: new Array<number>(this.bounds.length + 1).fill(0), sum: 0, count: 0 };
   }
 
   /** The classic exposition: cumulative `_bucket{le}` per bound and `+Inf`, then `_sum` and `_count`. */
@@ -114,10 +119,4 @@ export function observe(cell: HistogramCell, value: number): void {
   cell.counts[index] = (cell.counts[index] ?? 0) + 1;
   cell.sum += value;
   cell.count += 1;
-}
-
-function labelKey(labels: Labels): string {
-  let key = '';
-  for (const name in labels) key += `${name}\u0000${labels[name]}\u0000`;
-  return key;
 }
