@@ -104,7 +104,8 @@ end
   onStart?.(child);
   const output = keepTail(child.stdout);
   const errors = keepTail(child.stderr);
-  await withDeadline(once(child, 'exit'), (seconds + 30) * 1_000, 'wrk did not finish in time', () => void stopChild(child, 1_000));
+  // 'close', not 'exit': a process can exit before its output is read, and the result is its last line.
+  await withDeadline(once(child, 'close'), (seconds + 30) * 1_000, 'wrk did not finish in time', () => void stopChild(child, 1_000));
   const line = output.text.split('\n').find((candidate) => candidate.startsWith('BENCH_WRK_RESULT '));
   if (line === undefined) throw new Error(`wrk gave no result (exit ${child.exitCode}): ${errors.text}${output.text}`);
   const [requests, durationMicros, p50Micros, p99Micros, connectErrors, readErrors, writeErrors, statusErrors, timeouts] = line
