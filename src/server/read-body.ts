@@ -37,12 +37,13 @@ export function readJsonBody(request: IncomingMessage, limits: BodyLimits): Prom
 
 export function readBody(request: IncomingMessage, limits: BodyLimits): Promise<string> {
   const { maxBytes, timeoutMs } = limits;
-  const declared = request.headers['content-length'];
-  if (declared !== undefined && Number(declared) > maxBytes) return Promise.reject(new PayloadTooLargeError(maxBytes));
+  const declaredHeader = request.headers['content-length'];
+  const declared = declaredHeader === undefined ? -1 : Number(declaredHeader);
+  if (declared > maxBytes) return Promise.reject(new PayloadTooLargeError(maxBytes));
   // A body that came with its head is usually buffered whole by now (all the
   // bytes its content-length declares): take it at once, without the round of
   // 'data' and 'end' events, and their ticks, below.
-  if (declared !== undefined && request.readableLength > 0 && request.readableLength === Number(declared)) {
+  if (declared > 0 && request.readableLength === declared) {
     const whole = request.read() as Buffer | null;
     if (whole !== null) return Promise.resolve(whole.toString('utf8'));
   }
