@@ -138,6 +138,17 @@ describe('stream', () => {
     ]);
   });
 
+  it('a body kept open after [DONE] ends the stream cleanly within a second, and the request is cancelled', async () => {
+    engine = openEngine({ idleTimeoutMs: 60_000 });
+    const aborted = scripted.abortedRequests;
+    const event = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"kept"},"logprobs":null,"finish_reason":"stop"}]}';
+    scripted.scriptNext({ kind: 'raw', pieces: [`data: ${event}\n\ndata: [DONE]\n\n`, ''], gapMs: 10_000 });
+    const started = Date.now();
+    expect(contentOf(await collect(engine.stream(request(), live())))).toBe('kept');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await scripted.waitForAbortedRequests(aborted + 1);
+  });
+
   it('ends with zero chunks for a stream that is only [DONE]', async () => {
     engine = openEngine();
     scripted.scriptNext({ kind: 'raw', pieces: ['data: [DONE]\n\n'] });

@@ -137,7 +137,7 @@ class OpenAIEngine implements Engine {
       throw this.beforeHeadersError(error, signal, this.options.firstByteTimeoutMs);
     }
     const firstChunkWithinMs = Math.max(1, this.options.firstByteTimeoutMs - (performance.now() - startedAt));
-    const watch = new StreamWatch(reply, this.id, this.options.firstByteTimeoutMs, firstChunkWithinMs, this.options.idleTimeoutMs);
+    const watch = new StreamWatch(reply, this.id, this.options.firstByteTimeoutMs, firstChunkWithinMs, this.options.idleTimeoutMs, drainAfterDoneMs);
     // An error status, or JSON where SSE was asked for (a server or proxy
     // without streaming, or an error body sent with 200): read it whole,
     // within the first-byte deadline.
@@ -185,7 +185,7 @@ class OpenAIEngine implements Engine {
           if (sawDone) continue;
           if (data === streamDone) {
             sawDone = true;
-            watch.drain(drainAfterDoneMs);
+            watch.drain();
             continue;
           }
           let chunk: EngineChunk | null;
@@ -324,57 +324,72 @@ function retryAfterOf(headers: IncomingHttpHeaders): number | undefined {
 
 /**
  * The stream's timer: first the deadline for the first chunk, then the
- * longest gap between chunks. While the consumer holds a chunk the timer
- * re-arms instead of firing, so only time spent waiting for the engine
- * counts. Firing cancels the reply with an EngineTimeoutError, which aborts
- * the upstream request and surfaces from the pending read.
+ * longest gap between chunks, then, after `[DONE]`, a short wait for the
+ * body's end. While the consumer holds a chunk the wait does not count, so
+ * only time spent waiting for the engine does. Passing a deadline cancels
+ * the reply with an EngineTimeoutError, which aborts the upstream request and
+ * surfaces from the pending read.
+ *
+ * One timer per stream: a new deadline only moves a number, and the timer,
+ * when it fires, checks the deadline and re-arms for what is left. It waits
+ * at most `checkEveryMs` (the idle limit or the wait after `[DONE]`,
+ * whichever is shorter), so no deadline set later can fall before the timer
+ * fires. Re-arming a Node timer at each phase cost a stream three setTimeout
+ * and clearTimeout pairs.
  */
 class StreamWatch {
   consumerHasChunk = false;
   private timer: NodeJS.Timeout;
-  private message: string;
+  private deadline: number;
+  /** What the stream waits for; the timeout's message is written only if it fires. */
+  private waitingFor: 'first chunk' | 'next chunk' | 'end after [DONE]' = 'first chunk';
+  private readonly checkEveryMs: number;
 
   constructor(
     readonly reply: Pick<StreamedReply, 'cancel'>,
     private readonly engineId: string,
-    firstByteTimeoutMs: number,
+    private readonly firstByteTimeoutMs: number,
     firstChunkWithinMs: number,
     private readonly idleTimeoutMs: number,
+    private readonly drainWithinMs: number,
   ) {
-    this.message = `Engine ${engineId} sent no first chunk within ${firstByteTimeoutMs} ms.`;
-    this.timer = setTimeout(onStreamWatchTimeout, firstChunkWithinMs, this);
+    this.checkEveryMs = Math.min(idleTimeoutMs, drainWithinMs);
+    this.deadline = performance.now() + firstChunkWithinMs;
+    this.timer = setTimeout(onStreamWatchTimeout, Math.min(firstChunkWithinMs, this.checkEveryMs), this);
   }
 
   firstChunkArrived(): void {
-    this.restart(this.idleTimeoutMs, `Engine ${this.engineId} sent nothing for ${this.idleTimeoutMs} ms in the middle of a stream.`);
+    this.waitingFor = 'next chunk';
+    this.deadline = performance.now() + this.idleTimeoutMs;
   }
 
   /** The consumer asked for the next chunk: the gap is measured from now. */
   waitingAgain(): void {
-    this.timer.refresh();
+    this.deadline = performance.now() + this.idleTimeoutMs;
   }
 
   /** After `[DONE]`: a short deadline for the body's end. */
-  drain(withinMs: number): void {
-    this.restart(withinMs, `Engine ${this.engineId} kept the stream open after [DONE].`);
+  drain(): void {
+    this.waitingFor = 'end after [DONE]';
+    this.deadline = performance.now() + this.drainWithinMs;
   }
 
   timedOut(): void {
-    if (this.consumerHasChunk) {
-      this.timer.refresh();
+    const left = this.deadline - performance.now();
+    if (this.consumerHasChunk || left > 0) {
+      this.timer = setTimeout(onStreamWatchTimeout, this.consumerHasChunk ? this.checkEveryMs : Math.min(Math.ceil(left), this.checkEveryMs), this);
       return;
     }
-    this.reply.cancel(new EngineTimeoutError(this.message));
+    const engine = `Engine ${this.engineId}`;
+    const message =
+      this.waitingFor === 'first chunk' ? `${engine} sent no first chunk within ${this.firstByteTimeoutMs} ms.`
+      : this.waitingFor === 'next chunk' ? `${engine} sent nothing for ${this.idleTimeoutMs} ms in the middle of a stream.`
+      : `${engine} kept the stream open after [DONE].`;
+    this.reply.cancel(new EngineTimeoutError(message));
   }
 
   stop(): void {
     clearTimeout(this.timer);
-  }
-
-  private restart(delayMs: number, message: string): void {
-    clearTimeout(this.timer);
-    this.message = message;
-    this.timer = setTimeout(onStreamWatchTimeout, delayMs, this);
   }
 }
 

@@ -14,12 +14,17 @@ const quickEvents = {
   llamaCppFinish: '{"choices":[{"finish_reason":"stop","index":0,"delta":{}}],"created":1718000001,"id":"chatcmpl-Xy","model":"q","system_fingerprint":"b4200","object":"chat.completion.chunk"}',
   escapes: '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"line\\n\\"quoted\\" caf\\u00e9 \\ud83d\\ude00 \\/"},"logprobs":null,"finish_reason":null}]}',
   unicode: '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"Grüße, 世界 😀"},"logprobs":null,"finish_reason":null}]}',
+  usage: '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}',
+  vllmUsage: '{"id":"chatcmpl-9f2","object":"chat.completion.chunk","created":1718000000,"model":"Qwen/Qwen2.5-7B-Instruct","choices":[],"usage":{"prompt_tokens":24,"total_tokens":32,"completion_tokens":8}}',
+  openaiUsage: '{"id":"chatcmpl-B1","object":"chat.completion.chunk","created":1740000000,"model":"gpt-4o-mini-2024-07-18","service_tier":"default","system_fingerprint":"fp_06737a9306","choices":[],"usage":{"prompt_tokens":9,"completion_tokens":0,"total_tokens":9},"obfuscation":"Q4g1"}',
   oddFinish: '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":2,"delta":{"content":"x"},"logprobs":null,"finish_reason":"eos_token"}]}',
 };
 
 /** Events the full reader must take (usage, errors, tool calls, reasoning, several choices, pretty JSON...). */
 const fullEvents = {
-  usage: '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}',
+  usageWithDetails: '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":"fp_1","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7,"prompt_tokens_details":{"cached_tokens":3}}}',
+  usageThenNull: '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7},"usage":null}',
+  usageHugeCount: '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":1234567890123456789}}',
   vllmError: '{"error":{"object":"error","message":"out of memory","type":"InternalServerError","code":400}}',
   vllmOldError: '{"object":"error","message":"boom","type":"BadRequestError","code":400}',
   toolCall: '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"t","type":"function","function":{"name":"f","arguments":"{}"}}]},"logprobs":null,"finish_reason":null}]}',
