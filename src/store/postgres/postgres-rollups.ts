@@ -7,7 +7,7 @@
  * the rows it lacks (zeros), then locks all of its rows, both in one key
  * order, so two batches wait for each other instead of deadlocking.
  */
-import { addRollupRows, rollupKey } from '../../tracking/rollup-delta.js';
+import { addRollupRows, rollupKey, type FoldedRollup } from '../../tracking/rollup-delta.js';
 import type { MeasuredModelCost, RollupRow, RollupStore } from '../rollup-store.js';
 import { fromRollupRecord, rollupColumns, toRollupRecord, type RollupRecord } from '../sql-rollup-records.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
@@ -16,7 +16,7 @@ const keyColumns = 'account_id, project, workload, environment, model, minute';
 const keyArrays = 'unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])';
 
 /** Adds folded rows to the stored ones; call inside the transaction that stores their traces. */
-export async function addRollups(transaction: Queryable, rows: readonly RollupRow[]): Promise<void> {
+export async function addRollups(transaction: Queryable, rows: readonly FoldedRollup[]): Promise<void> {
   if (rows.length === 0) return;
   const sorted = [...rows].sort(compareKeys);
   const keys = [
@@ -34,10 +34,7 @@ export async function addRollups(transaction: Queryable, rows: readonly RollupRo
     keys,
   );
   const byKey = new Map(stored.map((record) => [rollupKey(record), fromRollupRecord(record)]));
-  const merged = sorted.map((row) => {
-    const existing = byKey.get(rollupKey(row));
-    return toRollupRecord(existing === undefined ? row : addRollupRows(existing, row));
-  });
+  const merged = sorted.map((row) => toRollupRecord(addRollupRows(byKey.get(rollupKey(row)), row)));
   await transaction.execute(
     `UPDATE rollups r SET calls = u.calls, errors = u.errors, error_classes = u.error_classes, prompt_tokens = u.prompt_tokens,
        completion_tokens = u.completion_tokens, cost_usd = u.cost_usd, measured_calls = u.measured_calls,
@@ -79,7 +76,7 @@ export function createPostgresRollupStore(database: PostgresDatabase): RollupSto
   };
 }
 
-function compareKeys(left: RollupRow, right: RollupRow): number {
+function compareKeys(left: Parameters<typeof rollupKey>[0], right: Parameters<typeof rollupKey>[0]): number {
   const a = rollupKey(left);
   const b = rollupKey(right);
   return a < b ? -1 : a > b ? 1 : 0;
