@@ -51,10 +51,10 @@ export function createCallGate(options: CallGateOptions): CallGate {
   }
 
   return {
-    authenticate: (request) => authenticator.authenticate(request.headers.authorization),
+    authenticate: (request) => authenticator.authenticate(request.headers.authorization, request.socket),
     limit,
     async admit(request, headers, role) {
-      const key = await authenticator.authenticate(request.headers.authorization);
+      const key = await authenticator.authenticate(request.headers.authorization, request.socket);
       await limit(key, headers);
       if (role === 'admin' && key.role !== 'admin') throw new PermissionError('This action needs an admin key; the key used has the inference role.');
       return key;
