@@ -12,9 +12,9 @@
  * Anything else (usage with details, an error, tool calls, reasoning,
  * logprobs, several choices, whitespace, a field it does not know, a
  * malformed event) does not match, and `parseStreamEvent` reads it the full
- * way. So when there is a
- * result it is the one the full reader gives: the tests hold the two to
- * that, on real servers' events and on thousands of mutations of them.
+ * way. So when there is a result it is the one the full reader gives: the
+ * tests hold the two to that, on real servers' events and on thousands of
+ * mutations of them.
  */
 import type { ChunkDelta } from '../api/chat-types.js';
 import type { EngineChunk } from './engine.js';
