@@ -16,15 +16,8 @@ import type { AccountStore, ApiKey } from '../store/store.js';
 import { hashKey } from './api-key-text.js';
 
 export interface Authenticator {
-  /**
-   * The key behind the header; throws `AuthenticationError` (one identical 401)
-   * for every failure. `connection` (the request's socket) lets a keep-alive
-   * client's calls skip hashing a header it sent before on the same
-   * connection: the hash is remembered there, for as long as the connection
-   * lives, and the key is still looked up by it on every call, so a revoked
-   * key stops working as before.
-   */
-  authenticate(authorization: string | undefined, connection?: object): ApiKey | Promise<ApiKey>;
+  /** The key behind the header; throws `AuthenticationError` (one identical 401) for every failure. */
+  authenticate(authorization: string | undefined): ApiKey | Promise<ApiKey>;
   /** Forgets a key at once (this process revoked it); other processes learn through the change feed. */
   forgetKey(keyId: string): void;
   /** Reads the revocations made since the last read (the change feed says there are new ones). */
@@ -53,8 +46,6 @@ export function createAuthenticator(options: {
   const maxEntries = options.maxEntries ?? 100_000;
   const cache = new Map<string, CacheEntry>();
   const lastUse = new Map<string, number>();
-  /** The last header a connection sent, and its hash (SHA-256 cost 40-90 µs of a call's time to first byte at a low rate, its code cold). */
-  const hashOnConnection = new WeakMap<object, { authorization: string; hash: string }>();
   let pollingSince = now();
 
   function remember(hash: string, key: ApiKey | null): void {
@@ -110,18 +101,11 @@ export function createAuthenticator(options: {
   poller.unref();
 
   return {
-    authenticate(authorization, connection) {
+    authenticate(authorization) {
       if (authorization === undefined || authorization.length > 1024) throw new AuthenticationError();
-      const known = connection === undefined ? undefined : hashOnConnection.get(connection);
-      let hash: string;
-      if (known !== undefined && known.authorization === authorization) {
-        hash = known.hash;
-      } else {
-        const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
-        if (match === null) throw new AuthenticationError();
-        hash = hashKey(match[1] as string);
-        if (connection !== undefined) hashOnConnection.set(connection, { authorization, hash });
-      }
+      const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
+      if (match === null) throw new AuthenticationError();
+      const hash = hashKey(match[1] as string);
       const entry = cache.get(hash);
       if (entry !== undefined && entry.expiresAt > now()) return accept(entry.key);
       return lookUp(hash, entry);

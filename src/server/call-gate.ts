@@ -51,10 +51,10 @@ export function createCallGate(options: CallGateOptions): CallGate {
   }
 
   return {
-    authenticate: (request) => authenticator.authenticate(request.headers.authorization, request.socket),
+    authenticate: (request) => authenticator.authenticate(request.headers.authorization),
     limit,
     async admit(request, headers, role) {
-      const key = await authenticator.authenticate(request.headers.authorization, request.socket);
+      const key = await authenticator.authenticate(request.headers.authorization);
       await limit(key, headers);
       if (role === 'admin' && key.role !== 'admin') throw new PermissionError('This action needs an admin key; the key used has the inference role.');
       return key;
