@@ -360,7 +360,7 @@ class StreamWatch {
 
   firstChunkArrived(): void {
     this.waitingFor = 'next chunk';
-    this.deadline = performance.now() + this.idleTimeoutMs;
+    this.waitingAgain();
   }
 
   /** The consumer asked for the next chunk: the gap is measured from now. */

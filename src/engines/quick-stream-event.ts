@@ -31,11 +31,12 @@ const finishReason = `(?:null|"[a-z_]+")`;
 /**
  * The fields around `choices` that carry nothing the gateway keeps, in any
  * order: `object` only as a chunk (vLLM's older error events say
- * `"object":"error"`), `usage` only when null. `system_fingerprint` is read
- * apart (below): a capture inside a repeated group is lost on the next
- * repetition.
+ * `"object":"error"`), and (in `otherField`) `usage` only when null.
+ * `system_fingerprint` is read apart (below): a capture inside a repeated
+ * group is lost on the next repetition.
  */
-const otherField = `(?:"(?:id|model|system_fingerprint|service_tier|obfuscation)":(?:${plainString}|null)|"created":${integer}|"object":"chat\\.completion\\.chunk"|"usage":null)`;
+const fieldBesideUsage = `(?:"(?:id|model|system_fingerprint|service_tier|obfuscation)":(?:${plainString}|null)|"created":${integer}|"object":"chat\\.completion\\.chunk")`;
+const otherField = `(?:${fieldBesideUsage}|"usage":null)`;
 /** A delta of a role, a content, both or neither: captures the role, then the content (after a role, or alone). */
 const delta = `\\{(?:("role":"assistant")(?:,"content":(null|${anyString}))?|"content":(null|${anyString}))?\\}`;
 /** One choice: vLLM and OpenAI order (index, delta, logprobs, finish_reason) or llama.cpp's (finish_reason, index, delta). */
@@ -50,10 +51,9 @@ const tokenCount = '(0|[1-9][0-9]{0,14})';
  * three counts and no details: vLLM's order or OpenAI's). No other field may
  * name `usage` (JSON.parse keeps the last of repeated keys).
  */
-const besideUsage = `(?:"(?:id|model|system_fingerprint|service_tier|obfuscation)":(?:${plainString}|null)|"created":${integer}|"object":"chat\\.completion\\.chunk")`;
 const usageEvent = new RegExp(
-  `^\\{(?:${besideUsage},)*"choices":\\[\\],(?:${besideUsage},)*"usage":\\{"prompt_tokens":${tokenCount},` +
-    `(?:"completion_tokens":${tokenCount},"total_tokens":${tokenCount}|"total_tokens":${tokenCount},"completion_tokens":${tokenCount})\\}(?:,${besideUsage})*\\}$`,
+  `^\\{(?:${fieldBesideUsage},)*"choices":\\[\\],(?:${fieldBesideUsage},)*"usage":\\{"prompt_tokens":${tokenCount},` +
+    `(?:"completion_tokens":${tokenCount},"total_tokens":${tokenCount}|"total_tokens":${tokenCount},"completion_tokens":${tokenCount})\\}(?:,${fieldBesideUsage})*\\}$`,
 );
 /** The first capture group of each order: index, role, content after a role, content alone, then the finish reason (the first of llama.cpp's). */
 const vllmOrder = 1;
@@ -81,13 +81,14 @@ export function readQuickStreamEvent(text: string): EngineChunk | undefined {
 function readUsageEvent(text: string): EngineChunk | undefined {
   const match = usageEvent.exec(text);
   if (match === null) return undefined;
-  const vllmOrder = match[2] === undefined;
+  // vLLM writes total_tokens before completion_tokens (groups 4 and 5), OpenAI after (groups 2 and 3).
+  const totalFirst = match[2] === undefined;
   return {
     choices: [],
     usage: {
       prompt_tokens: Number(match[1]),
-      completion_tokens: Number(vllmOrder ? match[5] : match[2]),
-      total_tokens: Number(vllmOrder ? match[4] : match[3]),
+      completion_tokens: Number(totalFirst ? match[5] : match[2]),
+      total_tokens: Number(totalFirst ? match[4] : match[3]),
     },
     system_fingerprint: undefined,
   };

@@ -1,4 +1,4 @@
-import { Agent, createServer, request as httpRequest, type Server } from 'node:http';
+import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readBody } from './read-body.js';
@@ -32,7 +32,7 @@ async function post(port: number, agent: Agent, pieces: string[]): Promise<{ tex
     if (index === pieces.length - 1) call.end(piece);
     else call.write(piece);
   }
-  const [response] = (await replied) as [import('node:http').IncomingMessage];
+  const [response] = (await replied) as [IncomingMessage];
   let text = '';
   for await (const part of response) text += String(part);
   return { text, reused: call.reusedSocket };
