@@ -22,6 +22,7 @@ import { CircuitBreaker, type CircuitBreakerOptions, type CircuitPermit, type Ci
 import type { EngineMeter, MeterMark } from './engine-meter.js';
 import type { Engine, EngineChunk, EngineCompletion, EngineRequest } from './engine.js';
 import { StreamRecorder } from './stream-recorder.js';
+import { stopWatching, watchAbort } from './abort-watch.js';
 
 export interface Replica {
   engine: Engine;
@@ -412,7 +413,7 @@ class PooledChunks implements AsyncIterableIterator<EngineChunk[]> {
     private readonly attempt: ReplicaAttempt | undefined,
   ) {
     this.buffered = first;
-    signal.addEventListener('abort', this, { once: true });
+    watchAbort(signal, this);
   }
 
   [Symbol.asyncIterator](): this {
@@ -464,7 +465,7 @@ class PooledChunks implements AsyncIterableIterator<EngineChunk[]> {
   private settle(outcome: Outcome, error?: unknown): void {
     if (this.settled) return;
     this.settled = true;
-    this.signal.removeEventListener('abort', this);
+    stopWatching(this.signal, this);
     chargeAttempt(this.pool.meterOf(this.index), this.mark, this.attempt);
     this.pool.settle(this.index, this.permit, outcome, error);
   }

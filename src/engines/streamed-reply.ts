@@ -15,6 +15,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { abortReason } from './abort-reason.js';
+import { stopWatching, watchAbort } from './abort-watch.js';
 
 /** Queued bytes past which the socket is paused until the reader takes them. */
 const PAUSE_AT_BYTES = 64 * 1024;
@@ -34,7 +35,7 @@ export interface StreamedReply {
 export function requestStreamedReply(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal: AbortSignal): Promise<StreamedReply> {
   return new Promise((resolve, reject) => {
     const reader = new StreamedReplyReader(resolve, reject, signal);
-    signal.addEventListener('abort', reader);
+    watchAbort(signal, reader);
     dispatcher.dispatch(options, reader);
   });
 }
@@ -113,7 +114,7 @@ class StreamedReplyReader implements Dispatcher.DispatchHandler, StreamedReply {
 
   onResponseEnd(): void {
     this.ended = true;
-    this.signal.removeEventListener('abort', this);
+    stopWatching(this.signal, this);
     const waiter = this.waiter;
     this.waiter = null;
     waiter?.resolve(null);
@@ -134,7 +135,7 @@ class StreamedReplyReader implements Dispatcher.DispatchHandler, StreamedReply {
   private fail(error: Error): void {
     if (this.failure !== null || this.ended) return;
     this.failure = { error };
-    this.signal.removeEventListener('abort', this);
+    stopWatching(this.signal, this);
     if (!this.headReceived) {
       this.rejectHead(error);
       return;

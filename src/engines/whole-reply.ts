@@ -13,6 +13,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { abortReason } from './abort-reason.js';
+import { stopWatching, watchAbort } from './abort-watch.js';
 
 export interface WholeReply {
   statusCode: number;
@@ -52,7 +53,7 @@ class WholeReplyReader implements Dispatcher.DispatchHandler {
   ) {}
 
   start(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): void {
-    this.signal.addEventListener('abort', this);
+    watchAbort(this.signal, this);
     dispatcher.dispatch(options, this);
   }
 
@@ -82,7 +83,7 @@ class WholeReplyReader implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     if (this.settled) return;
     this.settled = true;
-    this.signal.removeEventListener('abort', this);
+    stopWatching(this.signal, this);
     const { parts } = this;
     const text = parts.length === 1 ? (parts[0] as Buffer).toString('utf8') : Buffer.concat(parts).toString('utf8');
     this.resolve({ statusCode: this.statusCode, headers: this.headers, text });
@@ -95,7 +96,7 @@ class WholeReplyReader implements Dispatcher.DispatchHandler {
   private fail(error: unknown): void {
     if (this.settled) return;
     this.settled = true;
-    this.signal.removeEventListener('abort', this);
+    stopWatching(this.signal, this);
     this.reject(new WholeReplyError(this.headReceived ? 'body' : 'before-head', error));
   }
 }

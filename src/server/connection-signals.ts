@@ -8,11 +8,14 @@
  * in a loop), a few percent of a whole call through taskgate. A keep-alive
  * client makes its calls one after the other on one connection, so the
  * connection's signal stands for whichever call is in flight, and it is
- * made once. A call that ends leaves no listener behind (undici and the
- * engine pool remove theirs), and a closed connection takes no more calls.
+ * made once. Its calls watch it through a watch list (`listOnAbort`), not
+ * a listener each; a call that ends leaves none behind (the engine request
+ * and the pool's slot stop watching), and a closed connection takes no more
+ * calls.
  */
 import { setMaxListeners } from 'node:events';
 import type { Socket } from 'node:net';
+import { listOnAbort } from '../engines/abort-watch.js';
 
 export interface ConnectionSignals {
   /** The signal of `socket`'s calls: aborted once the socket has closed. */
@@ -28,6 +31,7 @@ export function createConnectionSignals(): ConnectionSignals {
         const created = new AbortController();
         // A client that pipelines has several calls in flight on one connection, each with a few listeners.
         setMaxListeners(64, created.signal);
+        listOnAbort(created.signal);
         controllers.set(socket, created);
         if (socket.destroyed) created.abort();
         else socket.once('close', () => created.abort());
