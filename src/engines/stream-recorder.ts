@@ -10,12 +10,15 @@ export class StreamRecorder {
   usage: Usage | null = null;
   private content: string[] | null;
   private toolCalls: ToolCall[] = [];
+  /** The message assembled by the last `message()`, until another chunk comes (the router's sample and the trace both ask). */
+  private assembled: AssistantMessage | undefined;
 
   constructor(keepContent: boolean) {
     this.content = keepContent ? [] : null;
   }
 
   observe(chunk: EngineChunk): void {
+    this.assembled = undefined;
     if (chunk.usage != null) this.usage = chunk.usage;
     for (const choice of chunk.choices) {
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) this.finishReason = choice.finish_reason;
@@ -36,8 +39,10 @@ export class StreamRecorder {
   /** The reply assembled as one message, or null when bodies are not kept. */
   message(): AssistantMessage | null {
     if (this.content === null) return null;
+    if (this.assembled !== undefined) return this.assembled;
     const toolCalls = this.toolCalls.filter((call) => call !== undefined);
-    return { role: 'assistant', content: this.content.length > 0 ? this.content.join('') : null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+    this.assembled = { role: 'assistant', content: this.content.length > 0 ? this.content.join('') : null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+    return this.assembled;
   }
 
   /** The reply as a `chat.completion`, or null when bodies are not kept. */

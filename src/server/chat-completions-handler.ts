@@ -34,6 +34,7 @@ import { sendError, sendJsonText } from './http-response.js';
 import { readJsonBody } from './read-body.js';
 import { serverTiming } from './server-timing.js';
 import type { ScopeRegistry } from './scope-registry.js';
+import { SsePings } from './sse-pings.js';
 import { SseWriter } from './sse-writer.js';
 import { StreamRecorder } from '../engines/stream-recorder.js';
 
@@ -89,6 +90,7 @@ interface Reply {
 export function createChatCompletionsHandler(dependencies: ChatCompletionsDependencies) {
   const { gate, catalog, routes, router, pools, scopes, traces, metrics, retention, logger, keepBodies, telemetry } = dependencies;
   const connections = createConnectionSignals();
+  const pings = new SsePings(dependencies.pingIntervalMs);
 
   function resolveModel(name: string): CatalogModel {
     const model = catalog.resolve(name);
@@ -255,7 +257,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     markHead(headers, call.startedClock, call.upstreamMs, true);
     const writer = new SseWriter(
       response,
-      { id, created, model: model.id, metadata: chat.metadata, notes: chat.notes, includeUsage: chat.stream_options?.include_usage === true, pingIntervalMs: dependencies.pingIntervalMs },
+      { id, created, model: model.id, metadata: chat.metadata, notes: chat.notes, includeUsage: chat.stream_options?.include_usage === true, pings },
       headers,
     );
     // The assembled reply is what the router samples, bodies kept or not.

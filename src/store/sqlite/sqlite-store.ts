@@ -139,7 +139,8 @@ function prepareStatements(database: Database.Database) {
 
     // ON CONFLICT (request_id) rather than INSERT OR IGNORE: OR IGNORE would also
     // skip rows that break NOT NULL, losing a malformed trace without an error.
-    insertTrace: database.prepare<unknown[]>(
+    // Bound from one array: better-sqlite3 checks each argument's kind, one array is one check.
+    insertTrace: database.prepare<[unknown[]]>(
       `INSERT INTO traces (${traceInsertColumns}) VALUES (${traceProperties.map(() => '?').join(', ')}) ON CONFLICT (request_id) DO NOTHING`,
     ),
     traceById: database.prepare<[string, string], SqliteTraceRow>(
@@ -159,7 +160,7 @@ function prepareStatements(database: Database.Database) {
     // Traces and their rollups in one transaction; a trace stored before (a retried batch) is not rolled up twice.
     insertAll: database.transaction((traces: readonly Trace[]): number => {
       const inserted: Trace[] = [];
-      for (const trace of traces) if (statements.insertTrace.run(...traceParameters(trace)).changes === 1) inserted.push(trace);
+      for (const trace of traces) if (statements.insertTrace.run(traceParameters(trace)).changes === 1) inserted.push(trace);
       addRollups(rollupStatements, foldTraces(inserted));
       return inserted.length;
     }),
