@@ -88,6 +88,8 @@ export class SseWriter implements PingedStream {
       if (first !== undefined && first.delta.role === undefined) first.delta = { role: 'assistant', ...first.delta };
     }
     const choices = this.shaper === undefined ? choicesJson(chunk.choices) : JSON.stringify(this.shaper.shape(chunk.choices));
+    // Nearly every event: nothing but the choices (written in one template).
+    if (!usageOnly && chunk.system_fingerprint == null && !this.firstChunk) return `${this.prefix},"choices":${choices}}\n\n`;
     let event = `${this.prefix},"choices":${choices}`;
     if (usageOnly) event += `,"usage":${JSON.stringify(chunk.usage)}`;
     if (chunk.system_fingerprint != null) event += `,"system_fingerprint":${JSON.stringify(chunk.system_fingerprint)}`;
