@@ -5,12 +5,26 @@ import { retentionColumns } from '../sql-records.js';
 
 const withoutPolicy = 'NOT EXISTS (SELECT 1 FROM project_retention r WHERE r.account_id = traces.account_id AND r.project = traces.project)';
 
+/**
+ * Every account that has traces, read from traces_account_started by one index
+ * seek each (a loose index scan: the next account after the last one), so the
+ * pruner can walk that index an account at a time. No index of its own on
+ * `started_at` is needed, which every call would pay to keep up; and the
+ * traces of an account missing from `accounts` are pruned too.
+ */
+const tracedAccounts =
+  'WITH RECURSIVE traced (account_id) AS (SELECT MIN(account_id) FROM traces ' +
+  'UNION ALL SELECT (SELECT MIN(account_id) FROM traces WHERE account_id > traced.account_id) FROM traced WHERE traced.account_id IS NOT NULL) ';
+
 function prepareRetentionStatements(database: Database.Database) {
   const batch = (action: string, extra: string) => ({
     project: database.prepare<[string, string, number, number]>(
       `${action} WHERE rowid IN (SELECT rowid FROM traces WHERE account_id = ? AND project = ? AND started_at < ?${extra} LIMIT ?)`,
     ),
-    rest: database.prepare<[number, number]>(`${action} WHERE rowid IN (SELECT rowid FROM traces WHERE started_at < ?${extra} AND ${withoutPolicy} LIMIT ?)`),
+    rest: database.prepare<[number, number]>(
+      `${action} WHERE rowid IN (${tracedAccounts}SELECT traces.rowid FROM traced JOIN traces ON traces.account_id = traced.account_id ` +
+        `AND traces.started_at < ?${extra} WHERE ${withoutPolicy} LIMIT ?)`,
+    ),
   });
   return {
     get: database.prepare<[string, string], ProjectRetention>(`SELECT ${retentionColumns} FROM project_retention WHERE account_id = ? AND project = ?`),
