@@ -15,15 +15,14 @@
  * (The `ln` names this checkout's node_modules: run it from here.) Needs wrk
  * and `npm run build` first. docs/benchmarks.md has the figures it gave.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startListeningChild, stopChild } from './lib/child-processes.mjs';
+import { startListeningChild, withMockEngine } from './lib/child-processes.mjs';
 import { chatBody, chatHeaders, checkReply } from './lib/chat-request.mjs';
 import { ratioInTurns } from './lib/cpu-per-call.mjs';
 import { runWrk, wrkInstalled } from './lib/load-generators.mjs';
-import { bareProxyEntry, mockEngineEntry } from './lib/repository-paths.mjs';
+import { bareProxyEntry } from './lib/repository-paths.mjs';
 import { median } from './lib/statistics.mjs';
 import { newAdminKey, startTaskgate } from './lib/start-taskgate.mjs';
 
@@ -43,12 +42,7 @@ if (!wrkInstalled()) throw new Error('wrk is required (Debian: apt-get install w
 const connections = Number(values.connections);
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
-const directory = mkdtempSync(join(tmpdir(), 'taskgate-ab-builds-'));
-/** @type {{ child: import('node:child_process').ChildProcess }[]} */
-const started = [];
-try {
-  const mock = await startListeningChild([mockEngineEntry, '--port', '0', '--gap-ms', '0'], 'mock_engine', 'the mock engine');
-  started.push(mock);
+await withMockEngine({ name: 'ab-builds', gapMs: 0 }, async ({ mock, directory, started }) => {
   const adminKey = newAdminKey();
   const servers = [];
   if (values.bare) {
@@ -73,7 +67,4 @@ try {
   const format = (/** @type {number[]} */ list) => list.map((value) => value.toFixed(0)).join(' ');
   console.log(`${values.stream ? 'stream' : 'JSON'}, CPU µs per call, ${rounds} rounds of ${seconds} s each, in turns: ${values.bare ? 'bare' : 'before'} ${format(cpu[0])} | after ${format(cpu[1])}`);
   console.log(`after / before ${ratio.toFixed(3)} (the median of the rounds'); medians: before ${median(cpu[0]).toFixed(0)}, after ${median(cpu[1]).toFixed(0)} µs`);
-} finally {
-  for (const { child } of started.reverse()) await stopChild(child, 10_000);
-  rmSync(directory, { recursive: true, force: true });
-}
+});

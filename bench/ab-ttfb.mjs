@@ -14,15 +14,13 @@
  *
  * Needs `npm run build` first; sends traffic only to 127.0.0.1.
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { startListeningChild, stopChild } from './lib/child-processes.mjs';
+import { withMockEngine } from './lib/child-processes.mjs';
 import { chatBody, chatHeaders, checkReply } from './lib/chat-request.mjs';
-import { mockEngineEntry } from './lib/repository-paths.mjs';
 import { percentile } from './lib/statistics.mjs';
 import { newAdminKey, startTaskgate } from './lib/start-taskgate.mjs';
 
@@ -38,12 +36,7 @@ const total = Math.round(Number(values.rate) * Number(values.seconds));
 const intervalMs = 1_000 / Number(values.rate);
 /** The first streams of each build warm it up and are not counted. */
 const warmUp = 40;
-const directory = mkdtempSync(join(tmpdir(), 'taskgate-ab-ttfb-'));
-/** @type {{ child: import('node:child_process').ChildProcess }[]} */
-const started = [];
-try {
-  const mock = await startListeningChild([mockEngineEntry, '--port', '0', '--gap-ms', '20'], 'mock_engine', 'the mock engine');
-  started.push(mock);
+await withMockEngine({ name: 'ab-ttfb', gapMs: 20 }, async ({ mock, directory, started }) => {
   const adminKey = newAdminKey();
   const builds = [
     { name: 'before', entry: join(resolve(values.before), 'dist', 'cli', 'main.js') },
@@ -87,7 +80,4 @@ try {
     const at = (/** @type {number} */ rank) => percentile(times, rank).toFixed(3);
     console.log(`${build.name}: ${times.length} streams, time to first byte p25 ${at(25)}, p50 ${at(50)}, p75 ${at(75)}, p99 ${at(99)} ms`);
   }
-} finally {
-  for (const { child } of started.reverse()) await stopChild(child, 10_000);
-  rmSync(directory, { recursive: true, force: true });
-}
+});

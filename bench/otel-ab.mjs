@@ -10,15 +10,11 @@
  * Needs `npm run build` first; uses wrk when installed, else autocannon.
  * docs/telemetry.md has the figures it gave.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startListeningChild, stopChild } from './lib/child-processes.mjs';
+import { withMockEngine } from './lib/child-processes.mjs';
 import { measureExportCost } from './lib/export-cost.mjs';
 import { runAutocannon, runWrk, wrkInstalled } from './lib/load-generators.mjs';
 import { median } from './lib/statistics.mjs';
-import { mockEngineEntry } from './lib/repository-paths.mjs';
 import { newAdminKey } from './lib/start-taskgate.mjs';
 
 const { values } = parseArgs({
@@ -31,12 +27,7 @@ const { values } = parseArgs({
   },
 });
 const connections = Number(values.connections);
-const directory = mkdtempSync(join(tmpdir(), 'taskgate-otel-ab-'));
-/** @type {{ child: import('node:child_process').ChildProcess }[]} */
-const started = [];
-try {
-  const mock = await startListeningChild([mockEngineEntry, '--port', '0', '--gap-ms', '0'], 'mock_engine', 'the mock engine');
-  started.push(mock);
+await withMockEngine({ name: 'otel-ab', gapMs: 0 }, async ({ mock, directory, started }) => {
   const useWrk = wrkInstalled();
   /** @param {number} durationSeconds */
   const saturate = (durationSeconds) => (/** @type {import('./lib/chat-request.mjs').LoadTarget} */ target) =>
@@ -67,7 +58,4 @@ try {
   }
   console.log(`spans exported ${cost.spansExported ?? 'unknown'}, dropped ${cost.spansDropped ?? 'unknown'}`);
   for (const warning of cost.warnings) console.log(`warning: ${warning}`);
-} finally {
-  for (const child of started.reverse()) await stopChild(child.child, 10_000);
-  rmSync(directory, { recursive: true, force: true });
-}
+});

@@ -4,9 +4,12 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { mockEngineEntry } from './repository-paths.mjs';
 
 /** @type {Set<import('node:child_process').ChildProcess>} */
 const children = new Set();
@@ -168,4 +171,34 @@ export async function startListeningChild(args, marker, name) {
   }
   await stopChild(child, 1_000);
   throw new Error(`${name} did not start within 10 s: ${errors.text || output.text}`);
+}
+
+/**
+ * @typedef {{ child: import('node:child_process').ChildProcess, pid: number, line: Record<string, any> }} ListeningChild
+ * @typedef {{ mock: ListeningChild, directory: string, started: Array<{ child: import('node:child_process').ChildProcess }> }} MockSetup
+ */
+
+/**
+ * The common frame of the A/B scripts (`ab-builds`, `ab-ttfb`, `otel-ab`): a
+ * fresh temporary directory, the mock engine started with `gapMs` between
+ * stream events, then `work`. Whatever `work` starts goes on `started`; at
+ * the end, on failure too, everything is stopped (the last started first)
+ * and the directory removed.
+ * @template T
+ * @param {{ name: string, gapMs: number }} settings  `name` prefixes the directory
+ * @param {(setup: MockSetup) => Promise<T>} work
+ * @returns {Promise<T>}
+ */
+export async function withMockEngine({ name, gapMs }, work) {
+  const directory = mkdtempSync(join(tmpdir(), `taskgate-${name}-`));
+  /** @type {MockSetup['started']} */
+  const started = [];
+  try {
+    const mock = await startListeningChild([mockEngineEntry, '--port', '0', '--gap-ms', String(gapMs)], 'mock_engine', 'the mock engine');
+    started.push(mock);
+    return await work({ mock, directory, started });
+  } finally {
+    for (const { child } of started.reverse()) await stopChild(child, 10_000);
+    rmSync(directory, { recursive: true, force: true });
+  }
 }
