@@ -29,37 +29,31 @@ function plainChoicesJson(choice: ChunkChoice): string | undefined {
   if (step < 3 || !Number.isInteger(choice.index)) return undefined;
   const finish = choice.finish_reason;
   if (finish !== null && typeof finish !== 'string') return undefined;
-  const finishJson = finish === null ? 'null' : JSON.stringify(finish);
-  const content = onlyContent(choice.delta);
-  if (content !== undefined) return `[{"index":${choice.index},"delta":{"content":${JSON.stringify(content)}},"finish_reason":${finishJson}}]`;
-  const delta = textDeltaJson(choice.delta);
+  const delta = deltaJson(choice.delta);
   if (delta === undefined) return undefined;
-  return `[{"index":${choice.index},"delta":${delta},"finish_reason":${finishJson}}]`;
+  return `[{"index":${choice.index},"delta":${delta},"finish_reason":${finish === null ? 'null' : JSON.stringify(finish)}}]`;
 }
 
-/** The content of a delta that holds a content string and nothing else defined (nearly every event), else undefined. */
-function onlyContent(delta: ChunkDelta): string | undefined {
+/**
+ * `{"role":"assistant","content":…}` or part of it, keys in the object's
+ * order; undefined for any other key or value. Read in one pass and written
+ * in one template (nearly every delta is a content alone).
+ */
+function deltaJson(delta: ChunkDelta): string | undefined {
+  let role = false;
   let content: string | undefined;
+  let contentFirst = false;
   for (const key in delta) {
     const value = (delta as Record<string, unknown>)[key];
-    if (key === 'content' && typeof value === 'string') content = value;
-    else if (value !== undefined) return undefined;
-  }
-  return content;
-}
-
-/** `{"role":"assistant","content":…}` or part of it, keys in the object's order; undefined for any other key or value. */
-function textDeltaJson(delta: ChunkDelta): string | undefined {
-  let text = '';
-  for (const key in delta) {
-    const value = (delta as Record<string, unknown>)[key];
-    let field: string;
-    if (key === 'role' && value === 'assistant') field = '"role":"assistant"';
-    else if (key === 'content' && (typeof value === 'string' || value === null)) field = `"content":${JSON.stringify(value)}`;
     // A key whose value is undefined is left out, as JSON.stringify leaves it out.
-    else if (value === undefined) continue;
-    else return undefined;
-    text += text === '' ? field : `,${field}`;
+    if (value === undefined) continue;
+    if (key === 'role' && value === 'assistant') role = true;
+    else if (key === 'content' && (typeof value === 'string' || value === null)) {
+      content = JSON.stringify(value);
+      contentFirst = !role;
+    } else return undefined;
   }
-  return `{${text}}`;
+  if (content === undefined) return role ? '{"role":"assistant"}' : '{}';
+  if (!role) return `{"content":${content}}`;
+  return contentFirst ? `{"content":${content},"role":"assistant"}` : `{"role":"assistant","content":${content}}`;
 }

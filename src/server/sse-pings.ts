@@ -16,7 +16,7 @@ export class SsePings {
   private readonly streams = new Set<PingedStream>();
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(readonly intervalMs: number) {}
+  constructor(private readonly intervalMs: number) {}
 
   add(stream: PingedStream): void {
     this.streams.add(stream);

@@ -88,14 +88,13 @@ export class SseWriter implements PingedStream {
       if (first !== undefined && first.delta.role === undefined) first.delta = { role: 'assistant', ...first.delta };
     }
     const choices = this.shaper === undefined ? choicesJson(chunk.choices) : JSON.stringify(this.shaper.shape(chunk.choices));
-    // Nearly every event: nothing but the choices (written in one template).
-    if (!usageOnly && chunk.system_fingerprint == null && !this.firstChunk) return `${this.prefix},"choices":${choices}}\n\n`;
-    let event = `${this.prefix},"choices":${choices}`;
-    if (usageOnly) event += `,"usage":${JSON.stringify(chunk.usage)}`;
-    if (chunk.system_fingerprint != null) event += `,"system_fingerprint":${JSON.stringify(chunk.system_fingerprint)}`;
-    if (this.firstChunk && this.options.metadata !== undefined) event += `,"metadata":${JSON.stringify(this.options.metadata)}`;
+    // The fields after `choices`, empty for nearly every event: the event is then one template.
+    let after = '';
+    if (usageOnly) after += `,"usage":${JSON.stringify(chunk.usage)}`;
+    if (chunk.system_fingerprint != null) after += `,"system_fingerprint":${JSON.stringify(chunk.system_fingerprint)}`;
+    if (this.firstChunk && this.options.metadata !== undefined) after += `,"metadata":${JSON.stringify(this.options.metadata)}`;
     this.firstChunk = false;
-    return `${event}}\n\n`;
+    return `${this.prefix},"choices":${choices}${after}}\n\n`;
   }
 
   /** Ends a failed stream: an `error` event with the OpenAI error body, then close. */
