@@ -66,15 +66,25 @@ export function readQuickStreamEvent(text: string): EngineChunk | undefined {
   if (match === null) return readUsageEvent(text);
   const first = match[vllmOrder] === undefined ? llamaOrder : vllmOrder;
   const delta: ChunkDelta = {};
-  if (match[first + 1] !== undefined) delta.role = 'assistant';
+  const role = match[first + 1] !== undefined;
+  if (role) delta.role = 'assistant';
   const content = match[first + 2] ?? match[first + 3];
   if (content !== undefined && content !== 'null') delta.content = stringValue(content);
   const finish = match[first === vllmOrder ? 5 : 6] as string;
-  return {
-    choices: [{ index: Number(match[first]), delta, finish_reason: finish === 'null' ? null : finishReasonOf(finish.slice(1, -1)), logprobs: undefined }],
+  const index = Number(match[first]);
+  const chunk: EngineChunk = {
+    choices: [{ index, delta, finish_reason: finish === 'null' ? null : finishReasonOf(finish.slice(1, -1)), logprobs: undefined }],
     usage: undefined,
     system_fingerprint: fingerprintOf(text),
   };
+  // Nearly every event: a piece of content alone. Its literal is already what
+  // JSON.stringify writes for it when it has no escape (an escape always
+  // shortens the value, hence the length test) and no lone surrogate (which
+  // JSON.stringify escapes; text decoded from UTF-8 has none).
+  if (!role && finish === 'null' && content !== undefined && delta.content?.length === content.length - 2 && content.isWellFormed()) {
+    chunk.choicesJson = `[{"index":${index},"delta":{"content":${content}},"finish_reason":null}]`;
+  }
+  return chunk;
 }
 
 /** The closing usage report as the full reader gives it, or undefined. */

@@ -87,7 +87,9 @@ export class SseWriter implements PingedStream {
       const first = chunk.choices[0];
       if (first !== undefined && first.delta.role === undefined) first.delta = { role: 'assistant', ...first.delta };
     }
-    const choices = this.shaper === undefined ? choicesJson(chunk.choices) : JSON.stringify(this.shaper.shape(chunk.choices));
+    // The engine's own JSON of the choices when it has it, but on the first chunk (whose delta may just have gained a role).
+    const choices =
+      this.shaper !== undefined ? JSON.stringify(this.shaper.shape(chunk.choices)) : ((!this.firstChunk && chunk.choicesJson) || choicesJson(chunk.choices));
     // The fields after `choices`, empty for nearly every event: the event is then one template.
     let after = '';
     if (usageOnly) after += `,"usage":${JSON.stringify(chunk.usage)}`;

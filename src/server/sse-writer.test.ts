@@ -1,0 +1,44 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import type { EngineChunk } from '../engines/engine.js';
+import { SsePings } from './sse-pings.js';
+import { SseWriter } from './sse-writer.js';
+
+/** The body a client receives when one writer writes these chunks (as one batch) and ends. */
+async function bodyOf(chunks: EngineChunk[]): Promise<string> {
+  const server = createServer((_request, response) => {
+    const writer = new SseWriter(response, { id: 'chatcmpl-1', created: 7, model: 'm', includeUsage: false, pings: new SsePings(60_000) }, {});
+    void writer.writeChunks(chunks, new AbortController().signal);
+    writer.done();
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  try {
+    const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    return await response.text();
+  } finally {
+    server.close();
+  }
+}
+
+const content = (text: string): EngineChunk => ({ choices: [{ index: 0, delta: { content: text }, finish_reason: null, logprobs: undefined }] });
+
+describe('SseWriter', () => {
+  it("writes an engine's choicesJson as the bytes it would have written from the choices, and not on the first chunk, which gains a role", async () => {
+    const plain = [content('Hello'), content(' world'), { choices: [{ index: 0, delta: {}, finish_reason: 'stop' as const }] }];
+    const withJson = plain.map((chunk) => ({ ...chunk, choicesJson: JSON.stringify(chunk.choices) }));
+    const expected = await bodyOf(plain);
+    expect(expected).toBe(
+      'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}\n\n' +
+        'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"content":" world"},"finish_reason":null}]}\n\n' +
+        'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n' +
+        'data: [DONE]\n\n',
+    );
+    expect(await bodyOf(withJson)).toBe(expected);
+    // The writer takes the engine's text as it is: a later chunk's choicesJson is what goes out.
+    const marked = [content('Hello'), { ...content(' world'), choicesJson: '[{"index":0,"delta":{"content":" marked"},"finish_reason":null}]' }];
+    expect(await bodyOf(marked)).toContain('"delta":{"content":" marked"}');
+  });
+});
