@@ -26,24 +26,33 @@ export function rollupKey(row: Pick<RollupRow, 'accountId' | 'project' | 'worklo
 
 export function foldTraces(traces: readonly Trace[]): FoldedRollup[] {
   const rows = new Map<string, FoldedRollup>();
+  let previous: FoldedRollup | undefined;
   for (const trace of traces) {
-    const identity = {
-      accountId: trace.accountId,
-      project: trace.project ?? '',
-      workload: trace.workload ?? '',
-      environment: trace.environment,
-      model: trace.servedModel ?? '',
-      minute: Math.floor(trace.startedAt / MINUTE_MS) * MINUTE_MS,
-    };
-    const key = rollupKey(identity);
-    let row = rows.get(key);
+    const minute = Math.floor(trace.startedAt / MINUTE_MS) * MINUTE_MS;
+    // A batch is mostly runs of one workload's calls in one minute: the row of
+    // the trace before is compared first, field by field, before a key is made
+    // (the key alone cost some 0.4 µs a trace).
+    let row = previous !== undefined && isRowOf(previous, trace, minute) ? previous : undefined;
     if (row === undefined) {
-      row = {
-        ...identity, calls: 0, errors: 0, errorClasses: {}, promptTokens: 0, completionTokens: 0, costUsd: 0,
-        measuredCalls: 0, measuredCostUsd: 0, measuredTokens: 0, latency: newSketch(), ttft: null,
+      const identity = {
+        accountId: trace.accountId,
+        project: trace.project ?? '',
+        workload: trace.workload ?? '',
+        environment: trace.environment,
+        model: trace.servedModel ?? '',
+        minute,
       };
-      rows.set(key, row);
+      const key = rollupKey(identity);
+      row = rows.get(key);
+      if (row === undefined) {
+        row = {
+          ...identity, calls: 0, errors: 0, errorClasses: {}, promptTokens: 0, completionTokens: 0, costUsd: 0,
+          measuredCalls: 0, measuredCostUsd: 0, measuredTokens: 0, latency: newSketch(), ttft: null,
+        };
+        rows.set(key, row);
+      }
     }
+    previous = row;
     row.calls++;
     if (trace.status === 'error') row.errors++;
     if (trace.status !== 'ok') {
@@ -62,6 +71,18 @@ export function foldTraces(traces: readonly Trace[]): FoldedRollup[] {
     if (trace.ttftMs !== null) (row.ttft ??= newSketch()).accept(Math.max(0, trace.ttftMs));
   }
   return [...rows.values()];
+}
+
+/** Whether the trace belongs in this row (the fields of `rollupKey`). */
+function isRowOf(row: FoldedRollup, trace: Trace, minute: number): boolean {
+  return (
+    row.minute === minute &&
+    row.accountId === trace.accountId &&
+    row.project === (trace.project ?? '') &&
+    row.workload === (trace.workload ?? '') &&
+    row.environment === trace.environment &&
+    row.model === (trace.servedModel ?? '')
+  );
 }
 
 /** A folded row added to the stored row of the same key (counts summed, error classes and sketches merged), or alone when none is stored. */
