@@ -54,12 +54,12 @@ describe('readQuickStreamEvent', () => {
   });
 
   it("gives a plain content delta's choices as JSON, and only when its literal is JSON.stringify's", () => {
-    for (const name of ['vllmContent', 'openai', 'llamaCpp', 'unicode', 'oddFinish'] as const) {
+    for (const name of ['vllmContent', 'openai', 'llamaCpp', 'unicode'] as const) {
       const chunk = readQuickStreamEvent(quickEvents[name]);
-      expect(chunk?.choicesJson, name).toBe(name === 'oddFinish' ? undefined : JSON.stringify(chunk?.choices));
+      expect(chunk?.choicesJson, name).toBe(JSON.stringify(chunk?.choices));
     }
-    // A role, escapes, null content or a lone surrogate (which JSON.stringify escapes): the writer walks the objects.
-    for (const name of ['vllmRole', 'vllmFinish', 'vllmEmptyDelta', 'llamaCppRole', 'escapes'] as const) {
+    // A role, a finish reason, no content, escapes or a lone surrogate (which JSON.stringify escapes): the writer walks the objects.
+    for (const name of ['vllmRole', 'vllmFinish', 'vllmEmptyDelta', 'llamaCppRole', 'llamaCppFinish', 'oddFinish', 'escapes'] as const) {
       expect(readQuickStreamEvent(quickEvents[name])?.choicesJson, name).toBeUndefined();
     }
     // A lone surrogate as a character of the text (JSON.stringify would write it as \ud83d).
