@@ -27,9 +27,10 @@ const content = (text: string): EngineChunk => ({ choices: [{ index: 0, delta: {
 
 describe('SseWriter', () => {
   it("writes an engine's choicesJson as the bytes it would have written from the choices, and not on the first chunk, which gains a role", async () => {
-    const plain = [content('Hello'), content(' world'), { choices: [{ index: 0, delta: {}, finish_reason: 'stop' as const }] }];
-    const withJson = plain.map((chunk) => ({ ...chunk, choicesJson: JSON.stringify(chunk.choices) }));
-    const expected = await bodyOf(plain);
+    // Made anew for each writer: the writer gives the first chunk's delta its role in place.
+    const plain = (): EngineChunk[] => [content('Hello'), content(' world'), { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }];
+    const withJson = plain().map((chunk) => ({ ...chunk, choicesJson: JSON.stringify(chunk.choices) }));
+    const expected = await bodyOf(plain());
     expect(expected).toBe(
       'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}\n\n' +
         'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"content":" world"},"finish_reason":null}]}\n\n' +

@@ -85,11 +85,13 @@ export class SseWriter implements PingedStream {
     if (usageOnly && (!this.options.includeUsage || chunk.usage == null)) return '';
     if (this.firstChunk && !usageOnly) {
       const first = chunk.choices[0];
-      if (first !== undefined && first.delta.role === undefined) first.delta = { role: 'assistant', ...first.delta };
+      if (first !== undefined && first.delta.role === undefined) {
+        first.delta = { role: 'assistant', ...first.delta };
+        // The choices changed: the engine's JSON of them no longer holds (engine.ts).
+        if (chunk.choicesJson !== undefined) chunk.choicesJson = undefined;
+      }
     }
-    // The engine's own JSON of the choices when it has it, but on the first chunk (whose delta may just have gained a role).
-    const choices =
-      this.shaper !== undefined ? JSON.stringify(this.shaper.shape(chunk.choices)) : ((!this.firstChunk && chunk.choicesJson) || choicesJson(chunk.choices));
+    const choices = this.shaper !== undefined ? JSON.stringify(this.shaper.shape(chunk.choices)) : (chunk.choicesJson ?? choicesJson(chunk.choices));
     // The fields after `choices`, empty for nearly every event: the event is then one template.
     let after = '';
     if (usageOnly) after += `,"usage":${JSON.stringify(chunk.usage)}`;
