@@ -11,6 +11,7 @@
  *
  *   git worktree add /tmp/before <commit> && (cd /tmp/before && ln -s "$PWD/node_modules" . && npx tsc -p tsconfig.build.json)
  *   node bench/ab-ttfb.mjs --before /tmp/before [--seconds 90] [--rate 20]
+ *   node bench/ab-ttfb.mjs --bare     (this build against the bare pass-through)
  *
  * Needs `npm run build` first; sends traffic only to 127.0.0.1.
  */
@@ -19,7 +20,8 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { withMockEngine } from './lib/child-processes.mjs';
+import { startListeningChild, withMockEngine } from './lib/child-processes.mjs';
+import { bareProxyEntry } from './lib/repository-paths.mjs';
 import { chatBody, chatHeaders, checkReply } from './lib/chat-request.mjs';
 import { percentile } from './lib/statistics.mjs';
 import { newAdminKey, startTaskgate } from './lib/start-taskgate.mjs';
@@ -27,11 +29,12 @@ import { newAdminKey, startTaskgate } from './lib/start-taskgate.mjs';
 const { values } = parseArgs({
   options: {
     before: { type: 'string' },
+    bare: { type: 'boolean', default: false },
     seconds: { type: 'string', default: '90' },
     rate: { type: 'string', default: '20' },
   },
 });
-if (values.before === undefined) throw new Error('--before DIR (the other build: a checkout with dist/ built) is required');
+if (values.before === undefined && !values.bare) throw new Error('--before DIR (the other build: a checkout with dist/ built) or --bare (the bare pass-through) is required');
 const total = Math.round(Number(values.rate) * Number(values.seconds));
 const intervalMs = 1_000 / Number(values.rate);
 /** The first streams of each build warm it up and are not counted. */
@@ -39,11 +42,17 @@ const warmUp = 40;
 await withMockEngine({ name: 'ab-ttfb', gapMs: 20 }, async ({ mock, directory, started }) => {
   const adminKey = newAdminKey();
   const builds = [
-    { name: 'before', entry: join(resolve(values.before), 'dist', 'cli', 'main.js') },
+    { name: values.bare ? 'bare' : 'before', entry: join(resolve(values.before ?? ''), 'dist', 'cli', 'main.js') },
     { name: 'after', entry: undefined },
   ];
+  /** @type {{ origin: string }[]} */
   const servers = [];
-  for (const build of builds) {
+  if (values.bare) {
+    const bare = await startListeningChild([bareProxyEntry, '--upstream', mock.line.url.replace(/\/v1$/, '')], 'bare_proxy', 'the bare pass-through');
+    started.push(bare);
+    servers.push({ origin: `http://127.0.0.1:${bare.line.port}` });
+  }
+  for (const build of values.bare ? builds.slice(1) : builds) {
     mkdirSync(join(directory, build.name));
     const server = await startTaskgate({ directory: join(directory, build.name), mockUrl: mock.line.url, gapMockUrl: mock.line.url, adminKey, entry: build.entry });
     started.push(server);

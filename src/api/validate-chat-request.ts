@@ -52,13 +52,20 @@ const KNOWN_FIELDS = [
   'task', 'top_k', 'min_p', 'repetition_penalty',
 ] as const;
 type KnownField = (typeof KNOWN_FIELDS)[number];
-const KNOWN: ReadonlySet<string> = new Set(KNOWN_FIELDS);
+/** What nearly every request sends, and all many send: the others are checked only when one is sent. */
+const COMMON_FIELDS: ReadonlySet<KnownField> = new Set<KnownField>(['model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p']);
+/** Every known field, and whether it is a common one. */
+const KNOWN: ReadonlyMap<string, boolean> = new Map(KNOWN_FIELDS.map((field) => [field, COMMON_FIELDS.has(field)]));
 
 /** The known fields as sent (absent ones undefined). */
 type SentFields = Record<KnownField, unknown>;
 
 export function validateChatRequest(body: Record<string, unknown>): ChatCompletionRequest {
-  const sent = collectFields(body);
+  const sent = emptySentFields();
+  // With none of the uncommon fields sent, their checks (each a no-op on an
+  // absent field) are skipped as a whole: on a stream's path to its first
+  // byte, on cold caches, two dozen calls that return at once still cost.
+  const uncommonSent = collectFields(body, sent) > 0;
   const messageIgnored: string[] = [];
   const request: ChatCompletionRequest = {
     model: validateModel(sent.model),
@@ -66,14 +73,7 @@ export function validateChatRequest(body: Record<string, unknown>): ChatCompleti
     stream: optionalBoolean(sent.stream, 'stream') ?? false,
   };
   const ignored: string[] = [];
-  // Most requests send none of these: one test skips them all.
-  if (sent.store !== undefined || sent.service_tier !== undefined || sent.prompt_cache_key !== undefined || sent.prompt_cache_options !== undefined ||
-    sent.prompt_cache_retention !== undefined || sent.safety_identifier !== undefined || sent.moderation !== undefined || sent.prediction !== undefined) {
-    for (const field of IGNORED_PLATFORM_FIELDS) checkIgnoredField(field, sent[field], ignored);
-  }
-  checkModalities(sent.modalities, ignored);
-  refuseAudio(sent.audio);
-  refuseWebSearch(sent.web_search_options);
+  if (uncommonSent) checkPlatformFields(sent, ignored);
 
   const streamOptions = sent.stream_options;
   if (streamOptions !== undefined && streamOptions !== null) {
@@ -107,6 +107,33 @@ export function validateChatRequest(body: Record<string, unknown>): ChatCompleti
   if (temperature !== undefined) request.temperature = temperature;
   const topP = numberInRange(sent.top_p, 'top_p', 0, 1);
   if (topP !== undefined) request.top_p = topP;
+  const { customTools, legacyFunctions } = uncommonSent ? applyUncommonFields(request, sent, ignored) : NO_TOOLS;
+
+  ignored.push(...messageIgnored);
+  if (ignored.length > 0 || customTools.length > 0 || legacyFunctions) {
+    request.notes = { ignoredFields: ignored, customTools: [...customTools], legacyFunctions };
+  }
+  return request;
+}
+
+/** Fields only a few requests send, all ignored or refused: OpenAI platform features taskgate has no use for. */
+function checkPlatformFields(sent: SentFields, ignored: string[]): void {
+  // Most requests send none of these: one test skips them all.
+  if (sent.store !== undefined || sent.service_tier !== undefined || sent.prompt_cache_key !== undefined || sent.prompt_cache_options !== undefined ||
+    sent.prompt_cache_retention !== undefined || sent.safety_identifier !== undefined || sent.moderation !== undefined || sent.prediction !== undefined) {
+    for (const field of IGNORED_PLATFORM_FIELDS) checkIgnoredField(field, sent[field], ignored);
+  }
+  checkModalities(sent.modalities, ignored);
+  refuseAudio(sent.audio);
+  refuseWebSearch(sent.web_search_options);
+}
+
+/**
+ * The uncommon fields, in the order the common ones left off (so a request
+ * with several bad fields is told of the same first one either way); returns
+ * what the tool fields make of the reply's notes.
+ */
+function applyUncommonFields(request: ChatCompletionRequest, sent: SentFields, ignored: string[]): Pick<RequestNotes, 'customTools' | 'legacyFunctions'> {
   const presencePenalty = numberInRange(sent.presence_penalty, 'presence_penalty', -2, 2);
   if (presencePenalty !== undefined) request.presence_penalty = presencePenalty;
   const frequencyPenalty = numberInRange(sent.frequency_penalty, 'frequency_penalty', -2, 2);
@@ -150,12 +177,7 @@ export function validateChatRequest(body: Record<string, unknown>): ChatCompleti
   if (minP !== undefined) request.min_p = minP;
   const penalty = repetitionPenalty(sent.repetition_penalty);
   if (penalty !== undefined) request.repetition_penalty = penalty;
-
-  ignored.push(...messageIgnored);
-  if (ignored.length > 0 || customTools.length > 0 || legacyFunctions) {
-    request.notes = { ignoredFields: ignored, customTools: [...customTools], legacyFunctions };
-  }
-  return request;
+  return { customTools, legacyFunctions };
 }
 
 const NO_TOOLS: Readonly<Pick<RequestNotes, 'customTools' | 'legacyFunctions'>> = Object.freeze({ customTools: [], legacyFunctions: false });
@@ -191,16 +213,19 @@ function applyTools(request: ChatCompletionRequest, sent: SentFields, ignored: s
 /**
  * One pass over the body's own keys (Object.keys, so nothing inherited is read
  * as input): known fields are picked out, any other is a 400 naming it
- * (`__proto__` is not a known field). The record starts with every known
- * field, so it keeps one shape and reading its fields stays fast.
+ * (`__proto__` is not a known field), into `sent`, which starts with every
+ * known field, so it keeps one shape and reading its fields stays fast.
+ * Returns how many of the uncommon fields were sent.
  */
-function collectFields(body: Record<string, unknown>): SentFields {
-  const sent = emptySentFields();
+function collectFields(body: Record<string, unknown>, sent: SentFields): number {
+  let uncommon = 0;
   for (const field of Object.keys(body)) {
-    if (!KNOWN.has(field)) throw unknownParameterError(field);
+    const common = KNOWN.get(field);
+    if (common === undefined) throw unknownParameterError(field);
+    if (!common) uncommon++;
     sent[field as KnownField] = body[field];
   }
-  return sent;
+  return uncommon;
 }
 
 function emptySentFields(): SentFields {

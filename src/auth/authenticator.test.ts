@@ -59,3 +59,45 @@ describe('authenticator while the store does not answer', () => {
     await authenticator.close();
   });
 });
+
+describe('authenticator remembering headers', () => {
+  it('reads the store once for a key used again and again, until its cache entry expires', async () => {
+    const { accounts, lookups } = await flakyAccounts();
+    const account = await accounts.ensureAccount('acme');
+    const { key, text } = await issueKey(accounts, { accountId: account.id, environment: 'production', role: 'inference' });
+    let clock = 1_000_000;
+    const authenticator = createAuthenticator({ accounts, logger: createLogger({ level: 'silent' }), cacheTtlMs: 60_000, now: () => clock });
+    for (let call = 0; call < 3; call++) expect((await authenticator.authenticate(`Bearer ${text}`)).id).toBe(key.id);
+    // The same key written another way (scheme case, spacing) is the same key.
+    expect((await authenticator.authenticate(`bearer  ${text}`)).id).toBe(key.id);
+    expect(lookups.value).toBe(1);
+    clock += 61_000;
+    expect((await authenticator.authenticate(`Bearer ${text}`)).id).toBe(key.id);
+    expect(lookups.value).toBe(2);
+    await authenticator.close();
+  });
+
+  it('refuses a key revoked by another process, or forgotten by this one, however often its header was seen', async () => {
+    const { accounts } = await flakyAccounts();
+    const account = await accounts.ensureAccount('acme');
+    const revoked = await issueKey(accounts, { accountId: account.id, environment: 'production', role: 'inference' });
+    const forgotten = await issueKey(accounts, { accountId: account.id, environment: 'production', role: 'inference' });
+    let clock = Date.now();
+    const authenticator = createAuthenticator({ accounts, logger: createLogger({ level: 'silent' }), now: () => clock });
+    for (let call = 0; call < 2; call++) {
+      expect((await authenticator.authenticate(`Bearer ${revoked.text}`)).id).toBe(revoked.key.id);
+      expect((await authenticator.authenticate(`Bearer ${forgotten.text}`)).id).toBe(forgotten.key.id);
+    }
+
+    clock += 1_000;
+    expect(await accounts.revokeKey(account.id, revoked.key.id, clock)).toBe(true);
+    authenticator.refreshRevocations();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await expect(authenticator.authenticate(`Bearer ${revoked.text}`)).rejects.toBeInstanceOf(AuthenticationError);
+
+    authenticator.forgetKey(forgotten.key.id);
+    expect(await accounts.revokeKey(account.id, forgotten.key.id, clock)).toBe(true);
+    await expect(authenticator.authenticate(`Bearer ${forgotten.text}`)).rejects.toBeInstanceOf(AuthenticationError);
+    await authenticator.close();
+  });
+});

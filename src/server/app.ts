@@ -166,6 +166,8 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
   // Paths without a parameter (the inference endpoint among them) are found with one lookup.
   const staticRoutes = new Map(routes.filter((route) => !route.pattern.includes('*')).map((route) => [`/${route.pattern.join('/')}`, route]));
   const noParameters: string[] = [];
+  /** Shared by every request without a query string (the inference calls): handlers only read a query. */
+  const noQuery = new URLSearchParams();
 
   function match(path: string): { route: Route; parameters: string[] } | undefined {
     const exact = staticRoutes.get(path);
@@ -204,7 +206,7 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
     } else if (handler === undefined) {
       work = Promise.reject(new MethodNotAllowedError(method, path, Object.keys(found.route.methods)));
     } else {
-      const query = new URLSearchParams(queryStart === -1 ? '' : url.slice(queryStart + 1));
+      const query = queryStart === -1 ? noQuery : new URLSearchParams(url.slice(queryStart + 1));
       work = handler({ request, response, requestId, headers, parameters: found.parameters, query });
     }
     return work.catch((thrown: unknown) => {

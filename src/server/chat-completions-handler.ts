@@ -180,9 +180,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
    * less what was spent waiting on engines (`upstreamMs`).
    */
   function markHead(headers: OutgoingHttpHeaders, startedClock: number, upstreamMs: number, stream: boolean): void {
-    const gatewayMs = Math.max(0, performance.now() - startedClock - upstreamMs);
-    headers['server-timing'] = serverTiming(gatewayMs, upstreamMs);
-    metrics.observeGatewayOverhead(gatewayMs / 1000, stream);
+    metrics.observeGatewayOverhead(stampHead(headers, startedClock, upstreamMs) / 1000, stream);
   }
 
   /** One engine call of a whole reply: timed as the wait on engines, inside its engine span (the guard's re-ask marked). */
@@ -254,7 +252,8 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     });
     call.replica = replica;
     call.markFirstToken();
-    markHead(headers, call.startedClock, call.upstreamMs, true);
+    // Counted once the stream is over: the first byte waits for nothing it does not need.
+    const gatewayMs = stampHead(headers, call.startedClock, call.upstreamMs);
     const writer = new SseWriter(
       response,
       { id, created, model: model.id, metadata: chat.metadata, notes: chat.notes, includeUsage: chat.stream_options?.include_usage === true, pings },
@@ -283,6 +282,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     } finally {
       // Whatever ended the loop, the upstream call and its replica slot are released now.
       void chunks.return?.();
+      metrics.observeGatewayOverhead(gatewayMs / 1000, true);
       recordUsage(call, model, recorder.usage ?? noUsage, recorder.finishReason);
       if (keepBodies) call.replyBody = recorder.replyBody(id, created, model.id);
     }
@@ -324,6 +324,13 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     metrics.observeCall(trace);
     dependencies.measuredPrices.observe(trace);
   };
+}
+
+/** Sets `Server-Timing` (the gateway's own time and the engines') on a reply's head; returns the gateway's milliseconds. */
+function stampHead(headers: OutgoingHttpHeaders, startedClock: number, upstreamMs: number): number {
+  const gatewayMs = Math.max(0, performance.now() - startedClock - upstreamMs);
+  headers['server-timing'] = serverTiming(gatewayMs, upstreamMs);
+  return gatewayMs;
 }
 
 function generationParameters(chat: ChatCompletionRequest): GenerationParameters {
