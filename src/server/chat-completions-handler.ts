@@ -246,10 +246,18 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     // The pool resolves at the first upstream chunk, so this wait is the time to the first upstream byte.
     // The engine's span lasts until the stream ends.
     const engine = reply.span.startEngineCall(model.id);
-    const { replica, chunks } = await call.waitUpstream(performance.now(), pool.openStream(parameters, signal, call)).catch((error: unknown) => {
+    // Timed here rather than through call.waitUpstream: two promises and their ticks fewer on the way to the first byte.
+    const since = performance.now();
+    let opened: Awaited<ReturnType<ModelPool['openStream']>>;
+    try {
+      opened = await pool.openStream(parameters, signal, call);
+    } catch (error) {
       engine.end({ replica: call.replica, error });
       throw error;
-    });
+    } finally {
+      call.upstreamMs += performance.now() - since;
+    }
+    const { replica, chunks } = opened;
     call.replica = replica;
     call.markFirstToken();
     // Counted once the stream is over: the first byte waits for nothing it does not need.
