@@ -17,13 +17,11 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { Pool } from 'undici';
 import { startListeningChild, withMockEngine } from './lib/child-processes.mjs';
 import { bareProxyEntry } from './lib/repository-paths.mjs';
 import { chatBody, chatHeaders, checkReply } from './lib/chat-request.mjs';
-import { percentile } from './lib/statistics.mjs';
+import { firstByteInTurns } from './lib/first-byte-in-turns.mjs';
 import { newAdminKey, startTaskgate } from './lib/start-taskgate.mjs';
 
 const { values } = parseArgs({
@@ -35,8 +33,6 @@ const { values } = parseArgs({
   },
 });
 if (values.before === undefined && !values.bare) throw new Error('--before DIR (the other build: a checkout with dist/ built) or --bare (the bare pass-through) is required');
-const total = Math.round(Number(values.rate) * Number(values.seconds));
-const intervalMs = 1_000 / Number(values.rate);
 /** The first streams of each build warm it up and are not counted. */
 const warmUp = 40;
 await withMockEngine({ name: 'ab-ttfb', gapMs: 20 }, async ({ mock, directory, started }) => {
@@ -61,32 +57,13 @@ await withMockEngine({ name: 'ab-ttfb', gapMs: 20 }, async ({ mock, directory, s
   const body = chatBody('bench-model', true);
   const headers = chatHeaders(adminKey);
   for (const server of servers) await checkReply({ url: `${server.origin}/v1/chat/completions`, headers, body }, true, 'ab-ttfb');
-  const pools = servers.map((server) => new Pool(server.origin, { connections: 64, pipelining: 1 }));
-  /** @type {number[][]} */
-  const firstBytes = servers.map(() => []);
-
-  /** @param {number} index */
-  async function oneStream(index) {
-    const which = index % pools.length;
-    const sentAt = performance.now();
-    const response = await /** @type {Pool} */ (pools[which]).request({ method: 'POST', path: '/v1/chat/completions', headers, body, signal: AbortSignal.timeout(10_000) });
-    let firstByteAt = 0;
-    for await (const part of response.body) if (firstByteAt === 0 && part.length > 0) firstByteAt = performance.now();
-    if (response.statusCode === 200 && index >= warmUp * pools.length) firstBytes[which]?.push(firstByteAt - sentAt);
-  }
-
-  const startedAt = performance.now();
-  const pending = [];
-  for (let index = 0; index < total; index++) {
-    const wait = startedAt + index * intervalMs - performance.now();
-    if (wait > 0) await sleep(wait);
-    pending.push(oneStream(index).catch(() => undefined));
-  }
-  await Promise.all(pending);
-  await Promise.all(pools.map((pool) => pool.destroy()));
+  // 20 streams a second in all by default (--rate), dealt to the builds in turns.
+  const destinations = servers.map(({ origin }) => ({ origin, path: '/v1/chat/completions', headers, body }));
+  const figures = await firstByteInTurns(destinations, { rate: Number(values.rate) / servers.length, seconds: Number(values.seconds), warmUp });
   for (const [index, build] of builds.entries()) {
-    const times = firstBytes[index] ?? [];
-    const at = (/** @type {number} */ rank) => percentile(times, rank).toFixed(3);
-    console.log(`${build.name}: ${times.length} streams, time to first byte p25 ${at(25)}, p50 ${at(50)}, p75 ${at(75)}, p99 ${at(99)} ms`);
+    const figure = figures[index];
+    if (figure === undefined) continue;
+    const at = (/** @type {number} */ value) => value.toFixed(3);
+    console.log(`${build.name}: ${figure.streams} streams, time to first byte p25 ${at(figure.p25Ms)}, p50 ${at(figure.p50Ms)}, p75 ${at(figure.p75Ms)}, p99 ${at(figure.p99Ms)} ms`);
   }
 });

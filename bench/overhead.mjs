@@ -137,12 +137,13 @@ async function main() {
     // The CPU-per-call targets: taskgate and the pass-through in turns (against-bare.mjs says why).
     const againstBare =
       useWrk && servers.bare !== null
-        ? await measureAgainstBare({ bare: servers.bare, taskgate: servers.taskgate }, (path, kind) => targetFor(path, kind), {
+        ? await measureAgainstBare({ bare: servers.bare, taskgate: servers.taskgate }, (path, kind, gap) => targetFor(path, kind, gap), {
             kinds,
             rounds: options.bareRounds,
             seconds: 2,
             connections: options.connections,
             directory,
+            firstByte: options.ttfbTurnsSeconds > 0 ? { rate: options.ttfbRate, seconds: options.ttfbTurnsSeconds } : null,
           })
         : null;
 

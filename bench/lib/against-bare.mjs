@@ -9,8 +9,13 @@
  * shared VM moved the pass-through's own CPU per call by half from one run to
  * the next (80 to 159 µs a JSON call on 2026-11-26): a ratio of two such
  * figures is good to a third. In turns, both see the same machine.
+ *
+ * With streams, the time to first byte is taken the same way after the CPU
+ * rounds: streams at the fixed rate to each, dealt in turns
+ * (first-byte-in-turns.mjs says why), through the mock with gaps.
  */
 import { ratioInTurns } from './cpu-per-call.mjs';
+import { firstByteInTurns } from './first-byte-in-turns.mjs';
 import { log } from './log.mjs';
 
 /**
@@ -23,12 +28,21 @@ import { log } from './log.mjs';
  */
 
 /**
- * @param {{ bare: { pid: number }, taskgate: { pid: number } }} servers
- * @param {(path: 'bare' | 'through', kind: string) => import('./chat-request.mjs').LoadTarget} targetFor
- * @param {{ kinds: string[], rounds: number, seconds: number, connections: number, directory: string }} settings
- * @returns {Promise<{ rounds: number, seconds: number, kinds: AgainstBareOfKind[] }>}
+ * @typedef {object} FirstByteAgainstBare
+ * @property {number} rate  streams a second to each
+ * @property {number} seconds
+ * @property {import('./first-byte-in-turns.mjs').FirstBytes} bare
+ * @property {import('./first-byte-in-turns.mjs').FirstBytes} taskgate
  */
-export async function measureAgainstBare(servers, targetFor, { kinds, rounds, seconds, connections, directory }) {
+
+/**
+ * @param {{ bare: { pid: number }, taskgate: { pid: number } }} servers
+ * @param {(path: 'bare' | 'through', kind: string, gap?: boolean) => import('./chat-request.mjs').LoadTarget} targetFor
+ * @param {{ kinds: string[], rounds: number, seconds: number, connections: number, directory: string, firstByte: { rate: number, seconds: number } | null }} settings
+ *   `firstByte`: the time-to-first-byte run in turns (with streams only), or null for none
+ * @returns {Promise<{ rounds: number, seconds: number, kinds: AgainstBareOfKind[], firstByte: FirstByteAgainstBare | null }>}
+ */
+export async function measureAgainstBare(servers, targetFor, { kinds, rounds, seconds, connections, directory, firstByte }) {
   /** @type {AgainstBareOfKind[]} */
   const results = [];
   for (const kind of kinds) {
@@ -42,5 +56,13 @@ export async function measureAgainstBare(servers, targetFor, { kinds, rounds, se
     });
     results.push({ kind, bare: cpu[0], taskgate: cpu[1], ratios, ratio });
   }
-  return { rounds, seconds, kinds: results };
+  if (firstByte === null || !kinds.includes('stream')) return { rounds, seconds, kinds: results, firstByte: null };
+  log(`against the bare pass-through, in turns: stream time to first byte, ${firstByte.rate}/s to each for ${firstByte.seconds} s`);
+  const destinations = [targetFor('bare', 'stream', true), targetFor('through', 'stream', true)].map(({ url, headers, body }) => {
+    const { origin, pathname } = new URL(url);
+    return { origin, path: pathname, headers, body };
+  });
+  const [bare, taskgate] = await firstByteInTurns(destinations, firstByte);
+  if (bare === undefined || taskgate === undefined) throw new Error('first byte in turns: a server is missing from the result');
+  return { rounds, seconds, kinds: results, firstByte: { ...firstByte, bare, taskgate } };
 }

@@ -69,9 +69,19 @@ export function evaluateTargets(medians, againstBare, growth, exportCost, option
       met: added - bare <= ADDED_P50_OVER_MS,
     });
   }
+  const inTurns = againstBare?.firstByte ?? null;
+  if (inTurns !== null) {
+    const over = inTurns.taskgate.p50Ms - inTurns.bare.p50Ms;
+    targets.push({
+      target: `stream time to first byte, p50, within ${TTFB_OVER_MS} ms of the bare pass-through's (in turns)`,
+      measured: `${format(inTurns.taskgate.p50Ms, 3)} ms against ${format(inTurns.bare.p50Ms, 3)} ms: ${signed(over, 3)} ms (${format(inTurns.taskgate.streams)} streams each)`,
+      met: over <= TTFB_OVER_MS,
+    });
+  }
   if (medians.firstByte !== null) {
     const { through, added: { through: addedTimes } } = medians.firstByte;
-    if (medians.firstByte.bare !== undefined) {
+    // Without the run in turns (no pass-through, or --ttfb-turns-seconds 0): the paths' own runs, one after the other.
+    if (medians.firstByte.bare !== undefined && inTurns === null) {
       const over = through.firstByteP50Ms - medians.firstByte.bare.firstByteP50Ms;
       targets.push({
         target: `stream time to first byte, p50, within ${TTFB_OVER_MS} ms of the bare pass-through's`,

@@ -207,6 +207,20 @@ function againstBareLines(against) {
         `[${format(Math.min(...entry.ratios), 2)}–${format(Math.max(...entry.ratios), 2)}] |`,
     );
   }
+  const firstByte = against.firstByte;
+  if (firstByte != null) {
+    lines.push(
+      '',
+      `Stream time to first byte in turns (the target's figure): ${format(firstByte.rate)} streams/s to each for ${format(firstByte.seconds)} s, dealt in turns, mock with gaps:`,
+      '',
+      '| Path | streams | p25 ms | p50 ms | p75 ms | p99 ms |',
+      '|---|---:|---:|---:|---:|---:|',
+    );
+    for (const [label, figures] of /** @type {const} */ ([['bare pass-through', firstByte.bare], ['taskgate (SQLite + memory)', firstByte.taskgate]])) {
+      lines.push(`| ${label} | ${format(figures.streams)} | ${format(figures.p25Ms, 3)} | ${format(figures.p50Ms, 3)} | ${format(figures.p75Ms, 3)} | ${format(figures.p99Ms, 3)} |`);
+    }
+    lines.push(`| taskgate over the pass-through | | ${signed(firstByte.taskgate.p25Ms - firstByte.bare.p25Ms, 3)} | **${signed(firstByte.taskgate.p50Ms - firstByte.bare.p50Ms, 3)}** | ${signed(firstByte.taskgate.p75Ms - firstByte.bare.p75Ms, 3)} | ${signed(firstByte.taskgate.p99Ms - firstByte.bare.p99Ms, 3)} |`);
+  }
   return lines;
 }
 

@@ -18,6 +18,8 @@ Options:
   --rate R              requests per second of the fixed-rate JSON run (default 200)
   --ttfb-rate R         streams per second of the time-to-first-byte run (default 20)
   --ttfb-gap-ms MS      gap between stream events of the mock used for TTFB (default 20)
+  --ttfb-turns-seconds S  the first-byte target's run: taskgate and the pass-through in turns,
+                        --ttfb-rate streams a second to each, for S seconds (default 45, --quick 10; 0: none)
   --warmup S            seconds of warm-up load per path and kind (default 3; --quick: 1)
   --max-noise P         measure a run again when steal time plus other processes' CPU
                         took more than P% of the machine during it (default 5)
@@ -57,6 +59,7 @@ Options:
  * @property {number} rate
  * @property {number} ttfbRate
  * @property {number} ttfbGapMs
+ * @property {number} ttfbTurnsSeconds
  * @property {number} warmupSeconds
  * @property {number} maxNoisePercent
  * @property {number} retries
@@ -88,6 +91,7 @@ export function readOptions() {
       rate: { type: 'string', default: '200' },
       'ttfb-rate': { type: 'string', default: '20' },
       'ttfb-gap-ms': { type: 'string', default: '20' },
+      'ttfb-turns-seconds': { type: 'string' },
       warmup: { type: 'string' },
       'max-noise': { type: 'string', default: '5' },
       retries: { type: 'string', default: '2' },
@@ -125,6 +129,7 @@ export function readOptions() {
     rate: positiveNumber(values.rate, '--rate', 100_000),
     ttfbRate: positiveNumber(values['ttfb-rate'], '--ttfb-rate', 10_000),
     ttfbGapMs: positiveNumber(values['ttfb-gap-ms'], '--ttfb-gap-ms', 10_000),
+    ttfbTurnsSeconds: nonNegativeNumber(values['ttfb-turns-seconds'] ?? (quick ? '10' : '45'), '--ttfb-turns-seconds', 3_600),
     warmupSeconds: positiveNumber(values.warmup ?? (quick ? '1' : '3'), '--warmup', 600),
     maxNoisePercent: positiveNumber(values['max-noise'], '--max-noise', 100),
     retries: Math.round(nonNegativeNumber(values.retries, '--retries', 10)),
