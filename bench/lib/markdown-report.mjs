@@ -211,7 +211,7 @@ function againstBareLines(against) {
   if (firstByte != null) {
     lines.push(
       '',
-      `Stream time to first byte in turns (the target's figure): ${format(firstByte.rate)} streams/s to each for ${format(firstByte.seconds)} s, dealt in turns, mock with gaps:`,
+      `Stream time to first byte in turns (the target's figure): ${format(firstByte.rate)} streams/s in all for ${format(firstByte.seconds)} s, dealt to the two in turns, mock with gaps:`,
       '',
       '| Path | streams | p25 ms | p50 ms | p75 ms | p99 ms |',
       '|---|---:|---:|---:|---:|---:|',

@@ -19,7 +19,7 @@ Options:
   --ttfb-rate R         streams per second of the time-to-first-byte run (default 20)
   --ttfb-gap-ms MS      gap between stream events of the mock used for TTFB (default 20)
   --ttfb-turns-seconds S  the first-byte target's run: taskgate and the pass-through in turns,
-                        --ttfb-rate streams a second to each, for S seconds (default 45, --quick 10; 0: none)
+                        --ttfb-rate streams a second in all, for S seconds (default 90, --quick 10; 0: none)
   --warmup S            seconds of warm-up load per path and kind (default 3; --quick: 1)
   --max-noise P         measure a run again when steal time plus other processes' CPU
                         took more than P% of the machine during it (default 5)
@@ -129,7 +129,7 @@ export function readOptions() {
     rate: positiveNumber(values.rate, '--rate', 100_000),
     ttfbRate: positiveNumber(values['ttfb-rate'], '--ttfb-rate', 10_000),
     ttfbGapMs: positiveNumber(values['ttfb-gap-ms'], '--ttfb-gap-ms', 10_000),
-    ttfbTurnsSeconds: nonNegativeNumber(values['ttfb-turns-seconds'] ?? (quick ? '10' : '45'), '--ttfb-turns-seconds', 3_600),
+    ttfbTurnsSeconds: nonNegativeNumber(values['ttfb-turns-seconds'] ?? (quick ? '10' : '90'), '--ttfb-turns-seconds', 3_600),
     warmupSeconds: positiveNumber(values.warmup ?? (quick ? '1' : '3'), '--warmup', 600),
     maxNoisePercent: positiveNumber(values['max-noise'], '--max-noise', 100),
     retries: Math.round(nonNegativeNumber(values.retries, '--retries', 10)),

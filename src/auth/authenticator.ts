@@ -13,7 +13,7 @@
  * one map lookup, without the header's parse and SHA-256. On a stream's path
  * to its first byte, on cold caches, those cost some 30 µs. A revoked or
  * forgotten entry is expired in place, so the header's memory of it lapses
- * with it.
+ * with it, and the poller's tick lets go of the headers of expired entries.
  */
 import { AuthenticationError } from '../api/errors.js';
 import type { Logger } from '../log/logger.js';
@@ -118,6 +118,8 @@ export function createAuthenticator(options: {
   // tick, never one per request.
   const poller = setInterval(() => {
     readRevocations();
+    const at = now();
+    for (const [authorization, entry] of byHeader) if (entry.expiresAt <= at) byHeader.delete(authorization);
     if (lastUse.size > 0) {
       const uses = [...lastUse].map(([keyId, usedAt]) => ({ keyId, usedAt }));
       lastUse.clear();
@@ -148,6 +150,7 @@ export function createAuthenticator(options: {
     refreshRevocations: readRevocations,
     async close() {
       clearInterval(poller);
+      byHeader.clear();
       if (lastUse.size > 0) {
         await accounts.touchKeys([...lastUse].map(([keyId, usedAt]) => ({ keyId, usedAt }))).catch(() => undefined);
       }
