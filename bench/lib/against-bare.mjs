@@ -13,9 +13,8 @@
  * With streams, the time to first byte is taken the same way after the CPU
  * rounds: streams at the fixed rate in all, dealt to the two in turns
  * (first-byte-in-turns.mjs says why), through the mock with gaps. In all,
- * not to each: at twice the streams a second (a busier machine) taskgate's
- * margin was 0.17 ms, at the same 0.28 (2026-11-27), so the machine carries
- * what it carries when the paths run one after the other.
+ * not to each, so the machine carries what it carries when the paths run
+ * one after the other.
  */
 import { ratioInTurns } from './cpu-per-call.mjs';
 import { firstByteInTurns } from './first-byte-in-turns.mjs';
