@@ -168,6 +168,25 @@ describe('validateChatRequest rejects bad input, naming the field', () => {
   });
 });
 
+describe('validateChatRequest with and without uncommon fields', () => {
+  it('names the same first bad field whichever fields come with it', () => {
+    // A platform field is checked before the sampling fields, the common sampling fields before the uncommon ones.
+    expect(reject(body({ audio: { voice: 'alloy', format: 'mp3' }, temperature: 5 })).param).toBe('audio');
+    expect(reject(body({ temperature: 5, seed: 'x' })).param).toBe('temperature');
+    expect(reject(body({ temperature: 5 })).param).toBe('temperature');
+    expect(reject(body({ top_p: 0.5, seed: 'x' })).param).toBe('seed');
+  });
+
+  it('gives the same request for the common fields, with or without an uncommon one beside them', () => {
+    const common = { stream: true, stream_options: { include_usage: true }, max_completion_tokens: 9, temperature: 0.3, top_p: 0.9 };
+    const alone = accept(body(common));
+    const { user: sentUser, ...beside } = accept(body({ ...common, user: 'u-1' }));
+    expect(sentUser).toBe('u-1');
+    expect(beside).toEqual(alone);
+    expect(alone).toEqual({ ...minimal, messages: [user], stream: true, stream_options: { include_usage: true }, max_tokens: 9, temperature: 0.3, top_p: 0.9 });
+  });
+});
+
 describe('validateChatRequest messages say what is wrong', () => {
   it.each<[string, string]>([
     [messages(user, user, { role: 'user', content: 5 }), "Invalid type for 'messages[2].content': expected a string or an array of content parts, got a number."],

@@ -52,7 +52,7 @@ const KNOWN_FIELDS = [
   'task', 'top_k', 'min_p', 'repetition_penalty',
 ] as const;
 type KnownField = (typeof KNOWN_FIELDS)[number];
-/** What nearly every request sends, and all many send: the others are checked only when one is sent. */
+/** The fields nearly every request sends: the others are checked only when one of them is sent. */
 const COMMON_FIELDS: ReadonlySet<KnownField> = new Set<KnownField>(['model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p']);
 /** Every known field, and whether it is a common one. */
 const KNOWN: ReadonlyMap<string, boolean> = new Map(KNOWN_FIELDS.map((field) => [field, COMMON_FIELDS.has(field)]));
