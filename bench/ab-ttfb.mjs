@@ -13,6 +13,11 @@
  *   node bench/ab-ttfb.mjs --before /tmp/before [--seconds 90] [--rate 20]
  *   node bench/ab-ttfb.mjs --bare     (this build against the bare pass-through)
  *
+ * Each server is warmed with 40 streams only: fine between two builds, but
+ * against the pass-through (whose code is a fraction of taskgate's to
+ * optimise) it overstates taskgate's margin. The target's figure is
+ * `npm run bench`'s, taken in turns after a warm-up at saturation.
+ *
  * Needs `npm run build` first; sends traffic only to 127.0.0.1.
  */
 import { mkdirSync } from 'node:fs';

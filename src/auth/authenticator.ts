@@ -133,7 +133,6 @@ export function createAuthenticator(options: {
       if (authorization === undefined || authorization.length > 1024) throw new AuthenticationError();
       const known = byHeader.get(authorization);
       if (known !== undefined && known.expiresAt > now()) return accept(known.key);
-      if (known !== undefined) byHeader.delete(authorization);
       const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization);
       if (match === null) throw new AuthenticationError();
       const hash = hashKey(match[1] as string);
