@@ -30,42 +30,33 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Asked of every stream so traces get token counts even when the client did not ask. */
-const includeUsage = { include_usage: true } as const;
+/**
+ * The fields a request may carry besides the model, messages and stream, in
+ * the order they go upstream. Listed one by one, so nothing the gateway keeps
+ * for itself (task, metadata, a stray `stream`) can leak upstream.
+ */
+const forwardedFields = [
+  'max_tokens', 'temperature', 'top_p', 'stop', 'seed', 'response_format', 'tools', 'tool_choice', 'parallel_tool_calls',
+  'user', 'n', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'reasoning_effort',
+  'verbosity', 'top_k', 'min_p', 'repetition_penalty',
+] as const satisfies ReadonlyArray<keyof EngineRequest>;
 
 /**
- * The request body. Fields are listed one by one, so nothing the gateway keeps
- * for itself (task, metadata, a stray `stream`) can leak upstream, and
- * undefined fields vanish in JSON.stringify.
+ * The request body: what JSON.stringify writes for an object of the model,
+ * the messages, `stream` (and `stream_options` asking for usage, so traces get
+ * token counts even when the client did not ask) and each forwarded field
+ * that is set, in that order. Written field by field: an object of two dozen
+ * properties, nearly all undefined, took JSON.stringify as long again as the
+ * messages (1.7 µs).
  */
 export function serializeChatRequest(request: EngineRequest, stream: boolean): string {
-  return JSON.stringify({
-    model: request.model,
-    messages: withSystemForDeveloper(request.messages),
-    stream,
-    stream_options: stream ? includeUsage : undefined,
-    max_tokens: request.max_tokens,
-    temperature: request.temperature,
-    top_p: request.top_p,
-    stop: request.stop,
-    seed: seedForWire(request.seed),
-    response_format: request.response_format,
-    tools: request.tools,
-    tool_choice: request.tool_choice,
-    parallel_tool_calls: request.parallel_tool_calls,
-    user: request.user,
-    n: request.n,
-    presence_penalty: request.presence_penalty,
-    frequency_penalty: request.frequency_penalty,
-    logit_bias: request.logit_bias,
-    logprobs: request.logprobs,
-    top_logprobs: request.top_logprobs,
-    reasoning_effort: request.reasoning_effort,
-    verbosity: request.verbosity,
-    top_k: request.top_k,
-    min_p: request.min_p,
-    repetition_penalty: request.repetition_penalty,
-  });
+  let body = `{"model":${JSON.stringify(request.model)},"messages":${JSON.stringify(withSystemForDeveloper(request.messages))},"stream":${stream}`;
+  if (stream) body += ',"stream_options":{"include_usage":true}';
+  for (const field of forwardedFields) {
+    const value = field === 'seed' ? seedForWire(request.seed) : request[field];
+    if (value !== undefined) body += `,"${field}":${JSON.stringify(value)}`;
+  }
+  return `${body}}`;
 }
 
 /**

@@ -43,6 +43,16 @@ const delta = `\\{(?:("role":"assistant")(?:,"content":(null|${anyString}))?|"co
 const choice =
   `\\{(?:"index":(${integer}),"delta":${delta}(?:,"logprobs":null)?,"finish_reason":(${finishReason})` +
   `|"finish_reason":(${finishReason}),"index":(${integer}),"delta":${delta})\\}`;
+/**
+ * vLLM's content event exactly (OpenAI's too, without its extra fields): 20 of
+ * a 23-event stream's events. Read by a shorter expression first, which has
+ * no alternatives to try and captures two groups instead of eleven (90 ns an
+ * event against 250); any other event fails it within its first fields.
+ */
+const contentEvent = new RegExp(
+  `^\\{"id":${plainString},"object":"chat\\.completion\\.chunk","created":${integer},"model":${plainString},` +
+    `"choices":\\[\\{"index":(${integer}),"delta":\\{"content":(${anyString})\\},"logprobs":null,"finish_reason":null\\}\\]\\}$`,
+);
 const quickEvent = new RegExp(`^\\{(?:${otherField},)*"choices":\\[${choice}\\](?:,${otherField})*\\}$`);
 /** A token count JSON.parse reads exactly (15 digits at most). */
 const tokenCount = '(0|[1-9][0-9]{0,14})';
@@ -62,27 +72,40 @@ const fingerprintAt = new RegExp(`"system_fingerprint":(${plainString})`, 'y');
 
 /** The event as the full reader would give it, or undefined when it is not a plain text chunk (see above). */
 export function readQuickStreamEvent(text: string): EngineChunk | undefined {
+  const plain = contentEvent.exec(text);
+  if (plain !== null) return contentChunk(Number(plain[1]), plain[2] as string, undefined);
   const match = quickEvent.exec(text);
   if (match === null) return readUsageEvent(text);
   const first = match[vllmOrder] === undefined ? llamaOrder : vllmOrder;
-  const delta: ChunkDelta = {};
-  const role = match[first + 1] !== undefined;
-  if (role) delta.role = 'assistant';
-  const content = match[first + 2] ?? match[first + 3];
-  if (content !== undefined && content !== 'null') delta.content = stringValue(content);
-  const finish = match[first === vllmOrder ? 5 : 6] as string;
   const index = Number(match[first]);
-  const chunk: EngineChunk = {
+  const role = match[first + 1] !== undefined;
+  const content = match[first + 2] ?? match[first + 3];
+  const finish = match[first === vllmOrder ? 5 : 6] as string;
+  if (!role && finish === 'null' && content !== undefined && content !== 'null') return contentChunk(index, content, fingerprintOf(text));
+  const delta: ChunkDelta = {};
+  if (role) delta.role = 'assistant';
+  if (content !== undefined && content !== 'null') delta.content = stringValue(content);
+  return {
     choices: [{ index, delta, finish_reason: finish === 'null' ? null : finishReasonOf(finish.slice(1, -1)), logprobs: undefined }],
     usage: undefined,
     system_fingerprint: fingerprintOf(text),
   };
-  // Nearly every event: a piece of content alone. Its literal is already what
-  // JSON.stringify writes for it when it has no escape (an escape always
-  // shortens the value, hence the length test) and no lone surrogate (which
-  // JSON.stringify escapes; text decoded from UTF-8 has none).
-  if (!role && finish === 'null' && content !== undefined && delta.content?.length === content.length - 2 && content.isWellFormed()) {
-    chunk.choicesJson = `[{"index":${index},"delta":{"content":${content}},"finish_reason":null}]`;
+}
+
+/** Nearly every event: a piece of content alone, given as its JSON literal. */
+function contentChunk(index: number, literal: string, fingerprint: string | undefined): EngineChunk {
+  const content = stringValue(literal);
+  const chunk: EngineChunk = {
+    choices: [{ index, delta: { content }, finish_reason: null, logprobs: undefined }],
+    usage: undefined,
+    system_fingerprint: fingerprint,
+  };
+  // The literal is already what JSON.stringify writes for the content when it
+  // has no escape (an escape always shortens the value, hence the length test)
+  // and no lone surrogate (which JSON.stringify escapes; text decoded from
+  // UTF-8 has none).
+  if (content.length === literal.length - 2 && literal.isWellFormed()) {
+    chunk.choicesJson = `[{"index":${index},"delta":{"content":${literal}},"finish_reason":null}]`;
   }
   return chunk;
 }

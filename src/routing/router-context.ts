@@ -134,8 +134,8 @@ export function routeKey(scope: Scope, requestedModel: string): string {
   return `${scopeKey(scope)}\u0000${requestedModel}`;
 }
 
-export function routeState(context: RouterContext, scope: Scope, requestedModel: string): RouteState {
-  const key = routeKey(scope, requestedModel);
+/** The route's state, made on first use; `key` is its `routeKey`, when the caller has it already. */
+export function routeState(context: RouterContext, scope: Scope, requestedModel: string, key = routeKey(scope, requestedModel)): RouteState {
   let state = context.states.get(key);
   if (state === undefined) {
     state = {

@@ -144,8 +144,10 @@ export function createRouterWorker(options: RouterWorkerOptions): LeaderWorker {
     if (sample.environment !== 'production' || closing.signal.aborted) return;
     const requested = context.catalog.resolve(sample.requestedModel);
     if (requested === undefined) return;
-    const state = routeState(context, sample.scope, requested.id);
-    context.traffic.observe(routeKey(sample.scope, requested.id), context.now());
+    // One key for both maps: it is built and hashed on every call.
+    const key = routeKey(sample.scope, requested.id);
+    const state = routeState(context, sample.scope, requested.id, key);
+    context.traffic.observe(key, context.now());
     const routed = sample.servedModel !== requested.id;
     if (routed) {
       const served = context.catalog.resolve(sample.servedModel);

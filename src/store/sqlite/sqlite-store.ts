@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { closePage, openPage, type Position } from '../page-cursor.js';
 import { accountColumns, keyColumns, newId, projectColumns, workloadColumns } from '../sql-records.js';
-import { fromTraceRow, traceColumns, traceInsertColumns, traceProperties, traceValue, type TraceRow } from '../sql-trace-records.js';
+import { fromTraceRow, traceColumns, traceInsertColumns, traceProperties, traceValues, type TraceRow } from '../sql-trace-records.js';
 import { applyMigrations } from './sqlite-migrations.js';
 import { createSqliteRoutingStore } from './sqlite-routing-store.js';
 import { addRollups, createSqliteRollupStore, prepareRollupStatements } from './sqlite-rollups.js';
@@ -143,8 +143,9 @@ function prepareStatements(database: Database.Database) {
 
     // ON CONFLICT (request_id) rather than INSERT OR IGNORE: OR IGNORE would also
     // skip rows that break NOT NULL, losing a malformed trace without an error.
-    // Bound from one array: better-sqlite3 checks each argument's kind, one array is one check.
-    insertTrace: database.prepare<[unknown[]]>(
+    // Bound as arguments, not as one array: better-sqlite3 reads an array's
+    // elements through V8's object API one lookup at a time (0.7 µs more a row).
+    insertTrace: database.prepare<unknown[]>(
       `INSERT INTO traces (${traceInsertColumns}) VALUES (${traceProperties.map(() => '?').join(', ')}) ON CONFLICT (request_id) DO NOTHING`,
     ),
     traceById: database.prepare<[string, string], SqliteTraceRow>(
@@ -164,7 +165,7 @@ function prepareStatements(database: Database.Database) {
     // Traces and their rollups in one transaction; a trace stored before (a retried batch) is not rolled up twice.
     insertAll: database.transaction((traces: readonly Trace[]): number => {
       const inserted: Trace[] = [];
-      for (const trace of traces) if (statements.insertTrace.run(traceParameters(trace)).changes === 1) inserted.push(trace);
+      for (const trace of traces) if (statements.insertTrace.run(...traceValues(trace, trace.stream ? 1 : 0)).changes === 1) inserted.push(trace);
       addRollups(rollupStatements, foldTraces(inserted));
       return inserted.length;
     }),
@@ -329,10 +330,6 @@ function paginate<Row>(page: PageRequest, positionOf: (row: Row) => Position, fe
 function found<Row>(row: Row | undefined): Row {
   if (row === undefined) throw new Error('sqlite store: a row written in this call could not be read back');
   return row;
-}
-
-function traceParameters(trace: Trace): unknown[] {
-  return traceProperties.map((property) => (property === 'stream' ? (trace.stream ? 1 : 0) : traceValue(trace, property)));
 }
 
 function toTrace(row: SqliteTraceRow): Trace {
