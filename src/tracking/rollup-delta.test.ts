@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Trace } from '../store/store.js';
-import { foldTraces, MINUTE_MS, rollupKey } from './rollup-delta.js';
+import { addRollupRows, DecodedSketches, foldTraces, MINUTE_MS, rollupKey } from './rollup-delta.js';
+import { decodeSketch } from './latency-sketch.js';
 
 const base: Trace = {
   requestId: 'req_0', accountId: 'acct_a', keyId: 'key_a', environment: 'production', project: 'shop', workload: 'support', user: null,
@@ -33,5 +34,45 @@ describe('foldTraces', () => {
     for (const row of rows) {
       expect({ calls: row.calls, promptTokens: row.promptTokens, latencyCount: row.latency.count }).toEqual({ ...expected.get(rollupKey(row)), latencyCount: row.calls });
     }
+  });
+});
+
+describe('addRollupRows with the sketches it wrote remembered', () => {
+  const batch = (latencies: number[], first: number) =>
+    foldTraces(latencies.map((latencyMs, index) => ({ ...base, requestId: `req_${first + index}`, latencyMs, ttftMs: latencyMs / 2, stream: true })))[0]!;
+  /** What a stored sketch says: its count and quantiles (its bytes also depend on how its bins were laid out in memory). */
+  const summary = (bytes: Uint8Array | null) => {
+    const sketch = decodeSketch(bytes!);
+    return { count: sketch.count, quantiles: [0, 0.25, 0.5, 0.75, 0.95, 1].map((quantile) => Math.round(sketch.getValueAtQuantile(quantile))) };
+  };
+
+  it('writes what decoding the stored sketches writes, batch after batch', () => {
+    const sketches = new DecodedSketches();
+    let remembered = addRollupRows(undefined, batch([100, 200], 0), sketches);
+    let decoded = addRollupRows(undefined, batch([100, 200], 0));
+    for (let round = 1; round <= 3; round++) {
+      const latencies = [round * 10, round * 300, 7];
+      remembered = addRollupRows(remembered, batch(latencies, round * 10), sketches);
+      decoded = addRollupRows(decoded, batch(latencies, round * 10));
+      expect(summary(remembered.latency)).toStrictEqual(summary(decoded.latency));
+      expect(summary(remembered.ttft)).toStrictEqual(summary(decoded.ttft));
+    }
+    const all = decodeSketch(remembered.latency!);
+    expect(all.count).toBe(11);
+    expect(all.getValueAtQuantile(0)).toBeCloseTo(7, -0.5);
+    expect(all.getValueAtQuantile(1)).toBeGreaterThan(900 * 0.99);
+  });
+
+  it('reads a row another process wrote since from what is stored, not from what it remembers', () => {
+    const sketches = new DecodedSketches();
+    const mine = addRollupRows(undefined, batch([100], 0), sketches);
+    // Another process added its calls to the row after this one wrote it.
+    const theirs = addRollupRows(mine, batch([5_000, 6_000], 10));
+    const next = addRollupRows(theirs, batch([1], 20), sketches);
+    const merged = decodeSketch(next.latency!);
+    expect(merged.count).toBe(4);
+    expect(merged.getValueAtQuantile(1)).toBeGreaterThan(6_000 * 0.99);
+    expect(merged.getValueAtQuantile(0)).toBeLessThan(1.01);
+    expect(next.calls).toBe(4);
   });
 });

@@ -85,9 +85,46 @@ function isRowOf(row: FoldedRollup, trace: Trace, minute: number): boolean {
   );
 }
 
-/** A folded row added to the stored row of the same key (counts summed, error classes and sketches merged), or alone when none is stored. */
-export function addRollupRows(stored: RollupRow | undefined, added: FoldedRollup): RollupRow {
-  if (stored === undefined) return { ...added, latency: encodeSketch(added.latency), ttft: added.ttft === null ? null : encodeSketch(added.ttft) };
+/**
+ * The sketches this process last stored, decoded. A batch's rows are mostly
+ * the rows the batch before wrote (the same workloads, the same minute), and
+ * decoding a stored sketch again cost 80 µs a row (two per row, every batch).
+ * A remembered sketch is used only when the stored bytes are the very bytes
+ * it was encoded to: a row another process wrote since, or a write that was
+ * rolled back, differs, and is decoded from what is stored.
+ */
+export class DecodedSketches {
+  private readonly entries = new Map<string, { bytes: Uint8Array; sketch: DDSketch }>();
+
+  constructor(private readonly maxEntries = 64) {}
+
+  /** The sketch `bytes` encode, to merge into: handed over (forgotten here), so a write that fails leaves nothing behind. */
+  take(key: string, bytes: Uint8Array): DDSketch {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return decodeSketch(bytes);
+    this.entries.delete(key);
+    return Buffer.from(entry.bytes.buffer, entry.bytes.byteOffset, entry.bytes.byteLength).equals(bytes) ? entry.sketch : decodeSketch(bytes);
+  }
+
+  /** Remembers a sketch just encoded to `bytes`; whoever made it must not change it after. */
+  remember(key: string, bytes: Uint8Array, sketch: DDSketch): void {
+    this.entries.set(key, { bytes, sketch });
+    // The oldest first: rows of minutes gone by are not written again.
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+  }
+}
+
+/**
+ * A folded row added to the stored row of the same key (counts summed, error
+ * classes and sketches merged), or alone when none is stored. With
+ * `sketches`, stored sketches it remembers are not decoded again, and the
+ * merged ones are remembered.
+ */
+export function addRollupRows(stored: RollupRow | undefined, added: FoldedRollup, sketches?: DecodedSketches): RollupRow {
+  const key = sketches === undefined ? '' : rollupKey(added);
+  const latency = mergedEncoding(stored?.latency ?? null, added.latency, sketches, `${key}\u0000latency`);
+  const ttft = mergedEncoding(stored?.ttft ?? null, added.ttft, sketches, `${key}\u0000ttft`);
+  if (stored === undefined) return { ...added, latency, ttft };
   const errorClasses = { ...stored.errorClasses };
   for (const [name, count] of Object.entries(added.errorClasses)) errorClasses[name] = (errorClasses[name] ?? 0) + count;
   return {
@@ -101,15 +138,22 @@ export function addRollupRows(stored: RollupRow | undefined, added: FoldedRollup
     measuredCalls: stored.measuredCalls + added.measuredCalls,
     measuredCostUsd: stored.measuredCostUsd + added.measuredCostUsd,
     measuredTokens: stored.measuredTokens + added.measuredTokens,
-    latency: mergedEncoding(stored.latency, added.latency),
-    ttft: mergedEncoding(stored.ttft, added.ttft),
+    latency,
+    ttft,
   };
 }
 
-/** A stored sketch with a live one merged in, encoded; null when there is neither. */
-function mergedEncoding(stored: Uint8Array | null, added: DDSketch | null): Uint8Array | null {
-  if (stored === null) return added === null ? null : encodeSketch(added);
-  const sketch = decodeSketch(stored);
-  if (added !== null) sketch.merge(added);
-  return encodeSketch(sketch);
+/** A stored sketch with a live one merged in, encoded (and remembered, with `sketches`); null when there is neither. */
+function mergedEncoding(stored: Uint8Array | null, added: DDSketch, sketches: DecodedSketches | undefined, key: string): Uint8Array;
+function mergedEncoding(stored: Uint8Array | null, added: DDSketch | null, sketches: DecodedSketches | undefined, key: string): Uint8Array | null;
+function mergedEncoding(stored: Uint8Array | null, added: DDSketch | null, sketches: DecodedSketches | undefined, key: string): Uint8Array | null {
+  let sketch = added;
+  if (stored !== null) {
+    sketch = sketches === undefined ? decodeSketch(stored) : sketches.take(key, stored);
+    if (added !== null) sketch.merge(added);
+  }
+  if (sketch === null) return null;
+  const bytes = encodeSketch(sketch);
+  sketches?.remember(key, bytes, sketch);
+  return bytes;
 }

@@ -4,7 +4,7 @@
  * `createSqliteRollupStore` answers window queries.
  */
 import type Database from 'better-sqlite3';
-import { addRollupRows, type FoldedRollup } from '../../tracking/rollup-delta.js';
+import { addRollupRows, type DecodedSketches, type FoldedRollup } from '../../tracking/rollup-delta.js';
 import type { MeasuredModelCost, RollupRow, RollupStore } from '../rollup-store.js';
 import { fromRollupRecord, rollupColumns, toRollupRecord, type RollupRecord } from '../sql-rollup-records.js';
 
@@ -28,11 +28,11 @@ export function prepareRollupStatements(database: Database.Database) {
 
 type RollupStatements = ReturnType<typeof prepareRollupStatements>;
 
-/** Adds folded rows to the stored ones; call inside the transaction that stores their traces. */
-export function addRollups(statements: RollupStatements, rows: readonly FoldedRollup[]): void {
+/** Adds folded rows to the stored ones; call inside the transaction that stores their traces. `sketches`: the ones this store wrote last (rollup-delta.ts). */
+export function addRollups(statements: RollupStatements, rows: readonly FoldedRollup[], sketches: DecodedSketches): void {
   for (const row of rows) {
     const stored = statements.existing.get(row.accountId, row.project, row.workload, row.environment, row.model, row.minute);
-    statements.upsert.run(toRollupRecord(addRollupRows(stored === undefined ? undefined : fromRollupRecord(stored), row)));
+    statements.upsert.run(toRollupRecord(addRollupRows(stored === undefined ? undefined : fromRollupRecord(stored), row, sketches)));
   }
 }
 

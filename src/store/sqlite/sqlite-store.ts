@@ -14,7 +14,7 @@ import { createSqliteRoutingStore } from './sqlite-routing-store.js';
 import { addRollups, createSqliteRollupStore, prepareRollupStatements } from './sqlite-rollups.js';
 import { createSqliteRetentionStore } from './sqlite-retention.js';
 import { createSqliteChangeFeed, createSqliteLeases, createSqliteRouterQueue, createSqliteSessions } from './sqlite-fleet.js';
-import { foldTraces } from '../../tracking/rollup-delta.js';
+import { DecodedSketches, foldTraces } from '../../tracking/rollup-delta.js';
 import type {
   Account,
   AccountStore,
@@ -156,6 +156,7 @@ function prepareStatements(database: Database.Database) {
     traceCounts: new Map<string, Statement<unknown[], number>>(),
   };
   const rollupStatements = prepareRollupStatements(database);
+  const sketches = new DecodedSketches();
   // Transaction wrappers are built once too; each call is then one BEGIN/COMMIT.
   return {
     ...statements,
@@ -166,7 +167,7 @@ function prepareStatements(database: Database.Database) {
     insertAll: database.transaction((traces: readonly Trace[]): number => {
       const inserted: Trace[] = [];
       for (const trace of traces) if (statements.insertTrace.run(...traceValues(trace, trace.stream ? 1 : 0)).changes === 1) inserted.push(trace);
-      addRollups(rollupStatements, foldTraces(inserted));
+      addRollups(rollupStatements, foldTraces(inserted), sketches);
       return inserted.length;
     }),
     ensureScope: database.transaction((accountId: string, projectSlug: string, workloadName: string) => {
