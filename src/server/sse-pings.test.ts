@@ -44,4 +44,19 @@ describe('SSE pings', () => {
     expect(after).toBeGreaterThanOrEqual(2);
     expect(staying.pings).toBe(after);
   });
+
+  it('keeps its timer a few ticks after the last stream has left, then stops it', async () => {
+    const pings = new SsePings(60);
+    const stream = new QuietStream();
+    pings.add(stream);
+    pings.delete(stream);
+    // A stream coming right after finds the timer running.
+    expect(pings.ticking).toBe(true);
+    pings.add(stream);
+    pings.delete(stream);
+    // Ticks every 50 ms: three idle ones stop it (given four times as long).
+    await sleep(600);
+    expect(pings.ticking).toBe(false);
+    expect(stream.pings).toBe(0);
+  });
 });
