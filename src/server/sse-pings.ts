@@ -44,8 +44,8 @@ export class SsePings {
 
   private tick(): void {
     if (this.streams.size === 0) {
-      if (++this.idleTicks < IDLE_TICKS_BEFORE_STOP || this.timer === null) return;
-      clearInterval(this.timer);
+      if (++this.idleTicks < IDLE_TICKS_BEFORE_STOP) return;
+      clearInterval(this.timer ?? undefined);
       this.timer = null;
       return;
     }

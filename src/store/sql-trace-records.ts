@@ -45,23 +45,18 @@ export const traceColumns = selectList<Trace>(traceColumnOf);
 
 export type TraceRow<Stream> = Omit<Trace, 'stream' | 'metadata'> & { stream: Stream; metadata: string | null };
 
-/** The value a trace's property is stored as, but `stream`, which each dialect stores its own way. */
-export function traceValue(trace: Trace, property: Exclude<keyof Trace, 'stream'>): unknown {
-  // Only the back ends write the metadata column, always from a Record<string, string>.
-  return property === 'metadata' ? (trace.metadata === null ? null : JSON.stringify(trace.metadata)) : trace[property];
-}
-
 /**
- * A trace's values in `traceProperties` order, `stream` as the dialect keeps
- * it: the properties read by name, not looked up by a key in a loop (a
- * megamorphic load each, on every stored call).
+ * A trace's values as both back ends store them, in `traceProperties` order:
+ * metadata as JSON, `stream` as the dialect keeps it. The properties are read
+ * by name, not looked up by a key in a loop (a megamorphic load each, on
+ * every stored call).
  */
 export function traceValues<Stream>(trace: Trace, stream: Stream): unknown[] {
   return [
     trace.requestId, trace.accountId, trace.keyId, trace.environment, trace.project, trace.workload, trace.user,
     trace.requestedModel, trace.servedModel, trace.replica, trace.status, trace.errorClass, trace.errorMessage,
     trace.httpStatus, trace.finishReason, trace.promptTokens, trace.completionTokens, trace.costUsd, trace.engineSeconds,
-    trace.measuredCostUsd, trace.latencyMs, trace.ttftMs, stream, traceValue(trace, 'metadata'), trace.startedAt,
+    trace.measuredCostUsd, trace.latencyMs, trace.ttftMs, stream, trace.metadata === null ? null : JSON.stringify(trace.metadata), trace.startedAt,
     trace.requestBody, trace.replyBody,
   ];
 }

@@ -93,22 +93,25 @@ function isRowOf(row: FoldedRollup, trace: Trace, minute: number): boolean {
  * it was encoded to: a row another process wrote since, or a write that was
  * rolled back, differs, and is decoded from what is stored.
  */
+type SketchName = 'latency' | 'ttft';
+
 export class DecodedSketches {
   private readonly entries = new Map<string, { bytes: Uint8Array; sketch: DDSketch }>();
 
   constructor(private readonly maxEntries = 64) {}
 
-  /** The sketch `bytes` encode, to merge into: handed over (forgotten here), so a write that fails leaves nothing behind. */
-  take(key: string, bytes: Uint8Array): DDSketch {
-    const entry = this.entries.get(key);
+  /** The sketch `bytes` encode (`which` of the row `key` names), to merge into: handed over (forgotten here), so a write that fails leaves nothing behind. */
+  take(key: string, which: SketchName, bytes: Uint8Array): DDSketch {
+    const entryKey = `${key}\u0000${which}`;
+    const entry = this.entries.get(entryKey);
     if (entry === undefined) return decodeSketch(bytes);
-    this.entries.delete(key);
+    this.entries.delete(entryKey);
     return Buffer.from(entry.bytes.buffer, entry.bytes.byteOffset, entry.bytes.byteLength).equals(bytes) ? entry.sketch : decodeSketch(bytes);
   }
 
   /** Remembers a sketch just encoded to `bytes`; whoever made it must not change it after. */
-  remember(key: string, bytes: Uint8Array, sketch: DDSketch): void {
-    this.entries.set(key, { bytes, sketch });
+  remember(key: string, which: SketchName, bytes: Uint8Array, sketch: DDSketch): void {
+    this.entries.set(`${key}\u0000${which}`, { bytes, sketch });
     // The oldest first: rows of minutes gone by are not written again.
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
   }
@@ -122,8 +125,8 @@ export class DecodedSketches {
  */
 export function addRollupRows(stored: RollupRow | undefined, added: FoldedRollup, sketches?: DecodedSketches): RollupRow {
   const key = sketches === undefined ? '' : rollupKey(added);
-  const latency = mergedEncoding(stored?.latency ?? null, added.latency, sketches, `${key}\u0000latency`);
-  const ttft = mergedEncoding(stored?.ttft ?? null, added.ttft, sketches, `${key}\u0000ttft`);
+  const latency = mergedEncoding(stored?.latency ?? null, added.latency, sketches, key, 'latency');
+  const ttft = mergedEncoding(stored?.ttft ?? null, added.ttft, sketches, key, 'ttft');
   if (stored === undefined) return { ...added, latency, ttft };
   const errorClasses = { ...stored.errorClasses };
   for (const [name, count] of Object.entries(added.errorClasses)) errorClasses[name] = (errorClasses[name] ?? 0) + count;
@@ -144,16 +147,16 @@ export function addRollupRows(stored: RollupRow | undefined, added: FoldedRollup
 }
 
 /** A stored sketch with a live one merged in, encoded (and remembered, with `sketches`); null when there is neither. */
-function mergedEncoding(stored: Uint8Array | null, added: DDSketch, sketches: DecodedSketches | undefined, key: string): Uint8Array;
-function mergedEncoding(stored: Uint8Array | null, added: DDSketch | null, sketches: DecodedSketches | undefined, key: string): Uint8Array | null;
-function mergedEncoding(stored: Uint8Array | null, added: DDSketch | null, sketches: DecodedSketches | undefined, key: string): Uint8Array | null {
+function mergedEncoding(stored: Uint8Array | null, added: DDSketch, sketches: DecodedSketches | undefined, key: string, which: SketchName): Uint8Array;
+function mergedEncoding(stored: Uint8Array | null, added: DDSketch | null, sketches: DecodedSketches | undefined, key: string, which: SketchName): Uint8Array | null;
+function mergedEncoding(stored: Uint8Array | null, added: DDSketch | null, sketches: DecodedSketches | undefined, key: string, which: SketchName): Uint8Array | null {
   let sketch = added;
   if (stored !== null) {
-    sketch = sketches === undefined ? decodeSketch(stored) : sketches.take(key, stored);
+    sketch = sketches === undefined ? decodeSketch(stored) : sketches.take(key, which, stored);
     if (added !== null) sketch.merge(added);
   }
   if (sketch === null) return null;
   const bytes = encodeSketch(sketch);
-  sketches?.remember(key, bytes, sketch);
+  sketches?.remember(key, which, bytes, sketch);
   return bytes;
 }

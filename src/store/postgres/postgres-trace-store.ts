@@ -4,7 +4,7 @@
  * it had not stored before.
  */
 import { foldTraces } from '../../tracking/rollup-delta.js';
-import { fromTraceRow, traceColumns, traceInsertColumns, traceProperties, traceValue, type TraceRow } from '../sql-trace-records.js';
+import { fromTraceRow, traceColumns, traceInsertColumns, traceProperties, traceValues, type TraceRow } from '../sql-trace-records.js';
 import type { Trace, TraceFilter, TraceStore } from '../store.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import { paginate } from './postgres-pagination.js';
@@ -62,7 +62,8 @@ export function createPostgresTraceStore(database: PostgresDatabase): TraceStore
       for (const trace of traces) if (!unique.has(trace.requestId)) unique.set(trace.requestId, trace);
       return database.transaction(async (transaction) => {
         const batch = [...unique.values()];
-        const columns = traceProperties.map((property) => batch.map((trace) => (property === 'stream' ? trace.stream : traceValue(trace, property))));
+        const rows = batch.map((trace) => traceValues(trace, trace.stream));
+        const columns = traceProperties.map((_property, index) => rows.map((row) => row[index]));
         const stored = new Set((await transaction.query<{ request_id: string }>(insertTraces, columns)).map((row) => row.request_id));
         const inserted = batch.filter((trace) => stored.has(trace.requestId));
         await addRollups(transaction, foldTraces(inserted));
