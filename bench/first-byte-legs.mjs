@@ -21,7 +21,7 @@
  * kernel.perf_event_paranoid <= -1. Sends traffic only to 127.0.0.1.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startListeningChild, withMockEngine } from './lib/child-processes.mjs';
@@ -104,10 +104,13 @@ await withMockEngine({ name: 'first-byte-legs', gapMs: 20 }, async ({ mock, dire
   const traceFile = join(directory, 'perf-trace.txt');
   const streams = firstByteInTurns(servers.map(({ origin }) => ({ origin, path: '/v1/chat/completions', headers, body })), { rate: 10, seconds, warmUp: 200 });
   await new Promise((resolve) => setTimeout(resolve, 20_000));
-  const tracer = spawn('perf', ['trace', '-p', servers.map(({ pid }) => pid).join(','), '-e', 'read,write,writev', '-o', traceFile], { stdio: 'ignore' });
+  const tracer = spawn('perf', ['trace', '-p', servers.map(({ pid }) => pid).join(','), '-e', 'read,write,writev', '-o', traceFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let tracerErrors = '';
+  tracer.stderr.on('data', (part) => (tracerErrors += String(part)));
   const firstBytes = await streams;
   tracer.kill('SIGINT');
-  await new Promise((resolve) => tracer.once('exit', resolve));
+  await new Promise((resolve) => tracer.once('close', resolve));
+  if (!existsSync(traceFile)) throw new Error(`perf trace recorded nothing (it needs root or kernel.perf_event_paranoid <= -1): ${tracerErrors.trim()}`);
 
   const text = readFileSync(traceFile, 'utf8');
   const quartiles = (/** @type {number[]} */ times) => [25, 50, 75].map((rank) => percentile(times, rank).toFixed(0)).join(' / ');
