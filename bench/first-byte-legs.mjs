@@ -64,13 +64,14 @@ function systemCallsOf(text, pid) {
 function legsOf(calls) {
   const legs = { before: /** @type {number[]} */ ([]), engine: /** @type {number[]} */ ([]), after: /** @type {number[]} */ ([]) };
   const isWrite = (/** @type {SystemCall} */ call) => call.call === 'write' || call.call === 'writev';
+  /** The index of the first call after `from` that passes `test`, or -1. */
+  const next = (/** @type {number} */ from, /** @type {(call: SystemCall) => boolean} */ test) => {
+    for (let at = from + 1; at < calls.length; at++) if (test(/** @type {SystemCall} */ (calls[at]))) return at;
+    return -1;
+  };
   for (let index = 0; index < calls.length; index++) {
     const request = /** @type {SystemCall} */ (calls[index]);
     if (request.call !== 'read' || request.result < 1000) continue;
-    const next = (/** @type {number} */ from, /** @type {(call: SystemCall) => boolean} */ test) => {
-      for (let at = from + 1; at < calls.length; at++) if (test(/** @type {SystemCall} */ (calls[at]))) return at;
-      return -1;
-    };
     const sent = next(index, (call) => isWrite(call) && call.result >= 1000 && call.fd !== request.fd);
     if (sent < 0) continue;
     const engineFd = /** @type {SystemCall} */ (calls[sent]).fd;

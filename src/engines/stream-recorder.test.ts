@@ -13,10 +13,10 @@ function expected(recorder: StreamRecorder, id: string, created: number, model: 
 
 describe('StreamRecorder.replyBody', () => {
   it('writes the assembled stream as JSON.stringify writes the chat.completion', () => {
-    const text = new StreamRecorder(true);
-    for (const chunk of [content('Hello'), content(', "wörld" \\ \n\u2028'), content('', 'stop'), { choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }]) text.observe(chunk);
-    expect(text.replyBody('chatcmpl-"1"', 1_700_000_000, 'org/model:q4')).toBe(expected(text, 'chatcmpl-"1"', 1_700_000_000, 'org/model:q4'));
-    expect(JSON.parse(text.replyBody('c', 1, 'm') ?? '')).toMatchObject({ choices: [{ message: { role: 'assistant', content: 'Hello, "wörld" \\ \n\u2028' }, finish_reason: 'stop' }], usage: { total_tokens: 5 } });
+    const texts = new StreamRecorder(true);
+    for (const chunk of [content('Hello'), content(', "wörld" \\ \n\u2028'), content('', 'stop'), { choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }]) texts.observe(chunk);
+    expect(texts.replyBody('chatcmpl-"1"', 1_700_000_000, 'org/model:q4')).toBe(expected(texts, 'chatcmpl-"1"', 1_700_000_000, 'org/model:q4'));
+    expect(JSON.parse(texts.replyBody('c', 1, 'm') ?? '')).toMatchObject({ choices: [{ message: { role: 'assistant', content: 'Hello, "wörld" \\ \n\u2028' }, finish_reason: 'stop' }], usage: { total_tokens: 5 } });
 
     // Tool calls, no content, no finish reason and no usage (a stream cut short).
     const tools = new StreamRecorder(true);

@@ -85,6 +85,8 @@ function isRowOf(row: FoldedRollup, trace: Trace, minute: number): boolean {
   );
 }
 
+type SketchName = 'latency' | 'ttft';
+
 /**
  * The sketches this process last stored, decoded. A batch's rows are mostly
  * the rows the batch before wrote (the same workloads, the same minute), and
@@ -93,8 +95,6 @@ function isRowOf(row: FoldedRollup, trace: Trace, minute: number): boolean {
  * it was encoded to: a row another process wrote since, or a write that was
  * rolled back, differs, and is decoded from what is stored.
  */
-type SketchName = 'latency' | 'ttft';
-
 export class DecodedSketches {
   private readonly entries = new Map<string, { bytes: Uint8Array; sketch: DDSketch }>();
 
