@@ -12,6 +12,7 @@
  *   git worktree add /tmp/before <commit> && (cd /tmp/before && ln -s "$PWD/node_modules" . && npx tsc -p tsconfig.build.json)
  *   node bench/ab-ttfb.mjs --before /tmp/before [--seconds 90] [--rate 20]
  *   node bench/ab-ttfb.mjs --bare     (this build against the bare pass-through)
+ *   node bench/ab-ttfb.mjs --before . --after-flags="--use-largepages=on"   (a Node or V8 flag, A/B)
  *
  * Each server is warmed with 40 streams only: fine between two builds, but
  * against the pass-through (whose code is a fraction of taskgate's to
@@ -35,6 +36,7 @@ const { values } = parseArgs({
     bare: { type: 'boolean', default: false },
     seconds: { type: 'string', default: '90' },
     rate: { type: 'string', default: '20' },
+    'after-flags': { type: 'string', default: '' },
   },
 });
 if (values.before === undefined && !values.bare) throw new Error('--before DIR (the other build: a checkout with dist/ built) or --bare (the bare pass-through) is required');
@@ -55,7 +57,8 @@ await withMockEngine({ name: 'ab-ttfb', gapMs: 20 }, async ({ mock, directory, s
   }
   for (const build of values.bare ? builds.slice(1) : builds) {
     mkdirSync(join(directory, build.name));
-    const server = await startTaskgate({ directory: join(directory, build.name), mockUrl: mock.line.url, gapMockUrl: mock.line.url, adminKey, entry: build.entry });
+    const extraNodeFlags = build.name === 'after' ? values['after-flags'].split(' ').filter((flag) => flag !== '') : [];
+    const server = await startTaskgate({ directory: join(directory, build.name), mockUrl: mock.line.url, gapMockUrl: mock.line.url, adminKey, entry: build.entry, extraNodeFlags });
     started.push(server);
     servers.push(server);
   }
