@@ -24,7 +24,7 @@ import { ratioInTurns } from './lib/cpu-per-call.mjs';
 import { runWrk, wrkInstalled } from './lib/load-generators.mjs';
 import { bareProxyEntry } from './lib/repository-paths.mjs';
 import { median } from './lib/statistics.mjs';
-import { newAdminKey, startTaskgate } from './lib/start-taskgate.mjs';
+import { newAdminKey, nodeFlagsOf, startTaskgate } from './lib/start-taskgate.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -53,7 +53,7 @@ await withMockEngine({ name: 'ab-builds', gapMs: 0 }, async ({ mock, directory, 
   for (const [name, entry] of values.bare ? [['after', undefined]] : [['before', join(resolve(values.before ?? ''), 'dist', 'cli', 'main.js')], ['after', undefined]]) {
     const own = join(directory, name);
     mkdirSync(own);
-    const extraNodeFlags = name === 'after' ? values['after-flags'].split(' ').filter((flag) => flag !== '') : [];
+    const extraNodeFlags = name === 'after' ? nodeFlagsOf(values['after-flags']) : [];
     const server = await startTaskgate({ directory: own, mockUrl: mock.line.url, gapMockUrl: mock.line.url, adminKey, entry, extraNodeFlags });
     started.push(server);
     servers.push(server);

@@ -28,7 +28,7 @@ import { startListeningChild, withMockEngine } from './lib/child-processes.mjs';
 import { bareProxyEntry } from './lib/repository-paths.mjs';
 import { chatBody, chatHeaders, checkReply } from './lib/chat-request.mjs';
 import { firstByteInTurns } from './lib/first-byte-in-turns.mjs';
-import { newAdminKey, startTaskgate } from './lib/start-taskgate.mjs';
+import { newAdminKey, nodeFlagsOf, startTaskgate } from './lib/start-taskgate.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -57,7 +57,7 @@ await withMockEngine({ name: 'ab-ttfb', gapMs: 20 }, async ({ mock, directory, s
   }
   for (const build of values.bare ? builds.slice(1) : builds) {
     mkdirSync(join(directory, build.name));
-    const extraNodeFlags = build.name === 'after' ? values['after-flags'].split(' ').filter((flag) => flag !== '') : [];
+    const extraNodeFlags = build.name === 'after' ? nodeFlagsOf(values['after-flags']) : [];
     const server = await startTaskgate({ directory: join(directory, build.name), mockUrl: mock.line.url, gapMockUrl: mock.line.url, adminKey, entry: build.entry, extraNodeFlags });
     started.push(server);
     servers.push(server);

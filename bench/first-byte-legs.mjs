@@ -21,15 +21,13 @@
  * kernel.perf_event_paranoid <= -1. Sends traffic only to 127.0.0.1.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startListeningChild, withMockEngine } from './lib/child-processes.mjs';
-import { chatBody, chatHeaders, checkReply } from './lib/chat-request.mjs';
+import { withMockEngine } from './lib/child-processes.mjs';
 import { firstByteInTurns } from './lib/first-byte-in-turns.mjs';
-import { bareProxyEntry } from './lib/repository-paths.mjs';
+import { startBesideBare } from './lib/start-beside-bare.mjs';
 import { percentile } from './lib/statistics.mjs';
-import { newAdminKey, startTaskgate } from './lib/start-taskgate.mjs';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '70' } } });
 const seconds = Number(values.seconds);
@@ -86,24 +84,13 @@ function legsOf(calls) {
   return legs;
 }
 
-await withMockEngine({ name: 'first-byte-legs', gapMs: 20 }, async ({ mock, directory, started }) => {
-  const adminKey = newAdminKey();
-  const bare = await startListeningChild([bareProxyEntry, '--upstream', mock.line.url.replace(/\/v1$/, '')], 'bare_proxy', 'the bare pass-through');
-  started.push(bare);
-  mkdirSync(join(directory, 'taskgate'));
-  const taskgate = await startTaskgate({ directory: join(directory, 'taskgate'), mockUrl: mock.line.url, gapMockUrl: mock.line.url, adminKey });
-  started.push(taskgate);
-  const servers = [
-    { name: 'pass-through', pid: bare.pid, origin: `http://127.0.0.1:${bare.line.port}` },
-    { name: 'taskgate', pid: taskgate.pid, origin: taskgate.origin },
-  ];
-  const body = chatBody('bench-model', true);
-  const headers = chatHeaders(adminKey);
-  for (const server of servers) await checkReply({ url: `${server.origin}/v1/chat/completions`, headers, body }, true, 'first-byte-legs');
+await withMockEngine({ name: 'first-byte-legs', gapMs: 20 }, async (setup) => {
+  const { directory } = setup;
+  const { servers, streams: requests } = await startBesideBare(setup, { label: 'first-byte-legs' });
 
   // The first 20 s warm both up untraced; the rest is traced.
   const traceFile = join(directory, 'perf-trace.txt');
-  const streams = firstByteInTurns(servers.map(({ origin }) => ({ origin, path: '/v1/chat/completions', headers, body })), { rate: 10, seconds, warmUp: 200 });
+  const streams = firstByteInTurns(requests, { rate: 10, seconds, warmUp: 200 });
   await new Promise((resolve) => setTimeout(resolve, 20_000));
   const tracer = spawn('perf', ['trace', '-p', servers.map(({ pid }) => pid).join(','), '-e', 'read,write,writev', '-o', traceFile], { stdio: ['ignore', 'ignore', 'pipe'] });
   let tracerErrors = '';

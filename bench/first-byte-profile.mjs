@@ -22,12 +22,10 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startListeningChild, stopChild, withMockEngine } from './lib/child-processes.mjs';
-import { chatBody, chatHeaders, checkReply } from './lib/chat-request.mjs';
+import { stopChild, withMockEngine } from './lib/child-processes.mjs';
 import { firstByteInTurns } from './lib/first-byte-in-turns.mjs';
-import { bareProxyEntry } from './lib/repository-paths.mjs';
+import { startBesideBare } from './lib/start-beside-bare.mjs';
 import { percentile } from './lib/statistics.mjs';
-import { newAdminKey, startTaskgate } from './lib/start-taskgate.mjs';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '60' }, top: { type: 'string', default: '40' } } });
 const seconds = Number(values.seconds);
@@ -101,23 +99,13 @@ function profileIn(directory) {
   return join(directory, /** @type {string} */ (files[0]));
 }
 
-await withMockEngine({ name: 'first-byte-profile', gapMs: 20 }, async ({ mock, directory, started }) => {
-  const adminKey = newAdminKey();
-  const profiles = { bare: join(directory, 'bare-profile'), taskgate: join(directory, 'taskgate-profile') };
+await withMockEngine({ name: 'first-byte-profile', gapMs: 20 }, async (setup) => {
+  const profiles = { bare: join(setup.directory, 'bare-profile'), taskgate: join(setup.directory, 'taskgate-profile') };
   for (const profileDirectory of Object.values(profiles)) mkdirSync(profileDirectory);
-  const bare = await startListeningChild([...profilerFlags(profiles.bare), bareProxyEntry, '--upstream', mock.line.url.replace(/\/v1$/, '')], 'bare_proxy', 'the bare pass-through');
-  started.push(bare);
-  mkdirSync(join(directory, 'taskgate'));
-  const taskgate = await startTaskgate({ directory: join(directory, 'taskgate'), mockUrl: mock.line.url, gapMockUrl: mock.line.url, adminKey, extraNodeFlags: profilerFlags(profiles.taskgate) });
-  started.push(taskgate);
-  const servers = [{ origin: `http://127.0.0.1:${bare.line.port}` }, taskgate];
-  const body = chatBody('bench-model', true);
-  const headers = chatHeaders(adminKey);
-  for (const server of servers) await checkReply({ url: `${server.origin}/v1/chat/completions`, headers, body }, true, 'first-byte-profile');
-
-  const firstBytes = await firstByteInTurns(servers.map(({ origin }) => ({ origin, path: '/v1/chat/completions', headers, body })), { rate: 10, seconds, warmUp: 100 });
+  const { children, streams } = await startBesideBare(setup, { label: 'first-byte-profile', bareFlags: profilerFlags(profiles.bare), taskgateFlags: profilerFlags(profiles.taskgate) });
+  const firstBytes = await firstByteInTurns(streams, { rate: 10, seconds, warmUp: 100 });
   // A profile is written as its process exits.
-  for (const server of [bare, taskgate]) await stopChild(server.child, 10_000);
+  for (const { child } of children) await stopChild(child, 10_000);
   const [bareWindows, taskgateWindows] = [windowsOf(profileIn(profiles.bare)), windowsOf(profileIn(profiles.taskgate))];
 
   const at = (/** @type {number} */ value) => value.toFixed(1).padStart(7);
