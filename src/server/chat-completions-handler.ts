@@ -250,9 +250,14 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     const engine = reply.span.startEngineCall(model.id);
     // Timed here rather than through call.waitUpstream: two promises and their ticks fewer on the way to the first byte.
     const since = performance.now();
-    let opened: Awaited<ReturnType<ModelPool['openStream']>>;
+    // The engine request is sent within this call; what the reply needs is made while the engine works.
+    const opening = pool.openStream(parameters, signal, call);
+    const writer = new SseWriter(response, { id, created, model: model.id, metadata: chat.metadata, notes: chat.notes, includeUsage: chat.stream_options?.include_usage === true, pings });
+    // The assembled reply is what the router samples, bodies kept or not.
+    const recorder = new StreamRecorder(true);
+    let opened: Awaited<typeof opening>;
     try {
-      opened = await pool.openStream(parameters, signal, call);
+      opened = await opening;
     } catch (error) {
       engine.end({ replica: call.replica, error });
       throw error;
@@ -264,19 +269,14 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     call.markFirstToken();
     // Counted once the stream is over: the first byte waits for nothing it does not need.
     const gatewayMs = stampHead(headers, call.startedClock, call.upstreamMs);
-    const writer = new SseWriter(
-      response,
-      { id, created, model: model.id, metadata: chat.metadata, notes: chat.notes, includeUsage: chat.stream_options?.include_usage === true, pings },
-      headers,
-    );
-    // The assembled reply is what the router samples, bodies kept or not.
-    const recorder = new StreamRecorder(true);
+    writer.open(headers);
     try {
       for (;;) {
         const next = await chunks.next();
         if (next.done === true) break;
-        for (const chunk of next.value) recorder.observe(chunk);
+        // Written before it is recorded: the client's bytes first.
         const drained = writer.writeChunks(next.value, signal);
+        for (const chunk of next.value) recorder.observe(chunk);
         if (drained !== undefined) await drained;
       }
       if (signal.aborted) throw new ClientAbortError();
@@ -302,6 +302,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     const startedClock = performance.now();
     let call: CallTrace;
     try {
+      // Awaited only when the key is not in the cache: a cached key's call takes no promise tick here, nor at its limit.
       call = new CallTrace(requestId, await gate.authenticate(request), startedClock);
     } catch (thrown) {
       markHead(headers, startedClock, 0, false);

@@ -9,7 +9,8 @@ import { SseWriter } from './sse-writer.js';
 /** The body a client receives when one writer writes these chunks (as one batch) and ends. */
 async function bodyOf(chunks: EngineChunk[]): Promise<string> {
   const server = createServer((_request, response) => {
-    const writer = new SseWriter(response, { id: 'chatcmpl-1', created: 7, model: 'm', includeUsage: false, pings: new SsePings(60_000) }, {});
+    const writer = new SseWriter(response, { id: 'chatcmpl-1', created: 7, model: 'm', includeUsage: false, pings: new SsePings(60_000) });
+    writer.open({});
     void writer.writeChunks(chunks, new AbortController().signal);
     writer.done();
   });
@@ -41,5 +42,39 @@ describe('SseWriter', () => {
     // The writer takes the engine's text as it is: a later chunk's choicesJson is what goes out.
     const marked = [content('Hello'), { ...content(' world'), choicesJson: '[{"index":0,"delta":{"content":" marked"},"finish_reason":null}]' }];
     expect(await bodyOf(marked)).toContain('"delta":{"content":" marked"}');
+  });
+});
+
+describe('SseWriter timing', () => {
+  /** Bytes still held in the socket right after the first batch is written (synchronously), and the body the client gets. */
+  async function firstWrite(chunks: EngineChunk[]): Promise<{ held: number; body: string }> {
+    let held = -1;
+    const server = createServer((_request, response) => {
+      const writer = new SseWriter(response, { id: 'chatcmpl-1', created: 7, model: 'm', includeUsage: false, pings: new SsePings(60_000) });
+      writer.open({});
+      void writer.writeChunks(chunks, new AbortController().signal);
+      held = response.socket?.writableLength ?? -1;
+      writer.done();
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+      return { held, body: await response.text() };
+    } finally {
+      server.close();
+    }
+  }
+
+  it('sends the head and the first events at once, without waiting for the end of the tick', async () => {
+    const { held, body } = await firstWrite([content('Hello')]);
+    expect(held).toBe(0);
+    expect(body.endsWith('"finish_reason":null}]}\n\ndata: [DONE]\n\n')).toBe(true);
+  });
+
+  it('holds a first batch that ends the reply, so [DONE] and the end of the body leave in the same write', async () => {
+    const { held, body } = await firstWrite([content('Hello'), { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }]);
+    expect(held).toBeGreaterThan(0);
+    expect(body.endsWith('"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')).toBe(true);
   });
 });

@@ -41,22 +41,33 @@ export class SseWriter implements PingedStream {
   private readonly prefix: string;
   private firstChunk = true;
   private readonly shaper: ReplyChunkShaper | undefined;
-  private lastWriteAt = Date.now();
+  private lastWriteAt = 0;
   private corked = false;
+  /** Whether a write has gone out yet: the first one (with the head) is not held for the tick (see `write`). */
+  private wrote = false;
+  /** Whether the batch being written holds the reply's end (a finish reason, or the usage chunk). */
+  private batchEnds = false;
 
+  /**
+   * Made while the engine works on the request (nothing is sent): the head
+   * goes out with the first batch, after `open`.
+   */
   constructor(
     private readonly response: ServerResponse,
     private readonly options: SseWriterOptions,
-    headers: OutgoingHttpHeaders,
   ) {
     this.shaper = ReplyChunkShaper.forStream(options.notes);
     this.prefix = `data: {"id":${JSON.stringify(options.id)},"object":"chat.completion.chunk","created":${options.created},"model":${JSON.stringify(options.model)}`;
+  }
+
+  /** The engine's first chunk is here: the stream's head, sent with the first batch in the same write. */
+  open(headers: OutgoingHttpHeaders): void {
     headers['content-type'] = 'text/event-stream; charset=utf-8';
     headers['cache-control'] = 'no-cache';
     headers['x-accel-buffering'] = 'no';
-    // The head leaves with the first batch, in the same write: the writer is made once the engine's first chunk is here.
-    response.writeHead(200, headers);
-    options.pings.add(this);
+    this.response.writeHead(200, headers);
+    this.lastWriteAt = Date.now();
+    this.options.pings.add(this);
   }
 
   pingIfQuiet(now: number, intervalMs: number): void {
@@ -68,6 +79,8 @@ export class SseWriter implements PingedStream {
     // Joined once, not appended event by event: a chain of appends is flattened
     // again when Node measures and encodes it (1.1 µs less for 23 events).
     const events: string[] = [];
+    const last = chunks[chunks.length - 1];
+    this.batchEnds = last !== undefined && (last.choices.length === 0 || last.choices.some(isFinished));
     for (const chunk of chunks) {
       const event = this.event(chunk);
       if (event !== '') events.push(event);
@@ -121,15 +134,25 @@ export class SseWriter implements PingedStream {
   private write(text: string): boolean {
     if (this.response.writableEnded || this.response.destroyed) return true;
     this.lastWriteAt = Date.now();
-    if (!this.corked) {
-      // Held until this tick's promise jobs have run: when the engine's last batch
-      // and the end of its body came in one read, `[DONE]` and the end of the
-      // reply join this write instead of making one more.
-      this.corked = true;
-      this.response.cork();
-      process.nextTick(uncork, this);
+    if (this.corked) return this.response.write(text);
+    this.response.cork();
+    const accepted = this.response.write(text);
+    const first = !this.wrote;
+    this.wrote = true;
+    if (first && !this.batchEnds) {
+      // The head and the first events leave now, not at the end of the tick:
+      // otherwise (Node holds a write for the tick too) the promise jobs that
+      // ask the engine for its next read go first, some µs of the time to
+      // first byte on cold caches.
+      this.response.uncork();
+      return accepted;
     }
-    return this.response.write(text);
+    // Held until this tick's promise jobs have run: when the engine's last batch
+    // and the end of its body came in one read, `[DONE]` and the end of the
+    // reply join this write instead of making one more.
+    this.corked = true;
+    process.nextTick(uncork, this);
+    return accepted;
   }
 
   /** The end of the tick after a write (see `write`). */
@@ -137,6 +160,11 @@ export class SseWriter implements PingedStream {
     this.corked = false;
     if (!this.response.writableEnded) this.response.uncork();
   }
+}
+
+/** A choice that ends its reply (module-level, like `uncork`, so a batch makes no closure). */
+function isFinished(choice: EngineChunk['choices'][number]): boolean {
+  return choice.finish_reason != null;
 }
 
 /** Module-level so a write makes no closure. */
