@@ -302,7 +302,6 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     const startedClock = performance.now();
     let call: CallTrace;
     try {
-      // Awaited only when the key is not in the cache: a cached key's call takes no promise tick here, nor at its limit.
       call = new CallTrace(requestId, await gate.authenticate(request), startedClock);
     } catch (thrown) {
       markHead(headers, startedClock, 0, false);
