@@ -13,12 +13,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { hasExited, keepTail, freePort, startChild, stopChild } from './child-processes.mjs';
 import { taskgateEntry } from './repository-paths.mjs';
 
-/** An admin key for every taskgate of a run: the processes on one database must share it. */
 /** Node flags as typed in one option (`--after-flags="--a --b=1"`): split on spaces. @param {string} text */
 export function nodeFlagsOf(text) {
   return text.split(' ').filter((flag) => flag !== '');
 }
 
+/** An admin key for every taskgate of a run: the processes on one database must share it. */
 export function newAdminKey() {
   return `tg_bench_${randomBytes(24).toString('hex')}`;
 }

@@ -188,20 +188,10 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
     return undefined;
   }
 
-  /** What a handler threw, as the OpenAI error body (logged when it is the gateway's fault). */
-  function fail(thrown: unknown, path: string, requestId: string, response: ServerResponse, headers: OutgoingHttpHeaders): void {
-    const error = asGatewayError(thrown);
-    if (error.status >= 500) logger.error('request failed', { request_id: requestId, path: path.slice(0, 200), ...errorFields(error.cause ?? error) });
-    sendError(response, error, headers);
-  }
-
   return function handle(request, response) {
     const requestId = newRequestId();
     const headers: OutgoingHttpHeaders = { 'x-request-id': requestId };
     const url = request.url ?? '/';
-    // The inference call, nearly every request, goes straight to its handler (no route lookup, no context).
-    if (url === '/v1/chat/completions' && request.method === 'POST') return chat(request, response, requestId, headers).catch((thrown: unknown) => fail(thrown, url, requestId, response, headers));
-
     const queryStart = url.indexOf('?');
     const path = queryStart === -1 ? url : url.slice(0, queryStart);
     const found = match(path);
@@ -219,7 +209,11 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
       const query = queryStart === -1 ? noQuery : new URLSearchParams(url.slice(queryStart + 1));
       work = handler({ request, response, requestId, headers, parameters: found.parameters, query });
     }
-    return work.catch((thrown: unknown) => fail(thrown, path, requestId, response, headers));
+    return work.catch((thrown: unknown) => {
+      const error = asGatewayError(thrown);
+      if (error.status >= 500) logger.error('request failed', { request_id: requestId, path: path.slice(0, 200), ...errorFields(error.cause ?? error) });
+      sendError(response, error, headers);
+    });
   };
 }
 

@@ -6,22 +6,33 @@ import type { EngineChunk } from '../engines/engine.js';
 import { SsePings } from './sse-pings.js';
 import { SseWriter } from './sse-writer.js';
 
-/** The body a client receives when one writer writes these chunks (as one batch) and ends. */
-async function bodyOf(chunks: EngineChunk[]): Promise<string> {
+/**
+ * What a client gets when one writer writes these chunks (as one batch) and
+ * ends, and the bytes still held in the socket right after the batch was
+ * written (synchronously).
+ */
+async function serveChunks(chunks: EngineChunk[]): Promise<{ held: number; body: string }> {
+  let held = -1;
   const server = createServer((_request, response) => {
     const writer = new SseWriter(response, { id: 'chatcmpl-1', created: 7, model: 'm', includeUsage: false, pings: new SsePings(60_000) });
     writer.open({});
     void writer.writeChunks(chunks, new AbortController().signal);
+    held = response.socket?.writableLength ?? -1;
     writer.done();
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   try {
     const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-    return await response.text();
+    return { held, body: await response.text() };
   } finally {
     server.close();
   }
+}
+
+/** The body a client receives when one writer writes these chunks (as one batch) and ends. */
+async function bodyOf(chunks: EngineChunk[]): Promise<string> {
+  return (await serveChunks(chunks)).body;
 }
 
 const content = (text: string): EngineChunk => ({ choices: [{ index: 0, delta: { content: text }, finish_reason: null, logprobs: undefined }] });
@@ -46,34 +57,14 @@ describe('SseWriter', () => {
 });
 
 describe('SseWriter timing', () => {
-  /** Bytes still held in the socket right after the first batch is written (synchronously), and the body the client gets. */
-  async function firstWrite(chunks: EngineChunk[]): Promise<{ held: number; body: string }> {
-    let held = -1;
-    const server = createServer((_request, response) => {
-      const writer = new SseWriter(response, { id: 'chatcmpl-1', created: 7, model: 'm', includeUsage: false, pings: new SsePings(60_000) });
-      writer.open({});
-      void writer.writeChunks(chunks, new AbortController().signal);
-      held = response.socket?.writableLength ?? -1;
-      writer.done();
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    try {
-      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-      return { held, body: await response.text() };
-    } finally {
-      server.close();
-    }
-  }
-
   it('sends the head and the first events at once, without waiting for the end of the tick', async () => {
-    const { held, body } = await firstWrite([content('Hello')]);
+    const { held, body } = await serveChunks([content('Hello')]);
     expect(held).toBe(0);
     expect(body.endsWith('"finish_reason":null}]}\n\ndata: [DONE]\n\n')).toBe(true);
   });
 
   it('holds a first batch that ends the reply, so [DONE] and the end of the body leave in the same write', async () => {
-    const { held, body } = await firstWrite([content('Hello'), { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }]);
+    const { held, body } = await serveChunks([content('Hello'), { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }]);
     expect(held).toBeGreaterThan(0);
     expect(body.endsWith('"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')).toBe(true);
   });

@@ -45,8 +45,6 @@ export class SseWriter implements PingedStream {
   private corked = false;
   /** Whether a write has gone out yet: the first one (with the head) is not held for the tick (see `write`). */
   private wrote = false;
-  /** Whether the batch being written holds the reply's end (a finish reason, or the usage chunk). */
-  private batchEnds = false;
 
   /**
    * Made while the engine works on the request (nothing is sent): the head
@@ -79,13 +77,11 @@ export class SseWriter implements PingedStream {
     // Joined once, not appended event by event: a chain of appends is flattened
     // again when Node measures and encodes it (1.1 µs less for 23 events).
     const events: string[] = [];
-    const last = chunks[chunks.length - 1];
-    this.batchEnds = last !== undefined && (last.choices.length === 0 || last.choices.some(isFinished));
     for (const chunk of chunks) {
       const event = this.event(chunk);
       if (event !== '') events.push(event);
     }
-    if (events.length === 0 || this.write(events.length === 1 ? (events[0] as string) : events.join('')) || signal.aborted) return undefined;
+    if (events.length === 0 || this.write(events.length === 1 ? (events[0] as string) : events.join(''), endsReply(chunks)) || signal.aborted) return undefined;
     return once(this.response, 'drain', { signal }).then(
       () => undefined,
       () => undefined,
@@ -131,7 +127,8 @@ export class SseWriter implements PingedStream {
     else this.response.end(last);
   }
 
-  private write(text: string): boolean {
+  /** `endsReply`: the text holds the reply's last events (a finish reason, or the usage chunk). */
+  private write(text: string, endsReply = false): boolean {
     if (this.response.writableEnded || this.response.destroyed) return true;
     this.lastWriteAt = Date.now();
     if (this.corked) return this.response.write(text);
@@ -139,7 +136,7 @@ export class SseWriter implements PingedStream {
     const accepted = this.response.write(text);
     const first = !this.wrote;
     this.wrote = true;
-    if (first && !this.batchEnds) {
+    if (first && !endsReply) {
       // The head and the first events leave now, not at the end of the tick:
       // otherwise (Node holds a write for the tick too) the promise jobs that
       // ask the engine for its next read go first, some µs of the time to
@@ -160,6 +157,12 @@ export class SseWriter implements PingedStream {
     this.corked = false;
     if (!this.response.writableEnded) this.response.uncork();
   }
+}
+
+/** Whether a batch holds the reply's end: its last chunk carries a finish reason, or is the usage chunk. */
+function endsReply(chunks: readonly EngineChunk[]): boolean {
+  const last = chunks[chunks.length - 1];
+  return last !== undefined && (last.choices.length === 0 || last.choices.some(isFinished));
 }
 
 /** A choice that ends its reply (module-level, like `uncork`, so a batch makes no closure). */
