@@ -39,7 +39,7 @@ const openAIEngine = z
     base_url: z.url({ protocol: /^https?$/ }),
     /** Sent as `Authorization: Bearer …` to the engine; usually `${ENV}` interpolated. */
     api_key: z.string().min(1).optional(),
-    /** Connections kept open to the engine; calls beyond this wait in undici's queue. */
+    /** Connections kept open to the engine; calls beyond this wait in a queue. */
     max_concurrency: z.number().int().min(1).max(4096).default(256),
     /** The router's shadow replays and judge calls on this engine at once: below its own capacity, so they never crowd out callers. Default max_concurrency / 8. */
     replay_concurrency: z.number().int().min(1).max(4096).optional(),

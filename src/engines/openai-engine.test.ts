@@ -474,19 +474,9 @@ describe('connections and readiness', () => {
     try {
       const local = createOpenAIEngine({ id: 'keep', baseUrl: own.baseUrl, maxConcurrency: 8, connectTimeoutMs: 1_000, firstByteTimeoutMs: 2_000, idleTimeoutMs: 2_000 }, silentLogger);
       opened.push(local);
-      // undici frees a socket for the next request one event-loop turn after a
-      // reply ends (it waits in case the server closes it after all), so
-      // back-to-back calls in one turn would open a second socket; real calls
-      // arrive in their own I/O callbacks.
-      const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-      for (let call = 0; call < 4; call++) {
-        await local.complete(request(), live());
-        await nextTurn();
-      }
-      for (let call = 0; call < 3; call++) {
-        await collect(local.stream(request(), live()));
-        await nextTurn();
-      }
+      // Back to back in one turn: a reply's end frees its socket at once.
+      for (let call = 0; call < 4; call++) await local.complete(request(), live());
+      for (let call = 0; call < 3; call++) await collect(local.stream(request(), live()));
       await local.checkReady(live());
       expect(own.requests).toHaveLength(7);
       expect(own.connections).toBe(1);

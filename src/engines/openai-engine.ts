@@ -2,30 +2,28 @@
  * The `openai` engine: any OpenAI-compatible server (vLLM, SGLang, llama.cpp
  * server, Ollama, TGI) is this one implementation configured by URL. The wire
  * format and each server's quirks live in `openai-wire.ts`; this file is the
- * transport: one undici Pool per engine, driven through its dispatcher
- * (`whole-reply.ts` for JSON replies, `streamed-reply.ts` for streams),
- * timeouts, cancellation and the mapping of every failure to the error
- * catalog.
+ * transport: keep-alive HTTP/1.1 connections per engine
+ * (`http1-connections.ts`), timeouts, cancellation and the mapping of every
+ * failure to the error catalog.
  *
  * Timeouts:
- *   - `connectTimeoutMs`: TCP/TLS connect (undici `connect.timeout`);
- *   - `firstByteTimeoutMs`: until the response headers (undici
- *     `headersTimeout`) and, for streams, until the first chunk. Servers send
- *     the headers of a non-streamed reply only once it is fully generated, so
- *     for `complete()` this bounds the whole generation;
- *   - `idleTimeoutMs`: the longest gap between two stream chunks, and the body
- *     read of a whole reply (undici `bodyTimeout`, a gap between body bytes;
- *     a JSON reply is written at once, so it amounts to the whole read).
- * Streams disable undici's body timeout and run their own timer: the wait for
- * the first chunk and the gaps after it need different limits, and the timer
- * only counts time spent waiting for the engine, not time the consumer (a slow
- * client) holds a chunk.
+ *   - `connectTimeoutMs`: TCP/TLS connect;
+ *   - `firstByteTimeoutMs`: until the response head and, for streams, until
+ *     the first chunk. Servers send the head of a non-streamed reply only once
+ *     it is fully generated, so for `complete()` this bounds the whole
+ *     generation;
+ *   - `idleTimeoutMs`: the longest gap between two stream chunks, and between
+ *     the body bytes of a whole reply (written at once, so it amounts to the
+ *     whole read).
+ * Streams run their own timer for the body: the wait for the first chunk and
+ * the gaps after it need different limits, and the timer only counts time
+ * spent waiting for the engine, not time the consumer (a slow client) holds a
+ * chunk.
  *
- * A call queued in the pool because all `maxConcurrency` connections are busy
- * is not timed until it is sent.
+ * A call queued because all `maxConcurrency` connections are busy is not
+ * timed until it is sent.
  */
-import type { IncomingHttpHeaders } from 'node:http';
-import { Pool } from 'undici';
+import { validateHeaderName, validateHeaderValue, type IncomingHttpHeaders } from 'node:http';
 import {
   ClientAbortError,
   EngineError,
@@ -38,8 +36,7 @@ import type { Logger } from '../log/logger.js';
 import type { Engine, EngineChunk, EngineCompletion, EngineRequest } from './engine.js';
 import { completionAsChunks, describeUpstreamError, parseChatCompletion, parseStreamEvent, serializeChatRequest, streamDone } from './openai-wire.js';
 import { ServerSentEventDecoder } from './sse-parser.js';
-import { requestStreamedReply, type StreamedReply } from './streamed-reply.js';
-import { requestWholeReply, WholeReplyError, type WholeReply } from './whole-reply.js';
+import { Http1Connections, type StreamedReply } from './http1-connections.js';
 
 export interface OpenAIEngineOptions {
   /** The `engines[].id` from the config. */
@@ -48,7 +45,7 @@ export interface OpenAIEngineOptions {
   baseUrl: string;
   /** Sent as `Authorization: Bearer …`. */
   apiKey?: string;
-  /** Connections kept to the engine; calls beyond this wait in undici's queue. */
+  /** Connections kept to the engine; calls beyond this wait in a queue. */
   maxConcurrency: number;
   connectTimeoutMs: number;
   /** Until the response headers, and for streams until the first chunk. */
@@ -70,12 +67,15 @@ export function createOpenAIEngine(options: OpenAIEngineOptions, logger: Logger)
 
 class OpenAIEngine implements Engine {
   readonly id: string;
-  private readonly pool: Pool;
-  private readonly completionsPath: string;
+  /** Keep-alive connections to the engine (`http1-connections.ts`). */
+  private readonly connections: Http1Connections;
+  /** The request line and headers of a chat call, JSON or streamed, up to its `content-length`. */
+  private readonly jsonRequestHead: string;
+  private readonly streamRequestHead: string;
+  /** The whole readiness request (`GET …/models`). */
+  private readonly readyRequest: string;
+  private readonly readyTimeoutMs: number;
   private readonly modelsPath: string;
-  private readonly jsonHeaders: Record<string, string>;
-  private readonly streamHeaders: Record<string, string>;
-  private readonly readyOptions: { headersTimeout: number; bodyTimeout: number };
   private readonly logger: Logger;
 
   constructor(
@@ -86,40 +86,33 @@ class OpenAIEngine implements Engine {
     this.logger = logger.child({ engine: options.id });
     const url = new URL(options.baseUrl);
     const prefix = url.pathname.replace(/\/+$/, '');
-    this.completionsPath = `${prefix}/chat/completions`;
+    const completionsPath = `${prefix}/chat/completions`;
     this.modelsPath = `${prefix}/models`;
-    // Keep-alive is undici's default (4 s idle, or the server's hint minus 1 s),
-    // below the 5 s of uvicorn (vLLM, SGLang) and Node, so we never reuse a
-    // socket the server is closing. Pipelining stays at 1: a long generation
-    // must not hold up the calls queued behind it on the same socket.
-    this.pool = new Pool(url.origin, {
-      connections: options.maxConcurrency,
-      pipelining: 1,
-      connect: { timeout: options.connectTimeoutMs },
-      headersTimeout: options.firstByteTimeoutMs,
-      bodyTimeout: options.idleTimeoutMs,
-    });
+    this.connections = new Http1Connections({ origin: url, maxConnections: options.maxConcurrency, connectTimeoutMs: options.connectTimeoutMs });
     const common: Record<string, string> = { ...options.headers, 'content-type': 'application/json' };
     if (options.apiKey !== undefined) common.authorization = `Bearer ${options.apiKey}`;
-    this.jsonHeaders = { ...common, accept: 'application/json' };
-    this.streamHeaders = { ...common, accept: 'text/event-stream' };
-    const readyTimeout = Math.min(readyTimeoutMs, options.firstByteTimeoutMs);
-    this.readyOptions = { headersTimeout: readyTimeout, bodyTimeout: readyTimeout };
+    this.jsonRequestHead = requestHead('POST', completionsPath, url.host, { ...common, accept: 'application/json' });
+    this.streamRequestHead = requestHead('POST', completionsPath, url.host, { ...common, accept: 'text/event-stream' });
+    this.readyRequest = `${requestHead('GET', this.modelsPath, url.host, { ...common, accept: 'application/json' })}\r\n`;
+    this.readyTimeoutMs = Math.min(readyTimeoutMs, options.firstByteTimeoutMs);
   }
 
   async complete(request: EngineRequest, signal: AbortSignal): Promise<EngineCompletion> {
     if (signal.aborted) throw new ClientAbortError();
-    let reply: WholeReply;
+    let reply: StreamedReply;
     try {
-      reply = await requestWholeReply(this.pool, { method: 'POST', path: this.completionsPath, headers: this.jsonHeaders, body: serializeChatRequest(request, false) }, signal);
+      reply = await this.connections.request(withBody(this.jsonRequestHead, serializeChatRequest(request, false)), signal, this.options.firstByteTimeoutMs, this.options.idleTimeoutMs);
     } catch (error) {
-      const cause = error instanceof WholeReplyError ? error.cause : error;
-      throw error instanceof WholeReplyError && error.phase === 'body'
-        ? this.duringBodyError(cause, signal)
-        : this.beforeHeadersError(cause, signal, this.options.firstByteTimeoutMs);
+      throw this.beforeHeadersError(error, signal, this.options.firstByteTimeoutMs);
     }
-    if (reply.statusCode < 200 || reply.statusCode > 299) throw this.statusError(reply.statusCode, reply.headers, reply.text);
-    return parseChatCompletion(reply.text, this.id);
+    let text: string;
+    try {
+      text = await reply.text();
+    } catch (error) {
+      throw this.duringBodyError(error, signal);
+    }
+    if (reply.statusCode < 200 || reply.statusCode > 299) throw this.statusError(reply.statusCode, reply.headers, text);
+    return parseChatCompletion(text, this.id);
   }
 
   stream(request: EngineRequest, signal: AbortSignal): AsyncIterable<EngineChunk[]> {
@@ -131,8 +124,8 @@ class OpenAIEngine implements Engine {
     const startedAt = performance.now();
     let reply: StreamedReply;
     try {
-      // No body timeout: the StreamWatch below times the body.
-      reply = await requestStreamedReply(this.pool, { method: 'POST', path: this.completionsPath, headers: this.streamHeaders, body: serializeChatRequest(request, true), bodyTimeout: 0 }, signal);
+      // No body timeout here: the StreamWatch below times the body.
+      reply = await this.connections.request(withBody(this.streamRequestHead, serializeChatRequest(request, true)), signal, this.options.firstByteTimeoutMs);
     } catch (error) {
       throw this.beforeHeadersError(error, signal, this.options.firstByteTimeoutMs);
     }
@@ -232,19 +225,22 @@ class OpenAIEngine implements Engine {
   }
 
   async checkReady(signal: AbortSignal): Promise<void> {
-    let reply: WholeReply;
+    let statusCode: number;
     try {
-      reply = await requestWholeReply(this.pool, { method: 'GET', path: this.modelsPath, headers: this.jsonHeaders, ...this.readyOptions }, signal);
+      const reply = await this.connections.request(this.readyRequest, signal, this.readyTimeoutMs, this.readyTimeoutMs);
+      statusCode = reply.statusCode;
+      // Read to its end, so the connection is kept for the next call.
+      await reply.text();
     } catch (error) {
-      throw this.beforeHeadersError(error instanceof WholeReplyError ? error.cause : error, signal, this.readyOptions.headersTimeout);
+      throw this.beforeHeadersError(error, signal, this.readyTimeoutMs);
     }
-    if (reply.statusCode !== 200) {
-      throw new EngineUnavailableError(`Engine ${this.id} is not ready: GET ${this.modelsPath} replied ${reply.statusCode}.`);
+    if (statusCode !== 200) {
+      throw new EngineUnavailableError(`Engine ${this.id} is not ready: GET ${this.modelsPath} replied ${statusCode}.`);
     }
   }
 
   async close(): Promise<void> {
-    await this.pool.close();
+    await this.connections.close();
   }
 
   /** The engine replied with an error status. */
@@ -276,11 +272,11 @@ class OpenAIEngine implements Engine {
     if (signal.aborted) return new ClientAbortError();
     if (error instanceof GatewayError) return error;
     switch (errorCodeOf(error)) {
-      case 'UND_ERR_CONNECT_TIMEOUT':
+      case 'CONNECT_TIMEOUT':
         return new EngineTimeoutError(`Engine ${this.id} did not accept a connection within ${this.options.connectTimeoutMs} ms.`, error);
-      case 'UND_ERR_HEADERS_TIMEOUT':
+      case 'HEADERS_TIMEOUT':
         return new EngineTimeoutError(`Engine ${this.id} did not start replying within ${headersTimeoutMs} ms.`, error);
-      case 'UND_ERR_BODY_TIMEOUT':
+      case 'BODY_TIMEOUT':
         return new EngineTimeoutError(`Engine ${this.id} stopped sending its reply for ${this.options.idleTimeoutMs} ms.`, error);
       default:
         // Refused, unknown host, reset, or the socket closed before the headers.
@@ -292,7 +288,7 @@ class OpenAIEngine implements Engine {
   private duringBodyError(error: unknown, signal: AbortSignal): GatewayError {
     if (signal.aborted) return new ClientAbortError();
     if (error instanceof GatewayError) return error; // the StreamWatch's timeout
-    if (errorCodeOf(error) === 'UND_ERR_BODY_TIMEOUT') {
+    if (errorCodeOf(error) === 'BODY_TIMEOUT') {
       return new EngineTimeoutError(`Engine ${this.id} stopped sending its reply for ${this.options.idleTimeoutMs} ms.`, error);
     }
     return new EngineError(`Engine ${this.id} closed the connection before its reply ended.`, error, 'engine_reply_truncated');
@@ -304,6 +300,22 @@ class OpenAIEngine implements Engine {
     if (error instanceof GatewayError) return error;
     return new EngineError(`Engine ${this.id} closed the stream before it finished.`, error, 'engine_stream_truncated');
   }
+}
+
+/** A request's line and headers, checked once (a configured header cannot smuggle a line break). */
+function requestHead(method: 'GET' | 'POST', path: string, host: string, headers: Record<string, string>): string {
+  let head = `${method} ${path} HTTP/1.1\r\nhost: ${host}\r\n`;
+  for (const [name, value] of Object.entries(headers)) {
+    validateHeaderName(name);
+    validateHeaderValue(name, value);
+    head += `${name}: ${value}\r\n`;
+  }
+  return head;
+}
+
+/** The whole request: its head, the body's length, the body. */
+function withBody(head: string, body: string): string {
+  return `${head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }
 
 function isJson(contentType: string | string[] | undefined): boolean {

@@ -1,0 +1,192 @@
+/**
+ * An HTTP/1.1 response, parsed as its bytes arrive: the head (status and
+ * headers, informational 1xx heads skipped), then the body framed by
+ * `transfer-encoding: chunked`, `content-length`, or the end of the
+ * connection. Pure: bytes in, callbacks out, no I/O (`http1-connections.ts`
+ * owns the sockets). It reads what engines send (uvicorn for vLLM and SGLang,
+ * cpp-httplib for llama.cpp, Go for Ollama, Node), not every corner of RFC
+ * 9112: no trailers are kept, and a head over `maxHeadBytes` is refused.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+
+export interface ResponseHead {
+  statusCode: number;
+  /** Lower-case names; repeated fields joined with `, `. */
+  headers: IncomingHttpHeaders;
+  /** Whether the connection may carry another request once this body has ended. */
+  keepAlive: boolean;
+  /** The server's `keep-alive: timeout=N`, in ms, when it sent one. */
+  keepAliveTimeoutMs: number | null;
+}
+
+export interface ResponseEvents {
+  onHead(head: ResponseHead): void;
+  /** A piece of the body: a view of the bytes pushed (Node gives each socket read its own memory). */
+  onBody(bytes: Buffer): void;
+  /** The body is complete; nothing after it belongs to this response. */
+  onEnd(): void;
+}
+
+/** The bytes are not an HTTP/1.x response this parser can read. */
+export class MalformedResponseError extends Error {
+  readonly code = 'MALFORMED_RESPONSE';
+}
+
+const CRLF = Buffer.from('\r\n');
+const HEAD_END = Buffer.from('\r\n\r\n');
+const maxHeadBytes = 64 * 1024;
+
+type State = 'head' | 'chunk-size' | 'chunk-data' | 'chunk-data-end' | 'trailers' | 'length' | 'until-close' | 'done';
+
+export class ResponseParser {
+  private state: State = 'head';
+  private pending: Buffer | null = null;
+  /** Body bytes still to come: of the current chunk, or of a `content-length` body. */
+  private remaining = 0;
+
+  constructor(private readonly events: ResponseEvents) {}
+
+  /** Whether the body has ended (framed by length or chunks). */
+  get done(): boolean {
+    return this.state === 'done';
+  }
+
+  /** Whether the body runs to the end of the connection (no length, not chunked). */
+  get endsWithConnection(): boolean {
+    return this.state === 'until-close';
+  }
+
+  /** Feeds bytes from the socket; throws MalformedResponseError. */
+  push(bytes: Buffer): void {
+    let data = this.pending === null ? bytes : Buffer.concat([this.pending, bytes]);
+    this.pending = null;
+    let offset = 0;
+    while (offset < data.length && this.state !== 'done') {
+      switch (this.state) {
+        case 'head': {
+          const end = data.indexOf(HEAD_END, offset);
+          if (end === -1) {
+            if (data.length - offset > maxHeadBytes) throw new MalformedResponseError(`a response head over ${maxHeadBytes} bytes`);
+            this.pending = data.subarray(offset);
+            return;
+          }
+          const head = parseHead(data.toString('latin1', offset, end));
+          offset = end + HEAD_END.length;
+          if (head.statusCode < 200) continue; // 100 Continue, 103 Early Hints: the real head follows
+          this.state = bodyStateOf(head, this);
+          this.events.onHead(head);
+          if (this.state === 'done') this.events.onEnd();
+          break;
+        }
+        case 'chunk-size': {
+          const end = data.indexOf(CRLF, offset);
+          if (end === -1) {
+            if (data.length - offset > 1024) throw new MalformedResponseError('a chunk size line over 1024 bytes');
+            this.pending = data.subarray(offset);
+            return;
+          }
+          const line = data.toString('latin1', offset, end);
+          const size = Number.parseInt(line, 16);
+          if (!Number.isSafeInteger(size) || size < 0 || !/^[0-9a-fA-F]+[ \t]*(;.*)?$/.test(line)) throw new MalformedResponseError('a malformed chunk size');
+          offset = end + CRLF.length;
+          this.remaining = size;
+          this.state = size === 0 ? 'trailers' : 'chunk-data';
+          break;
+        }
+        case 'chunk-data':
+        case 'length': {
+          const take = Math.min(this.remaining, data.length - offset);
+          this.remaining -= take;
+          const piece = data.subarray(offset, offset + take);
+          offset += take;
+          if (this.remaining === 0) this.state = this.state === 'length' ? 'done' : 'chunk-data-end';
+          this.events.onBody(piece);
+          if (this.state === 'done') this.events.onEnd();
+          break;
+        }
+        case 'chunk-data-end': {
+          if (data.length - offset < CRLF.length) {
+            this.pending = data.subarray(offset);
+            return;
+          }
+          if (data[offset] !== 0x0d || data[offset + 1] !== 0x0a) throw new MalformedResponseError('a chunk not ended by CRLF');
+          offset += CRLF.length;
+          this.state = 'chunk-size';
+          break;
+        }
+        case 'trailers': {
+          const end = data.indexOf(CRLF, offset);
+          if (end === -1) {
+            if (data.length - offset > maxHeadBytes) throw new MalformedResponseError('trailers over 64 KiB');
+            this.pending = data.subarray(offset);
+            return;
+          }
+          // A trailer line is skipped; the empty line ends the body.
+          const empty = end === offset;
+          offset = end + CRLF.length;
+          if (empty) {
+            this.state = 'done';
+            this.events.onEnd();
+          }
+          break;
+        }
+        case 'until-close':
+          this.events.onBody(offset === 0 ? data : data.subarray(offset));
+          return;
+      }
+    }
+  }
+
+  /** The connection ended: completes a body that runs to the end of it; returns false when a framed body was cut short. */
+  finish(): boolean {
+    if (this.state === 'until-close') {
+      this.state = 'done';
+      this.events.onEnd();
+      return true;
+    }
+    return this.state === 'done';
+  }
+
+  /** For `bodyStateOf`: the length of a `content-length` body. */
+  expect(length: number): void {
+    this.remaining = length;
+  }
+}
+
+function bodyStateOf(head: ResponseHead, parser: ResponseParser): State {
+  const { headers, statusCode } = head;
+  if (statusCode === 204 || statusCode === 304) return 'done';
+  const encoding = headers['transfer-encoding'];
+  if (encoding !== undefined) {
+    if (!/(^|,)\s*chunked\s*$/i.test(encoding)) throw new MalformedResponseError(`a transfer-encoding it cannot read (${encoding})`);
+    return 'chunk-size';
+  }
+  const length = headers['content-length'];
+  if (length !== undefined) {
+    if (!/^\d{1,15}$/.test(length)) throw new MalformedResponseError('a malformed content-length');
+    parser.expect(Number(length));
+    return Number(length) === 0 ? 'done' : 'length';
+  }
+  head.keepAlive = false;
+  return 'until-close';
+}
+
+function parseHead(text: string): ResponseHead {
+  const lines = text.split('\r\n');
+  const status = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: |$)/.exec(lines[0] as string);
+  if (status === null) throw new MalformedResponseError('a status line that is not HTTP/1.x');
+  const headers: IncomingHttpHeaders = {};
+  for (let index = 1; index < lines.length; index++) {
+    const line = lines[index] as string;
+    const colon = line.indexOf(':');
+    if (colon <= 0) throw new MalformedResponseError('a malformed header line');
+    const name = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    const before = headers[name];
+    (headers as Record<string, string>)[name] = before === undefined ? value : `${String(before)}, ${value}`;
+  }
+  const connection = headers.connection?.toLowerCase() ?? '';
+  const keepAlive = status[1] === '1' ? !connection.includes('close') : connection.includes('keep-alive');
+  const hint = /timeout=(\d+)/i.exec(String(headers['keep-alive'] ?? ''));
+  return { statusCode: Number(status[2]), headers, keepAlive, keepAliveTimeoutMs: hint === null ? null : Number(hint[1]) * 1000 };
+}
