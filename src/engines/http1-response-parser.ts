@@ -85,9 +85,7 @@ export class ResponseParser {
             this.pending = data.subarray(offset);
             return;
           }
-          const line = data.toString('latin1', offset, end);
-          const size = Number.parseInt(line, 16);
-          if (!Number.isSafeInteger(size) || size < 0 || !/^[0-9a-fA-F]+[ \t]*(;.*)?$/.test(line)) throw new MalformedResponseError('a malformed chunk size');
+          const size = chunkSize(data, offset, end);
           offset = end + CRLF.length;
           this.remaining = size;
           this.state = size === 0 ? 'trailers' : 'chunk-data';
@@ -158,35 +156,72 @@ function bodyStateOf(head: ResponseHead, parser: ResponseParser): State {
   if (statusCode === 204 || statusCode === 304) return 'done';
   const encoding = headers['transfer-encoding'];
   if (encoding !== undefined) {
-    if (!/(^|,)\s*chunked\s*$/i.test(encoding)) throw new MalformedResponseError(`a transfer-encoding it cannot read (${encoding})`);
+    // Only `chunked` is read, and it must come last (RFC 9112, 6.1).
+    if (!encoding.toLowerCase().trimEnd().endsWith('chunked')) throw new MalformedResponseError(`a transfer-encoding it cannot read (${encoding})`);
     return 'chunk-size';
   }
   const length = headers['content-length'];
   if (length !== undefined) {
-    if (!/^\d{1,15}$/.test(length)) throw new MalformedResponseError('a malformed content-length');
-    parser.expect(Number(length));
-    return Number(length) === 0 ? 'done' : 'length';
+    const bytes = length.length > 0 && length.length <= 15 ? Number(length) : Number.NaN;
+    if (!Number.isInteger(bytes) || bytes < 0 || length.trim() !== length) throw new MalformedResponseError('a malformed content-length');
+    parser.expect(bytes);
+    return bytes === 0 ? 'done' : 'length';
   }
   head.keepAlive = false;
   return 'until-close';
 }
 
+/** A chunk's size line (`1a3`, maybe `1a3;name=value`), from `start` to `end` (its CRLF). */
+function chunkSize(data: Buffer, start: number, end: number): number {
+  let size = 0;
+  let index = start;
+  for (; index < end; index++) {
+    const digit = hexValue(data[index] as number);
+    if (digit === -1) break;
+    size = size * 16 + digit;
+  }
+  if (index === start || index - start > 12) throw new MalformedResponseError('a malformed chunk size');
+  while (index < end && (data[index] === 0x20 || data[index] === 0x09)) index++;
+  if (index < end && data[index] !== 0x3b) throw new MalformedResponseError('a malformed chunk size');
+  return size;
+}
+
+function hexValue(byte: number): number {
+  if (byte >= 0x30 && byte <= 0x39) return byte - 0x30;
+  const lower = byte | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x57 : -1;
+}
+
+/** The head's text, without its final empty line: a scan by lines, no regular expressions (they are slow on cold caches). */
 function parseHead(text: string): ResponseHead {
-  const lines = text.split('\r\n');
-  const status = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: |$)/.exec(lines[0] as string);
-  if (status === null) throw new MalformedResponseError('a status line that is not HTTP/1.x');
+  const lineEnd = text.indexOf('\r\n');
+  const statusLine = lineEnd === -1 ? text : text.slice(0, lineEnd);
+  const statusCode = Number(statusLine.slice(9, 12));
+  if (!statusLine.startsWith('HTTP/1.') || (statusLine[7] !== '0' && statusLine[7] !== '1') || statusLine[8] !== ' ' || !Number.isInteger(statusCode) || statusCode < 100 || (statusLine.length > 12 && statusLine[12] !== ' ')) {
+    throw new MalformedResponseError('a status line that is not HTTP/1.x');
+  }
   const headers: IncomingHttpHeaders = {};
-  for (let index = 1; index < lines.length; index++) {
-    const line = lines[index] as string;
-    const colon = line.indexOf(':');
-    if (colon <= 0) throw new MalformedResponseError('a malformed header line');
-    const name = line.slice(0, colon).trim().toLowerCase();
-    const value = line.slice(colon + 1).trim();
+  for (let start = lineEnd === -1 ? text.length : lineEnd + 2; start < text.length; ) {
+    const end = text.indexOf('\r\n', start);
+    const stop = end === -1 ? text.length : end;
+    const colon = text.indexOf(':', start);
+    if (colon <= start || colon > stop) throw new MalformedResponseError('a malformed header line');
+    const name = text.slice(start, colon).trimEnd().toLowerCase();
+    const value = text.slice(colon + 1, stop).trim();
     const before = headers[name];
     (headers as Record<string, string>)[name] = before === undefined ? value : `${String(before)}, ${value}`;
+    start = stop + 2;
   }
   const connection = headers.connection?.toLowerCase() ?? '';
-  const keepAlive = status[1] === '1' ? !connection.includes('close') : connection.includes('keep-alive');
-  const hint = /timeout=(\d+)/i.exec(String(headers['keep-alive'] ?? ''));
-  return { statusCode: Number(status[2]), headers, keepAlive, keepAliveTimeoutMs: hint === null ? null : Number(hint[1]) * 1000 };
+  const keepAlive = statusLine[7] === '1' ? !connection.includes('close') : connection.includes('keep-alive');
+  return { statusCode, headers, keepAlive, keepAliveTimeoutMs: keepAliveTimeoutOf(headers['keep-alive']) };
+}
+
+/** `keep-alive: timeout=5, max=100` -> 5000. */
+function keepAliveTimeoutOf(value: string | string[] | undefined): number | null {
+  if (typeof value !== 'string') return null;
+  const at = value.toLowerCase().indexOf('timeout=');
+  if (at === -1) return null;
+  const seconds = Number.parseInt(value.slice(at + 8), 10);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : null;
 }
