@@ -30,6 +30,18 @@ const circuitBreaker = z
  */
 const costPerHour = z.number().min(0).nullable().default(null);
 
+/** Headers an engine request's framing owns (`src/engines/http1-connections.ts`). */
+const transportHeaders = new Set(['host', 'content-length', 'transfer-encoding', 'connection']);
+
+/** Each configured header is a valid name, one line, and not one of the transport's. */
+function checkEngineHeaders(headers: Record<string, string> | undefined, context: z.RefinementCtx): void {
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) context.addIssue({ code: 'custom', path: [name], message: 'must be an HTTP header name' });
+    else if (transportHeaders.has(name.toLowerCase())) context.addIssue({ code: 'custom', path: [name], message: 'is set by taskgate itself' });
+    if (/[\r\n\0]/.test(value)) context.addIssue({ code: 'custom', path: [name], message: 'must be one line' });
+  }
+}
+
 const openAIEngine = z
   .object({
     id: identifier,
@@ -49,8 +61,8 @@ const openAIEngine = z
     timeout_ms: z.number().int().min(1).default(120_000),
     /** Longest silence allowed between two chunks of a stream. */
     idle_timeout_ms: z.number().int().min(1).default(60_000),
-    /** Extra headers sent to the engine. */
-    headers: z.record(z.string(), z.string()).optional(),
+    /** Extra headers sent to the engine: not the ones taskgate writes itself (the request's framing). */
+    headers: z.record(z.string(), z.string()).optional().superRefine(checkEngineHeaders),
     cost_per_hour: costPerHour,
     circuit_breaker: circuitBreaker,
   })

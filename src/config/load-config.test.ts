@@ -48,6 +48,11 @@ describe('parseConfig', () => {
       'models[1].aliases[0]: "m1" already names model "m1"',
     ]);
     expect(problems('store: postgres://x')[0]).toMatch(/^store: /);
+    const withHeaders = (headers: string) => `engines:\n  - { id: gpu-a, type: openai, base_url: "http://127.0.0.1:8000/v1", headers: ${headers} }\n`;
+    expect(problems(withHeaders('{ x-tenant: blue }'))).toEqual([]);
+    expect(problems(withHeaders('{ Content-Length: "10" }'))[0]).toMatch(/^engines\[0\]\.headers\.Content-Length: .*set by taskgate/);
+    expect(problems(withHeaders('{ "bad name": x }'))[0]).toMatch(/HTTP header name/);
+    expect(problems(withHeaders('{ x-a: "one\\r\\nx-b: two" }'))[0]).toMatch(/one line/);
     expect(problems('bogus: 1')).toEqual(['(top level): unknown key "bogus"']);
   });
 
