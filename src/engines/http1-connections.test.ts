@@ -57,15 +57,6 @@ async function readAll(reply: StreamedReply): Promise<string> {
   return reply.text();
 }
 
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
-
 describe('Http1Connections', () => {
   it('sends requests one after another over one kept-alive connection', async () => {
     const { origin, sockets } = await serve(['data: 1\n\n', 'data: 2\n\n']);
@@ -108,9 +99,9 @@ describe('Http1Connections', () => {
 
   it('does not send a request again when a new connection closes before replying', async () => {
     const { origin } = await listen(createTcpServer((socket) => socket.on('data', () => socket.destroy())));
-    const error = await rejection(poolFor(origin).request(get(), live(), 1_000));
-    expect(error).toBeInstanceOf(EngineConnectionError);
-    expect((error as EngineConnectionError).code).toBe('CONNECTION_CLOSED');
+    const failing = poolFor(origin).request(get(), live(), 1_000);
+    await expect(failing).rejects.toBeInstanceOf(EngineConnectionError);
+    await expect(failing).rejects.toMatchObject({ code: 'CONNECTION_CLOSED' });
   });
 
   it('times out a reply whose head does not come, and a body that stops', async () => {
@@ -122,18 +113,16 @@ describe('Http1Connections', () => {
       ),
     );
     const pool = poolFor(origin);
-    const head = await rejection(pool.request(get('/head'), live(), 100));
-    expect((head as EngineConnectionError).code).toBe('HEADERS_TIMEOUT');
+    await expect(pool.request(get('/head'), live(), 100)).rejects.toMatchObject({ code: 'HEADERS_TIMEOUT' });
     const reply = await pool.request(get('/body'), live(), 1_000, 100);
-    expect((await rejection(reply.text()) as EngineConnectionError).code).toBe('BODY_TIMEOUT');
+    await expect(reply.text()).rejects.toMatchObject({ code: 'BODY_TIMEOUT' });
   });
 
   it('times out a connection that does not complete (a TLS handshake nobody answers)', async () => {
     const { origin } = await listen(createTcpServer(() => undefined));
     const pool = new Http1Connections({ origin: new URL(origin.href.replace('http:', 'https:')), maxConnections: 1, connectTimeoutMs: 100 });
     pools.push(pool);
-    const error = await rejection(pool.request(get(), live(), 5_000));
-    expect((error as EngineConnectionError).code).toBe('CONNECT_TIMEOUT');
+    await expect(pool.request(get(), live(), 5_000)).rejects.toMatchObject({ code: 'CONNECT_TIMEOUT' });
   });
 
   it('hands a large body to a slow reader whole and in order (the socket paused meanwhile, nothing dropped)', async () => {
@@ -184,7 +173,7 @@ describe('Http1Connections', () => {
     const queued = new AbortController();
     const waiting = pool.request(get(), queued.signal, 1_000);
     queued.abort();
-    expect(await rejection(waiting)).toBe(queued.signal.reason);
+    await expect(waiting).rejects.toBe(queued.signal.reason);
     await reply.read();
     controller.abort();
     await closed;
@@ -195,6 +184,6 @@ describe('Http1Connections', () => {
     const { origin } = await serve();
     const pool = poolFor(origin);
     await pool.close();
-    expect((await rejection(pool.request(get(), live(), 1_000)) as EngineConnectionError).code).toBe('POOL_CLOSED');
+    await expect(pool.request(get(), live(), 1_000)).rejects.toMatchObject({ code: 'POOL_CLOSED' });
   });
 });

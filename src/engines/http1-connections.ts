@@ -75,7 +75,7 @@ export class Http1Connections {
   private closed = false;
   private drained: (() => void) | null = null;
 
-  constructor(readonly options: Http1ConnectionsOptions) {}
+  constructor(private readonly options: Http1ConnectionsOptions) {}
 
   /**
    * Sends `requestText` (a whole HTTP/1.1 request: line, headers, empty line,
