@@ -274,7 +274,7 @@ class Exchange implements StreamedReply {
     this.connection = null;
     if (connection !== null) {
       if (this.paused) connection.socket.resume();
-      this.pool.release(connection, this.head?.keepAlive === true && !this.parser.endsWithConnection, this.head?.keepAliveTimeoutMs ?? null);
+      this.pool.release(connection, this.head?.keepAlive === true, this.head?.keepAliveTimeoutMs ?? null);
     }
     const waiter = this.waiter;
     this.waiter = null;

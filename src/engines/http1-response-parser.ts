@@ -51,11 +51,6 @@ export class ResponseParser {
     return this.state === 'done';
   }
 
-  /** Whether the body runs to the end of the connection (no length, not chunked). */
-  get endsWithConnection(): boolean {
-    return this.state === 'until-close';
-  }
-
   /** Feeds bytes from the socket; throws MalformedResponseError. */
   push(bytes: Buffer): void {
     let data = this.pending === null ? bytes : Buffer.concat([this.pending, bytes]);
