@@ -7,13 +7,18 @@
 import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import { PermissionError, RateLimitError } from '../api/errors.js';
 import type { Authenticator } from '../auth/authenticator.js';
-import type { RateLimiter } from '../limits/rate-limiter.js';
+import type { Admission, RateLimiter } from '../limits/rate-limiter.js';
 import type { ApiKey } from '../store/store.js';
 
 export interface CallGate {
   authenticate(request: IncomingMessage): ApiKey | Promise<ApiKey>;
-  /** Takes one request from the key's budget; throws `RateLimitError` when it has none, or its token budget is spent. */
-  limit(key: ApiKey, headers: OutgoingHttpHeaders): Promise<void>;
+  /**
+   * Takes one request from the key's budget; throws `RateLimitError` when it
+   * has none, or its token budget is spent. Returns a promise only when the
+   * limiter must ask elsewhere (Redis): the in-process limiter answers at
+   * once, and the call goes on in the same tick.
+   */
+  limit(key: ApiKey, headers: OutgoingHttpHeaders): void | Promise<void>;
   /** Authenticates and limits in one step; with `role: 'admin'`, refuses other keys with 403. */
   admit(request: IncomingMessage, headers: OutgoingHttpHeaders, role?: 'admin'): Promise<ApiKey>;
   /** Spends a finished call's tokens (prompt plus completion) from the key's token budget, if it has one. Never waits, never throws. */
@@ -32,9 +37,14 @@ export interface CallGateOptions {
 export function createCallGate(options: CallGateOptions): CallGate {
   const { authenticator, limiter, defaultRequestsPerMinute, defaultTokensPerMinute } = options;
 
-  async function limit(key: ApiKey, headers: OutgoingHttpHeaders): Promise<void> {
+  function limit(key: ApiKey, headers: OutgoingHttpHeaders): void | Promise<void> {
     const tokensPerMinute = key.tokensPerMinute ?? defaultTokensPerMinute;
-    const admission = await limiter.admit(key.id, { requestsPerMinute: key.requestsPerMinute ?? defaultRequestsPerMinute, tokensPerMinute });
+    const admission = limiter.admit(key.id, { requestsPerMinute: key.requestsPerMinute ?? defaultRequestsPerMinute, tokensPerMinute });
+    if (admission instanceof Promise) return admission.then((answer) => applyAdmission(answer, headers));
+    applyAdmission(admission, headers);
+  }
+
+  function applyAdmission(admission: Admission, headers: OutgoingHttpHeaders): void {
     const { requests, tokens } = admission;
     headers['x-ratelimit-limit-requests'] = requests.limit;
     headers['x-ratelimit-remaining-requests'] = requests.remaining;

@@ -29,13 +29,17 @@ export function bodyStillArriving(request: IncomingMessage): boolean {
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-/** The body as text, after checking it is declared JSON. */
-export function readJsonBody(request: IncomingMessage, limits: BodyLimits): Promise<string> {
+/** The body as text, after checking it is declared JSON; the text itself when it is already in (see `readBody`). */
+export function readJsonBody(request: IncomingMessage, limits: BodyLimits): string | Promise<string> {
   checkJsonContentType(request);
   return readBody(request, limits);
 }
 
-export function readBody(request: IncomingMessage, limits: BodyLimits): Promise<string> {
+/**
+ * The body as text: the text itself when the whole body is already buffered
+ * (the usual case, so the caller goes on without a tick), else a promise.
+ */
+export function readBody(request: IncomingMessage, limits: BodyLimits): string | Promise<string> {
   const { maxBytes, timeoutMs } = limits;
   const declaredHeader = request.headers['content-length'];
   const declared = declaredHeader === undefined ? -1 : Number(declaredHeader);
@@ -45,7 +49,7 @@ export function readBody(request: IncomingMessage, limits: BodyLimits): Promise<
   // 'data' and 'end' events, and their ticks, below.
   if (declared > 0 && request.readableLength === declared) {
     const whole = request.read() as Buffer | null;
-    if (whole !== null) return Promise.resolve(whole.toString('utf8'));
+    if (whole !== null) return whole.toString('utf8');
   }
 
   return new Promise((resolve, reject) => {
