@@ -3,6 +3,7 @@
  * it is declared. Parsing is strict: an unknown key is an error that names its
  * path, so a typo never silently falls back to a default.
  */
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { z } from 'zod';
 import { DEFAULT_MODELS, type DefaultModel } from '../models/default-models.js';
 
@@ -33,12 +34,25 @@ const costPerHour = z.number().min(0).nullable().default(null);
 /** Headers an engine request's framing owns (`src/engines/http1-connections.ts`). */
 const transportHeaders = new Set(['host', 'content-length', 'transfer-encoding', 'connection']);
 
-/** Each configured header is a valid name, one line, and not one of the transport's. */
+/**
+ * Each configured header is a valid name, one line, and not one of the
+ * transport's: checked with node:http's own validators, the ones the engine
+ * runs when it writes its request head, so a config that loads never fails there.
+ */
 function checkEngineHeaders(headers: Record<string, string> | undefined, context: z.RefinementCtx): void {
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) context.addIssue({ code: 'custom', path: [name], message: 'must be an HTTP header name' });
+    if (!passes(() => validateHeaderName(name))) context.addIssue({ code: 'custom', path: [name], message: 'must be an HTTP header name' });
     else if (transportHeaders.has(name.toLowerCase())) context.addIssue({ code: 'custom', path: [name], message: 'is set by taskgate itself' });
-    if (/[\r\n\0]/.test(value)) context.addIssue({ code: 'custom', path: [name], message: 'must be one line' });
+    else if (!passes(() => validateHeaderValue(name, value))) context.addIssue({ code: 'custom', path: [name], message: 'must be one line of text' });
+  }
+}
+
+function passes(check: () => void): boolean {
+  try {
+    check();
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -157,8 +157,8 @@ function bodyStateOf(head: ResponseHead, parser: ResponseParser): State {
   }
   const length = headers['content-length'];
   if (length !== undefined) {
-    const bytes = length.length > 0 && length.length <= 15 ? Number(length) : Number.NaN;
-    if (!Number.isInteger(bytes) || bytes < 0 || length.trim() !== length) throw new MalformedResponseError('a malformed content-length');
+    if (length.length > 15 || !isDigits(length)) throw new MalformedResponseError('a malformed content-length');
+    const bytes = Number(length);
     parser.expect(bytes);
     return bytes === 0 ? 'done' : 'length';
   }
@@ -181,6 +181,16 @@ function chunkSize(data: Buffer, start: number, end: number): number {
   return size;
 }
 
+/** Whether `text` is one or more ASCII digits and nothing else (Number() also takes `1e3`, `0x10`, `+5` and spaces). */
+function isDigits(text: string): boolean {
+  if (text.length === 0) return false;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x30 || code > 0x39) return false;
+  }
+  return true;
+}
+
 function hexValue(byte: number): number {
   if (byte >= 0x30 && byte <= 0x39) return byte - 0x30;
   const lower = byte | 0x20;
@@ -191,8 +201,9 @@ function hexValue(byte: number): number {
 function parseHead(text: string): ResponseHead {
   const lineEnd = text.indexOf('\r\n');
   const statusLine = lineEnd === -1 ? text : text.slice(0, lineEnd);
-  const statusCode = Number(statusLine.slice(9, 12));
-  if (!statusLine.startsWith('HTTP/1.') || (statusLine[7] !== '0' && statusLine[7] !== '1') || statusLine[8] !== ' ' || !Number.isInteger(statusCode) || statusCode < 100 || (statusLine.length > 12 && statusLine[12] !== ' ')) {
+  const statusText = statusLine.slice(9, 12);
+  const statusCode = Number(statusText);
+  if (!statusLine.startsWith('HTTP/1.') || (statusLine[7] !== '0' && statusLine[7] !== '1') || statusLine[8] !== ' ' || statusText.length !== 3 || !isDigits(statusText) || statusCode < 100 || (statusLine.length > 12 && statusLine[12] !== ' ')) {
     throw new MalformedResponseError('a status line that is not HTTP/1.x');
   }
   const headers: IncomingHttpHeaders = {};
