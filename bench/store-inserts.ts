@@ -199,7 +199,7 @@ function traceMaker(run: string, startAt: number) {
       requestId: `req_${tag}${index.toString(36).padStart(6, '0')}${randomBytes(6).toString('hex')}`,
       accountId: 'acct_bench', keyId: 'key_bench', environment: random() < 0.9 ? 'production' : 'staging',
       project: `project-${Math.floor(random() * 3)}`, workload: `workload-${Math.floor(random() * 4)}`, user: random() < 0.3 ? `user-${Math.floor(random() * 100)}` : null,
-      requestedModel: 'qwen2.5-7b-instruct', servedModel: model, replica: `replica-${Math.floor(random() * 2)}`,
+      requestedModel: 'qwen2.5-7b-instruct', servedModel: model, replica: `replica-${Math.floor(random() * 2)}`, attempts: null,
       status, errorClass: status === 'ok' ? null : status === 'error' ? 'upstream_error' : 'client_closed', errorMessage: status === 'error' ? 'upstream answered 502' : null,
       httpStatus: status === 'error' ? 502 : 200, finishReason: status === 'ok' ? 'stop' : null,
       promptTokens: 150 + Math.floor(random() * 120), completionTokens: Math.floor(random() * 300), costUsd: random() * 0.001,

@@ -192,6 +192,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     bodyTimeoutMs: config.server.request_timeout_ms,
     keepBodies: config.traces.bodies,
     pingIntervalMs: config.server.stream_ping_interval_ms,
+    stallTimeoutMs: config.server.stream_stall_timeout_ms,
     telemetry,
     measuredPrices,
     priceOf,
@@ -220,6 +221,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
         port: settings.port,
         requestTimeoutMs: config.server.request_timeout_ms,
         maxSlowPerAddress: config.server.max_slow_connections_per_address,
+        maxSlowTotal: config.server.max_slow_connections,
       }),
     );
     if (config.server.metrics !== null) listening.push(await listen(createMetricsApp(metrics), config.server.metrics));

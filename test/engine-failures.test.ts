@@ -64,18 +64,34 @@ describe('errors before the head', () => {
     expect(await taskgate.traceOf(response.headers.get('x-request-id'))).toMatchObject({ status: 'error', httpStatus: 504, errorClass: 'engine_timeout', replica: 'engine-c' });
   });
 
-  it('retries another replica once when one fails before sending anything', async () => {
+  it('sends a call a replica refused (503) to the other replica, once, and traces both attempts', async () => {
     primary.script({ kind: 'status', status: 503, body: { error: { message: 'overloaded' } } });
     secondary.script({ kind: 'status', status: 503, body: { error: { message: 'overloaded' } } });
     const before = primary.requests.length + secondary.requests.length;
-    expect(((await ask('model-0').catch((caught: unknown) => caught)) as APIError).status).toBe(502);
+    const response = await taskgate.postChat({ model: 'model-0', messages: [{ role: 'user', content: 'hi' }] });
+    expect(response.status).toBe(503);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('engine_unavailable');
     expect(primary.requests.length + secondary.requests.length - before).toBe(2);
+    const trace = await taskgate.traceOf(response.headers.get('x-request-id'));
+    expect(trace?.attempts?.map((attempt) => attempt.outcome)).toEqual(['engine_unavailable', 'engine_unavailable']);
+    expect(new Set(trace?.attempts?.map((attempt) => attempt.replica))).toEqual(new Set(['engine-a', 'engine-b']));
 
-    primary.script({ kind: 'destroy' });
+    primary.script({ kind: 'status', status: 503, body: { error: { message: 'loading' } } });
     secondary.script({ kind: 'reply', content: 'from the other replica' });
     for (let index = 0; index < 4; index++) {
       expect((await ask('model-0')).choices[0]?.message.content).toBe('from the other replica');
     }
+  });
+
+  it('never sends a call again once an engine had it: a connection closed after the request is a 502, one generation', async () => {
+    primary.script({ kind: 'destroy' });
+    secondary.script({ kind: 'destroy' });
+    const before = primary.requests.length + secondary.requests.length;
+    const response = await taskgate.postChat({ model: 'model-0', messages: [{ role: 'user', content: 'hi' }] });
+    expect(response.status).toBe(502);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('engine_connection_closed');
+    expect(primary.requests.length + secondary.requests.length - before).toBe(1);
+    expect(await taskgate.traceOf(response.headers.get('x-request-id'))).toMatchObject({ httpStatus: 502, errorClass: 'engine_connection_closed', attempts: null });
   });
 
   it('fails a stream before its head with a proper status', async () => {

@@ -255,9 +255,10 @@ describe('a body that does not arrive', () => {
     expect(reply.closedAfterMs).toBeLessThan(10_000);
   });
 
-  it('one address may hold only so many slow connections (over a second without a whole request); the next one is a 429 with a body', async () => {
+  it('past the cap of slow connections (over a second without a whole request), the oldest are shed with a 408 and a prompt client on the same address is served', async () => {
     const capped = await startTestGateway(engineConfig([engine.baseUrl], { extra: 'server: { max_slow_connections_per_address: 3 }' }));
     const cappedPort = capped.gateway.port;
+    const held: Array<{ socket: Socket; reply: Buffer[]; closed: boolean }> = [];
     try {
       // A burst of 12 new connections at once is not slow: all are served.
       const agent = new Agent({ keepAlive: true, maxSockets: 12 });
@@ -271,26 +272,57 @@ describe('a body that does not arrive', () => {
       );
       agent.destroy();
       expect(burst).toEqual(Array(12).fill(200));
-      const held = await Promise.all(
-        Array.from({ length: 3 }, async () => {
-          const socket = connect(cappedPort, '127.0.0.1');
-          socket.on('error', () => undefined);
-          await new Promise((resolve) => socket.once('connect', resolve));
-          socket.write(chatHead());
-          return socket;
-        }),
-      );
-      // Not slow yet: a burst of new connections is served.
+      // Five connections that send part of a head and then nothing, opened 150 ms apart: oldest first.
+      for (let index = 0; index < 5; index++) {
+        const socket = connect(cappedPort, '127.0.0.1');
+        const entry = { socket, reply: [] as Buffer[], closed: false };
+        socket.on('data', (chunk: Buffer) => entry.reply.push(chunk));
+        socket.on('error', () => undefined);
+        socket.on('close', () => (entry.closed = true));
+        await new Promise((resolve) => socket.once('connect', resolve));
+        socket.write(chatHead());
+        held.push(entry);
+        await sleep(150);
+      }
+      // Once the newest is slow too, the address holds 5 against a cap of 3: the two oldest are shed, each with a 408.
+      await expect.poll(() => held.map((entry) => entry.closed), { timeout: 5_000 }).toEqual([true, true, false, false, false]);
+      for (const entry of held.slice(0, 2)) {
+        const reply = parseReply(Buffer.concat(entry.reply).toString('latin1'));
+        expectOpenAIError(reply, 408, 'request_timeout');
+        expect(reply.headers.connection).toBe('close');
+      }
+      // The address still holds 3 slow connections; a new connection from it is served, a call included.
       const healthz = `GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n`;
       expect((await exchange(cappedPort, healthz)).status).toBe(200);
-      await sleep(1_500);
-      const refused = await exchange(cappedPort, healthz);
-      expectOpenAIError(refused, 429, 'too_many_connections');
-      expect(refused.headers['retry-after']).toBe('1');
-      for (const socket of held) socket.destroy();
-      await sleep(100);
-      expect((await exchange(cappedPort, healthz)).status).toBe(200);
+      const call = await capped.postChat({ model: 'model-0', messages: [{ role: 'user', content: 'next to slow ones' }] });
+      expect(call.status).toBe(200);
+      await call.text();
+      expect(held.map((entry) => entry.closed)).toEqual([true, true, false, false, false]);
     } finally {
+      for (const entry of held) entry.socket.destroy();
+      await capped.stop();
+    }
+  });
+
+  it('a slow body whose request a handler already has is cut when shed (no second reply over the handler)', async () => {
+    const capped = await startTestGateway(engineConfig([engine.baseUrl], { extra: 'server: { max_slow_connections_per_address: 1 }' }));
+    const held: Array<{ socket: Socket; reply: Buffer[]; closed: boolean }> = [];
+    try {
+      for (let index = 0; index < 2; index++) {
+        const socket = connect(capped.gateway.port, '127.0.0.1');
+        const entry = { socket, reply: [] as Buffer[], closed: false };
+        socket.on('data', (chunk: Buffer) => entry.reply.push(chunk));
+        socket.on('error', () => undefined);
+        socket.on('close', () => (entry.closed = true));
+        await new Promise((resolve) => socket.once('connect', resolve));
+        socket.write(`${chatHead()}content-length: 1000\r\n\r\n{`);
+        held.push(entry);
+        await sleep(150);
+      }
+      await expect.poll(() => held.map((entry) => entry.closed), { timeout: 5_000 }).toEqual([true, false]);
+      expect(Buffer.concat(held[0]!.reply).length).toBe(0);
+    } finally {
+      for (const entry of held) entry.socket.destroy();
       await capped.stop();
     }
   });

@@ -151,6 +151,34 @@ describe('workload stats', () => {
     expect(before.calls).toBe(15);
   });
 
+  it('gives every trace its upstream attempts: the list stored when there were several, else the one its replica made, else none', async () => {
+    const account = await taskgate.gateway.store.accounts.ensureAccount('default');
+    const [template] = await taskgate.traces();
+    await taskgate.gateway.store.projects.ensureScope(account.id, 'retried', 'main');
+    const at = Date.now();
+    const base = { ...template!, accountId: account.id, project: 'retried', workload: 'main', status: 'ok' as const, errorClass: null, errorMessage: null, httpStatus: 200, attempts: null };
+    const tried = [{ replica: 'engine-0', outcome: 'engine_connection_closed' }, { replica: 'engine-1', outcome: 'engine_unavailable' }, { replica: 'engine-0', outcome: 'ok' }];
+    await taskgate.gateway.store.traces.insertBatch([
+      { ...base, requestId: 'req_tried_thrice', replica: 'engine-0', attempts: tried, startedAt: at + 3 },
+      { ...base, requestId: 'req_failed_once', replica: 'engine-1', status: 'error', errorClass: 'engine_timeout', httpStatus: 504, startedAt: at + 2 },
+      { ...base, requestId: 'req_served_once', replica: 'engine-1', startedAt: at + 1 },
+      { ...base, requestId: 'req_never_tried', replica: null, servedModel: null, status: 'error', errorClass: 'rate_limit_exceeded', httpStatus: 429, startedAt: at },
+    ]);
+    const expected: Record<string, unknown[]> = {
+      req_tried_thrice: tried,
+      req_failed_once: [{ replica: 'engine-1', outcome: 'engine_timeout' }],
+      req_served_once: [{ replica: 'engine-1', outcome: 'ok' }],
+      req_never_tried: [],
+    };
+    for (const [requestId, attempts] of Object.entries(expected)) {
+      const { status, body } = await get(`/traces/${requestId}`);
+      expect(status).toBe(200);
+      expect(body.attempts, requestId).toEqual(attempts);
+    }
+    const list = (await get('/projects/retried/workloads/main/traces')).body.data as Array<{ request_id: string; attempts: unknown[] }>;
+    expect(Object.fromEntries(list.map((trace) => [trace.request_id, trace.attempts]))).toEqual(expected);
+  });
+
   it('prints the same numbers from the command line, and tails new calls', async () => {
     const connection = ['--url', taskgate.origin, '--key', ADMIN_KEY, '--project', 'shop'];
     const one = await runTaskgateAsync(['stats', '--workload', 'summarise', ...connection]);

@@ -10,8 +10,9 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
 import { hasExited, keepTail, freePort, startChild, stopChild } from './child-processes.mjs';
-import { taskgateEntry } from './repository-paths.mjs';
+import { heapTuningModule, taskgateEntry } from './repository-paths.mjs';
 
 /** Node flags as typed in one option (`--after-flags="--a --b=1"`): split on spaces. @param {string} text */
 export function nodeFlagsOf(text) {
@@ -105,6 +106,10 @@ export async function startSharedTaskgates({ directory, mockUrl, gapMockUrl, adm
  */
 export async function startTaskgateProcess({ directory, config, nodeFlags = [], adminKey = newAdminKey(), environment = {}, entry = taskgateEntry }) {
   if (!existsSync(entry)) throw new Error(`${entry} is missing: run npm run build first (npm run bench does it)`);
+  // The serving heap flags on node's command line, as `npm start` gives them: without them `serve` would serve
+  // from a child process, and the pid measured here would be its idle launcher's. Flags given in `nodeFlags` win.
+  const { missingHeapTuningFlags } = await import(pathToFileURL(heapTuningModule).href);
+  nodeFlags = [...nodeFlags, ...missingHeapTuningFlags(nodeFlags)];
   const configPath = join(directory, 'taskgate.yaml');
   writeFileSync(configPath, config);
   const port = await freePort();

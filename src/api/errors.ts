@@ -25,6 +25,12 @@ export interface GatewayErrorOptions {
   param?: string | null;
   /** True when the same call may succeed on another replica or later. */
   retryable?: boolean;
+  /**
+   * True only when no engine began this call (it was never sent, or the
+   * engine refused it before working on it): the pool may then send it to
+   * another replica without costing a second generation.
+   */
+  resendable?: boolean;
   cause?: unknown;
   /** Extra response headers, e.g. `retry-after`. */
   headers?: Record<string, string>;
@@ -36,6 +42,7 @@ export class GatewayError extends Error {
   readonly type: ErrorType;
   readonly param: string | null;
   readonly retryable: boolean;
+  readonly resendable: boolean;
   readonly headers: Record<string, string> | undefined;
 
   constructor(message: string, options: GatewayErrorOptions) {
@@ -46,6 +53,7 @@ export class GatewayError extends Error {
     this.type = options.type;
     this.param = options.param ?? null;
     this.retryable = options.retryable ?? false;
+    this.resendable = options.resendable ?? false;
     this.headers = options.headers;
   }
 }
@@ -136,15 +144,19 @@ export class MalformedHttpError extends GatewayError {
   }
 }
 
-/** 429: one address holds too many connections that are slow to send their request. */
-export class TooManyConnectionsError extends GatewayError {
-  constructor(limit: number) {
-    super(`This address already holds ${limit} connections that have taken over a second without sending a whole request (server.max_slow_connections_per_address).`, {
-      status: 429,
-      code: 'too_many_connections',
-      type: 'rate_limit_error',
-      retryable: true,
-      headers: { 'retry-after': '1' },
+/**
+ * 408: a connection that spent over a second without sending a whole request,
+ * closed as one of the oldest such when its address, or the server, held more
+ * of them than allowed. Never sent to a connection for being new.
+ */
+export class SlowConnectionShedError extends GatewayError {
+  constructor(cap: 'address' | 'total', limit: number) {
+    const held = cap === 'address' ? `this address held more than ${limit} (server.max_slow_connections_per_address)` : `the server held more than ${limit} (server.max_slow_connections)`;
+    super(`This connection spent over a second without sending a whole request, and ${held}: the oldest of them are closed. Send the whole request at once.`, {
+      status: 408,
+      code: 'request_timeout',
+      type: 'invalid_request_error',
+      headers: { connection: 'close' },
     });
   }
 }
@@ -175,8 +187,10 @@ export class RateLimitError extends GatewayError {
 
 /**
  * 502: the engine answered with a server error or something that is not a
- * valid reply. An engine's 4xx (e.g. context length exceeded) is not this: it
- * is an `InvalidRequestError` carrying the engine's message.
+ * valid reply, or closed the connection after it had the request
+ * (`engine_connection_closed`). An engine's 4xx (e.g. context length
+ * exceeded) is not this: it is an `InvalidRequestError` carrying the
+ * engine's message. Never resent: the engine may have generated.
  */
 export class EngineError extends GatewayError {
   constructor(message: string, cause?: unknown, code = 'engine_error') {
@@ -184,7 +198,10 @@ export class EngineError extends GatewayError {
   }
 }
 
-/** 503: no replica can take the call (refused, circuit open, queue full, no engine). */
+/**
+ * 503: no replica can take the call (refused, circuit open, queue full, no
+ * engine). No engine started it, so it may go to another replica.
+ */
 export class EngineUnavailableError extends GatewayError {
   constructor(message: string, cause?: unknown, code = 'engine_unavailable', retryAfterSeconds?: number) {
     super(message, {
@@ -192,6 +209,7 @@ export class EngineUnavailableError extends GatewayError {
       code,
       type: 'engine_error',
       retryable: true,
+      resendable: true,
       cause,
       headers: retryAfterSeconds === undefined ? undefined : { 'retry-after': String(retryAfterSeconds) },
     });
@@ -228,10 +246,13 @@ export class ModelDownloadingError extends GatewayError {
   }
 }
 
-/** 504: the engine did not connect, start or continue replying in time. */
+/**
+ * 504: the engine did not connect, start or continue replying in time.
+ * `resendable` only for a connect that timed out: the request never left.
+ */
 export class EngineTimeoutError extends GatewayError {
-  constructor(message: string, cause?: unknown) {
-    super(message, { status: 504, code: 'engine_timeout', type: 'engine_error', retryable: true, cause });
+  constructor(message: string, cause?: unknown, resendable = false) {
+    super(message, { status: 504, code: 'engine_timeout', type: 'engine_error', retryable: true, resendable, cause });
   }
 }
 
@@ -239,6 +260,17 @@ export class EngineTimeoutError extends GatewayError {
 export class ClientAbortError extends GatewayError {
   constructor() {
     super('The client closed the connection.', { status: 499, code: 'client_closed', type: 'invalid_request_error' });
+  }
+}
+
+/**
+ * A streaming caller read nothing for `server.stream_stall_timeout_ms`: it is
+ * disconnected and its generation cancelled, so it holds no engine slot.
+ * Traced like a client that went away, with this code.
+ */
+export class ClientStalledError extends GatewayError {
+  constructor(stallTimeoutMs: number) {
+    super(`The client read nothing of the stream for ${stallTimeoutMs} ms; it was disconnected.`, { status: 499, code: 'client_stalled', type: 'invalid_request_error' });
   }
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** The `taskgate` command. Problems go to stderr with a non-zero exit; stdout carries only what was asked for. */
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../config/load-config.js';
+import { missingHeapTuningFlags } from '../server/heap-tuning.js';
 import { CliError, UsageError } from './cli-error.js';
 import { asksForHelp } from './parse-command.js';
 
@@ -32,7 +32,12 @@ async function run(argv: string[]): Promise<void> {
     return;
   }
   // Each command loads only what it needs: `keys` and `models` start without the server and llama.cpp.
-  if (command === 'serve') return (await import('./serve-command.js')).serveCommand(rest, process.env);
+  if (command === 'serve') {
+    // V8 takes these only as a process starts: without them, serve from a child process that has them.
+    const missing = missingHeapTuningFlags(process.execArgv);
+    if (missing.length > 0) return (await import('./relaunch-with-flags.js')).relaunchWithFlags(missing);
+    return (await import('./serve-command.js')).serveCommand(rest, process.env);
+  }
   if (command === 'migrate') return (await import('./migrate-command.js')).migrateCommand(rest, process.env);
   if (command === 'keys') return (await import('./keys-command.js')).keysCommand(rest, process.env);
   if (command === 'models') return (await import('./models-command.js')).modelsCommand(rest, process.env);
@@ -49,8 +54,10 @@ function packageVersion(): string {
   return manifest.version;
 }
 
-run(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof CliError || error instanceof ConfigError) {
+run(process.argv.slice(2)).catch(async (error: unknown) => {
+  // Loaded only for a failure: what `serve` relaunching itself keeps in memory stays small.
+  const isConfigError = await import('../config/load-config.js').then(({ ConfigError }) => error instanceof ConfigError, () => false);
+  if (error instanceof CliError || (isConfigError && error instanceof Error)) {
     process.stderr.write(`taskgate: ${error.message}\n`);
     process.exitCode = error instanceof CliError ? error.exitCode : 1;
   } else {

@@ -3,7 +3,6 @@ import { loadSettings, type Settings } from '../config/load-config.js';
 import { createLogger } from '../log/logger.js';
 import { startTaskgate } from '../main.js';
 import { createModelDownloads } from '../models/model-downloads.js';
-import { tuneHeapForServing } from '../server/heap-tuning.js';
 import { describeStoreLocation } from '../store/open-store.js';
 import { CliError, UsageError } from './cli-error.js';
 import { checkDataDirectory } from './data-directory.js';
@@ -39,7 +38,6 @@ Environment:
   TASKGATE_MODEL_CATALOG  a JSON file of models to use instead of the built-in catalog`;
 
 export async function serveCommand(argv: string[], environment: NodeJS.ProcessEnv): Promise<void> {
-  tuneHeapForServing();
   const { values, help } = parseCommand(
     argv,
     { config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'data-dir': { type: 'string' }, workers: { type: 'string' }, 'no-pull': { type: 'boolean' } },

@@ -21,7 +21,17 @@ export function stopAndExit(gateway: Taskgate, logger: Logger, why: LogFields): 
   );
 }
 
-/** Calls `stop` once, with the signal's name, on the first SIGTERM or SIGINT; a second signal finds it already stopping. */
+/**
+ * Calls `stop` once, with the signal's name, on the first SIGTERM or SIGINT;
+ * later ones find it already stopping. They are still listened for: one
+ * Ctrl-C reaches this process twice when `taskgate serve` relaunched it
+ * (`relaunch-with-flags.ts`: from the terminal, and passed on), as under
+ * `npm start`, and a second SIGINT unheard would end it at once.
+ *
+ * A process started with an IPC channel (the relaunched one is) also stops
+ * when the channel closes, that is when its parent is gone, even killed
+ * with SIGKILL: it does not serve on, orphaned, holding the port.
+ */
 export function onStopSignal(stop: (signal: string) => void): void {
   let stopping = false;
   const once = (signal: string) => {
@@ -29,6 +39,13 @@ export function onStopSignal(stop: (signal: string) => void): void {
     stopping = true;
     stop(signal);
   };
-  process.once('SIGTERM', () => once('SIGTERM'));
-  process.once('SIGINT', () => once('SIGINT'));
+  process.on('SIGTERM', () => once('SIGTERM'));
+  process.on('SIGINT', () => once('SIGINT'));
+  if (process.channel !== undefined) {
+    // Gone already, while this process started: stop once the caller has set up.
+    if (!process.connected) setImmediate(() => once('parent process gone'));
+    else process.once('disconnect', () => once('parent process gone'));
+    // Listening for 'disconnect' holds the event loop open; the channel must not keep the process alive.
+    process.channel.unref();
+  }
 }

@@ -18,6 +18,7 @@ import type { Settings } from '../config/load-config.js';
 import { createClusterLimitsHost } from '../limits/cluster/cluster-limits-host.js';
 import type { Logger } from '../log/logger.js';
 import type { ModelDownloads } from '../models/model-downloads.js';
+import { missingHeapTuningFlags } from '../server/heap-tuning.js';
 import type { Metrics } from '../tracking/metrics.js';
 import { createFleetDownloads } from './fleet-downloads.js';
 import { createFleetMetrics } from './fleet-metrics.js';
@@ -89,7 +90,9 @@ export async function startWorkerFleet(options: WorkerFleetOptions): Promise<Wor
   /** Settles the first start: every worker listening, or the first failure. */
   let started: { resolve: () => void; reject: (error: Error) => void } | null = null;
 
-  cluster.setupPrimary({ exec: fileURLToPath(new URL('./worker-main.js', import.meta.url)), args: [], serialization: 'advanced' });
+  // Workers start with the primary's node options plus the serving heap flags (server/heap-tuning.ts), which V8 reads only at start.
+  const execArgv = [...process.execArgv, ...missingHeapTuningFlags(process.execArgv)];
+  cluster.setupPrimary({ exec: fileURLToPath(new URL('./worker-main.js', import.meta.url)), args: [], execArgv, serialization: 'advanced' });
 
   function fork(slot: Slot): void {
     const worker = cluster.fork();

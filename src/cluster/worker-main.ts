@@ -16,7 +16,6 @@
 import { createClusterRateLimiter } from '../limits/cluster/cluster-rate-limiter.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { startTaskgate, type Taskgate } from '../main.js';
-import { tuneHeapForServing } from '../server/heap-tuning.js';
 import { createModelDownloads } from '../models/model-downloads.js';
 import { stopAndExit } from '../cli/stop-and-exit.js';
 import { asToWorker, type ToPrimary, type ToWorker } from './fleet-messages.js';
@@ -33,7 +32,6 @@ const waitForStart = channel.subscribe((raw) => {
 channel.send({ type: 'fleet:hello' } satisfies ToPrimary);
 
 async function serve(start: Extract<ToWorker, { type: 'fleet:start' }>): Promise<void> {
-  tuneHeapForServing();
   const { settings, slot } = start;
   const logger = createLogger({ level: settings.config.logging.level, fields: { worker: slot } });
   const downloads = createModelDownloads();

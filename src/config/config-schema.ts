@@ -65,8 +65,14 @@ const openAIEngine = z
     base_url: z.url({ protocol: /^https?$/ }),
     /** Sent as `Authorization: Bearer …` to the engine; usually `${ENV}` interpolated. */
     api_key: z.string().min(1).optional(),
-    /** Connections kept open to the engine; calls beyond this wait in a queue. */
+    /** Calls sent to the engine at once (and connections kept to it); calls beyond this wait in a queue. */
     max_concurrency: z.number().int().min(1).max(4096).default(256),
+    /** Calls that may wait for a free slot; past it a call gets 503 `engine_overloaded` with `retry-after` (another replica may take it). */
+    max_queue: z.number().int().min(0).max(100_000).default(256),
+    /** The longest a call waits in that queue before the same 503. */
+    queue_timeout_ms: z.number().int().min(1).default(30_000),
+    /** The HTTP client: `http1`, taskgate's own (the fastest), or `undici`, Node's (the reference). Both pass one suite of wire cases. */
+    transport: z.enum(['http1', 'undici']).default('http1'),
     /** The router's shadow replays and judge calls on this engine at once: below its own capacity, so they never crowd out callers. Default max_concurrency / 8. */
     replay_concurrency: z.number().int().min(1).max(4096).optional(),
     /** Time to connect to the engine. */
@@ -176,15 +182,28 @@ const configObject = z
         shutdown_timeout_ms: z.number().int().min(0).default(15_000),
         /** A comment line sent on a quiet stream so proxies keep it open. */
         stream_ping_interval_ms: z.number().int().min(100).default(15_000),
+        /**
+         * A streaming client that reads nothing for this long, while taskgate
+         * has chunks waiting for it, is disconnected and its generation
+         * cancelled (traced `client_stalled`), so it holds no engine slot.
+         */
+        stream_stall_timeout_ms: z.number().int().min(100).default(30_000),
         /** Time for a request's headers and body to arrive, answered 408 after it; 0 for no bound. The reply may take as long as it needs. */
         request_timeout_ms: z.number().int().min(0).default(30_000),
         /**
          * Slow connections one client address may hold: connections that have
          * spent over a second without sending a whole request (a stalled or
-         * trickling upload). Past it, new connections from the address get a
-         * 429. Behind a proxy every client shares its address: raise it there. 0 for no cap.
+         * trickling upload, a socket opened and left silent), time the
+         * server's own event loop was busy not counted. Past it, the
+         * address's oldest slow connections are closed (408, or cut when
+         * the request is already with a handler); no connection is refused,
+         * so a prompt client on the same address is served. Behind a proxy
+         * every client shares its address, so this caps them all together.
+         * Per process. 0 for no cap.
          */
         max_slow_connections_per_address: z.number().int().min(0).default(64),
+        /** Slow connections (as above) all addresses may hold together before the oldest are closed. Per process. 0 for no cap. */
+        max_slow_connections: z.number().int().min(0).default(1_024),
       })
       .strict()
       .default({
@@ -193,8 +212,10 @@ const configObject = z
         metrics: null,
         shutdown_timeout_ms: 15_000,
         stream_ping_interval_ms: 15_000,
+        stream_stall_timeout_ms: 30_000,
         request_timeout_ms: 30_000,
         max_slow_connections_per_address: 64,
+        max_slow_connections: 1_024,
       }),
     engines: z.array(engine).default([]),
     models: z.array(model).default([]),

@@ -17,6 +17,7 @@ function trace(fields: Partial<Trace>): Trace {
     requestedModel: 'acme-large',
     servedModel: 'acme-large',
     replica: 'large',
+    attempts: null,
     status: 'ok',
     errorClass: null,
     errorMessage: null,
@@ -67,5 +68,25 @@ describe('trace page bodies', () => {
     const page = renderTracePage({ account, feedback: null, trace: trace({}) }).text;
     expect(section(page, 'reply-body')).toContain('<pre>{\n  &quot;id&quot;: &quot;chatcmpl-1&quot;\n}</pre>');
     expect(page).not.toContain('Not kept');
+  });
+});
+
+describe('trace page attempts', () => {
+  it('lists every replica a call was tried on, in order, with each outcome, when there were several', () => {
+    const attempts = [{ replica: 'large-a', outcome: 'engine_unavailable' }, { replica: 'large-<b>', outcome: 'ok' }];
+    const page = renderTracePage({ account, feedback: null, trace: trace({ replica: 'large-<b>', attempts }) }).text;
+    const list = page.slice(page.indexOf('<ol class="attempts" id="trace-attempts">'), page.indexOf('</ol>'));
+    expect(list).toContain('<li><code>large-a</code> <span class="badge error">engine_unavailable</span></li>');
+    expect(list.indexOf('large-a')).toBeLessThan(list.indexOf('large-&lt;b&gt;'));
+    expect(list).toContain('<li><code>large-&lt;b&gt;</code> <span class="badge ok">ok</span></li>');
+    expect(page).toContain('<dt>Attempts</dt><dd><ol');
+  });
+
+  it('shows no attempts list for a call tried once, or never', () => {
+    for (const fields of [{}, { replica: null }, { status: 'error' as const, errorClass: 'engine_timeout', httpStatus: 504 }]) {
+      const page = renderTracePage({ account, feedback: null, trace: trace(fields) }).text;
+      expect(page).not.toContain('Attempts');
+      expect(page).not.toContain('trace-attempts');
+    }
   });
 });

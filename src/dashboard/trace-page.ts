@@ -44,6 +44,13 @@ function body(trace: Trace, which: 'request' | 'reply'): SafeHtml {
   }</section>`;
 }
 
+/** The replicas a call was tried on, in order, when there were several (one is the Replica row alone). */
+function attemptsList(attempts: NonNullable<Trace['attempts']>): SafeHtml {
+  return html`<ol class="attempts" id="trace-attempts">${attempts.map(
+    ({ replica, outcome }) => html`<li><code>${replica}</code> <span class="${`badge ${outcome === 'ok' ? 'ok' : 'error'}`}">${outcome}</span></li>`,
+  )}</ol>`;
+}
+
 export function renderTracePage({ account, trace, feedback }: TracePageData): SafeHtml {
   const workloadHref = trace.project !== null && trace.workload !== null ? dashboardPath('projects', trace.project, 'workloads', trace.workload) : undefined;
   const fields: Array<[string, HtmlValue]> = [
@@ -58,6 +65,7 @@ export function renderTracePage({ account, trace, feedback }: TracePageData): Sa
     ['Requested model', trace.requestedModel ?? '—'],
     ['Served model', trace.servedModel ?? '—'],
     ['Replica', trace.replica ?? '—'],
+    ...(trace.attempts !== null && trace.attempts.length >= 2 ? [['Attempts', attemptsList(trace.attempts)] as [string, HtmlValue]] : []),
     ['Finish reason', trace.finishReason ?? '—'],
     ['Tokens in / out', `${formatCount(trace.promptTokens)} / ${formatCount(trace.completionTokens)}`],
     ['Cost', formatUsd(trace.costUsd)],

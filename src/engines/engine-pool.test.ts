@@ -71,6 +71,8 @@ function abortOf(signal: AbortSignal): Promise<never> {
 const parameters: GenerationParameters = { messages: [{ role: 'user', content: 'hi' }] };
 const live = (): AbortSignal => new AbortController().signal;
 const engineError = (): EngineError => new EngineError('boom');
+/** A refusal before any work (connection refused, 503): the one kind of failure sent to another replica. */
+const refused = (): EngineUnavailableError => new EngineUnavailableError('refused');
 
 function poolOf(engines: FakeEngine[], clock = { now: 0 }): ModelPool {
   return createModelPool({
@@ -134,32 +136,48 @@ describe('ModelPool.complete', () => {
     expect(pool.replicaStates().map((state) => state.circuit)).toEqual(['closed', 'closed']);
   });
 
-  it('retries a retryable failure once on another replica and names the replica that served', async () => {
-    const engines = [new FakeEngine('a').then({ kind: 'fail', error: engineError() }), new FakeEngine('b')];
-    const result = await poolOf(engines).complete(parameters, live());
+  it('sends a call the first replica refused to another, names the replica that served, and records both attempts', async () => {
+    const engines = [new FakeEngine('a').then({ kind: 'fail', error: refused() }), new FakeEngine('b')];
+    const attempt = { replica: null as string | null, engineSeconds: null, measuredCostUsd: null, attempts: null as Array<{ replica: string; outcome: string }> | null };
+    const result = await poolOf(engines).complete(parameters, live(), attempt);
     expect(result.replica).toBe('b');
     expect(engines.map((engine) => engine.requests.length)).toEqual([1, 1]);
+    expect(attempt.attempts).toEqual([{ replica: 'a', outcome: 'engine_unavailable' }, { replica: 'b', outcome: 'ok' }]);
+  });
+
+  it('never sends a call again once an engine may have started it (5xx, timeout, closed connection, bad reply)', async () => {
+    const started = [engineError(), new EngineTimeoutError('slow'), new EngineError('closed', undefined, 'engine_connection_closed'), new EngineError('bad', undefined, 'engine_bad_reply')];
+    for (const error of started) {
+      const engines = [new FakeEngine('a').then({ kind: 'fail', error }), new FakeEngine('b')];
+      const attempt = { replica: null as string | null, engineSeconds: null, measuredCostUsd: null, attempts: null };
+      expect(await failure(poolOf(engines).complete(parameters, live(), attempt))).toBe(error);
+      expect(engines.map((engine) => engine.requests.length)).toEqual([1, 0]);
+      expect(attempt).toMatchObject({ replica: 'a', attempts: null });
+      const streamed = [new FakeEngine('a').then({ kind: 'fail', error }), new FakeEngine('b')];
+      expect(await failure(poolOf(streamed).openStream(parameters, live()))).toBe(error);
+      expect(streamed.map((engine) => engine.requests.length)).toEqual([1, 0]);
+    }
   });
 
   it('records the replica tried last, so a failed call can be traced to it', async () => {
     const engine = new FakeEngine('a').then({ kind: 'fail', error: engineError() }, { kind: 'fail', error: engineError() });
-    const attempt = { replica: null as string | null, engineSeconds: null, measuredCostUsd: null };
+    const attempt = { replica: null as string | null, engineSeconds: null, measuredCostUsd: null, attempts: null };
     await failure(poolOf([engine]).complete(parameters, live(), attempt));
     expect(attempt.replica).toBe('a');
-    const streamed = { replica: null as string | null, engineSeconds: null, measuredCostUsd: null };
+    const streamed = { replica: null as string | null, engineSeconds: null, measuredCostUsd: null, attempts: null };
     await failure(poolOf([engine]).openStream(parameters, live(), streamed));
     expect(streamed.replica).toBe('a');
   });
 
-  it('retries only once and never on the same replica', async () => {
+  it('sends again only once and never to the same replica', async () => {
     const engines = ['a', 'b', 'c'].map((id) => new FakeEngine(id));
-    engines[0]!.then({ kind: 'fail', error: new EngineTimeoutError('slow') });
+    engines[0]!.then({ kind: 'fail', error: new EngineTimeoutError('no connection', undefined, true) });
     engines[1]!.then({ kind: 'fail', error: new EngineUnavailableError('down') });
     const error = await failure(poolOf(engines).complete(parameters, live()));
     expect(error).toBeInstanceOf(EngineUnavailableError);
     expect(engines.map((engine) => engine.requests.length)).toEqual([1, 1, 0]);
-    const single = new FakeEngine('only').then({ kind: 'fail', error: engineError() });
-    expect(await failure(poolOf([single]).complete(parameters, live()))).toBeInstanceOf(EngineError);
+    const single = new FakeEngine('only').then({ kind: 'fail', error: refused() });
+    expect(await failure(poolOf([single]).complete(parameters, live()))).toBeInstanceOf(EngineUnavailableError);
     expect(single.requests).toHaveLength(1);
   });
 
@@ -199,7 +217,7 @@ describe('ModelPool.complete', () => {
 
   it('routes around an open circuit to the healthy replica', async () => {
     const engines = [new FakeEngine('a'), new FakeEngine('b')];
-    engines[0]!.standing = { kind: 'fail', error: engineError() };
+    engines[0]!.standing = { kind: 'fail', error: refused() };
     const pool = poolOf(engines);
     for (let call = 0; call < 6; call++) expect((await pool.complete(parameters, live())).replica).toBe('b');
     expect(pool.replicaStates()[0]!.circuit).toBe('open');
@@ -217,8 +235,8 @@ describe('ModelPool.openStream', () => {
     expect(await chunks.next()).toEqual({ done: true, value: undefined });
   });
 
-  it('retries on another replica when the stream fails before its first chunk', async () => {
-    const engines = [new FakeEngine('a').then({ kind: 'fail', error: engineError() }), new FakeEngine('b')];
+  it('sends a stream the first replica refused to another', async () => {
+    const engines = [new FakeEngine('a').then({ kind: 'fail', error: refused() }), new FakeEngine('b')];
     const pool = poolOf(engines);
     const { replica, chunks } = await pool.openStream(parameters, live());
     expect(replica).toBe('b');

@@ -2,10 +2,14 @@
  * The replicas that serve one catalog model, balanced and failed over.
  *
  * Each call goes to the replica with the fewest calls in flight whose circuit
- * admits it (`pickReplica`, a pure function). A retryable failure before
- * anything reached the client is retried once on another replica; a replica
- * that keeps failing is taken out by its circuit breaker and readmitted
- * through a half-open trial once its cooldown has passed.
+ * admits it (`pickReplica`, a pure function). A failure that provably cost
+ * no generation (`error.resendable`: refused, never sent, queue full) is
+ * tried once more on another replica; anything after the engine may have
+ * started (a timeout, a closed connection, a bad reply, a 5xx) surfaces as
+ * it is, so one call never costs two generations. Every attempt is written
+ * to the call's record (`ReplicaAttempt.attempts`). A replica that keeps
+ * failing is taken out by its circuit breaker and readmitted through a
+ * half-open trial once its cooldown has passed.
  *
  * What counts against a replica's circuit: errors with `retryable === true`
  * (5xx, unreachable, overloaded, timeouts, bad replies) and anything that is
@@ -46,6 +50,8 @@ export interface ReplicaAttempt {
   engineSeconds: number | null;
   /** That time at its engines' `cost_per_hour`, USD; null while no metered engine had a price. */
   measuredCostUsd: number | null;
+  /** Every attempt in order, once there is more than one (then the first failed without starting); null for one. */
+  attempts: Array<{ replica: string; outcome: string }> | null;
 }
 
 export interface ModelPool {
@@ -202,7 +208,7 @@ class ReplicaPool implements ModelPool {
     } catch (error) {
       const second = this.retryTarget(first, error, signal);
       if (second === -1) throw error;
-      return await this.completeOn(second, parameters, signal, attempt);
+      return await this.secondAttempt(first, error, second, attempt, this.completeOn(second, parameters, signal, attempt));
     }
   }
 
@@ -213,7 +219,22 @@ class ReplicaPool implements ModelPool {
     } catch (error) {
       const second = this.retryTarget(first, error, signal);
       if (second === -1) throw error;
-      return await this.openStreamOn(second, parameters, signal, attempt);
+      return await this.secondAttempt(first, error, second, attempt, this.openStreamOn(second, parameters, signal, attempt));
+    }
+  }
+
+  /** Records both attempts of a call sent again: the first's failure, then how the second went. */
+  private async secondAttempt<T>(first: number, failure: unknown, second: number, attempt: ReplicaAttempt | undefined, work: Promise<T>): Promise<T> {
+    const attempts = [{ replica: this.slots[first]!.engine.id, outcome: (failure as GatewayError).code }];
+    if (attempt !== undefined) attempt.attempts = attempts;
+    const replica = this.slots[second]!.engine.id;
+    try {
+      const result = await work;
+      attempts.push({ replica, outcome: 'ok' });
+      return result;
+    } catch (error) {
+      attempts.push({ replica, outcome: error instanceof GatewayError ? error.code : 'internal_error' });
+      throw error;
     }
   }
 
@@ -290,12 +311,12 @@ class ReplicaPool implements ModelPool {
     return index;
   }
 
-  /** The replica to retry on after `failed` threw `error`, or -1 when the error must surface. */
+  /** The replica to send the call to after `failed` threw `error` without starting it, or -1 when the error must surface. */
   private retryTarget(failed: number, error: unknown, signal: AbortSignal): number {
-    if (signal.aborted || !(error instanceof GatewayError) || !error.retryable) return -1;
+    if (signal.aborted || !(error instanceof GatewayError) || !error.resendable) return -1;
     const second = this.pick(failed);
     if (second !== -1) {
-      this.logger.info('retrying on another replica', {
+      this.logger.info('sending the call to another replica: the first did not start it', {
         failed_replica: this.slots[failed]!.engine.id,
         replica: this.slots[second]!.engine.id,
         ...errorFields(error),

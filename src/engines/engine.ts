@@ -13,13 +13,17 @@
  *   - `InvalidRequestError` when the engine rejected the request itself (4xx,
  *     e.g. context length exceeded): never retried, shown to the caller as 400
  *     with the engine's message;
- *   - `EngineError` (502) for 5xx replies and anything unparseable;
- *   - `EngineUnavailableError` (503) when it cannot be reached or has no room;
+ *   - `EngineError` (502) for 5xx replies, anything unparseable, and a
+ *     connection closed after the request was sent (`engine_connection_closed`);
+ *   - `EngineUnavailableError` (503) when it cannot be reached or refused the
+ *     call before working on it (429, 503, its queue full: `EngineOverloadedError`);
  *   - `EngineTimeoutError` (504) when it is too slow to connect, to start
  *     replying, or between two chunks;
  *   - `ClientAbortError` when `signal` aborted the call.
- * Retryable errors (`error.retryable`) may be retried on another replica by the
- * pool, but only before anything has reached the client.
+ * `error.resendable` is true only when the engine provably did not start the
+ * call: the pool may then send it to another replica, and only then, so a
+ * call never costs two generations. Nothing is resent once anything has
+ * reached the client.
  */
 import type { ChatChoice, ChunkChoice, GenerationParameters, Usage } from '../api/chat-types.js';
 

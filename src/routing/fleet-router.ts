@@ -69,7 +69,8 @@ export function createFleetRouter(options: FleetRouterOptions): FleetRouter {
   const followed = new Map<string, FollowedRoute>();
   const followerCounters = new Map<string, RouterWorkloadCounters>();
   let inbox: HandoffInbox | null = null;
-  let statesReadAt = 0;
+  /** The highest revision of the leader's states read (`Revised`): a follower reads the states written after it. */
+  let statesRevision = 0;
   let readingStates: Promise<void> | null = null;
   let trimmed = 0;
 
@@ -81,7 +82,7 @@ export function createFleetRouter(options: FleetRouterOptions): FleetRouter {
 
   async function lead(): Promise<void> {
     try {
-      worker.restore(await routing.listRouterStates(0));
+      worker.restore((await routing.listRouterStatesChangedAfter(0)).map((revised) => revised.record));
     } catch (error) {
       logger.warn('router: the last leader\'s route states could not be read; starting afresh', errorFields(error));
     }
@@ -109,13 +110,11 @@ export function createFleetRouter(options: FleetRouterOptions): FleetRouter {
   /** Followers read the states the leader wrote. */
   function refreshStates(): void {
     if (leadership.isLeader() || readingStates !== null) return;
-    const since = statesReadAt;
-    const startedAt = now();
     readingStates = routing
-      .listRouterStates(Math.max(0, since - 1_000))
-      .then((records) => {
-        for (const record of records) remember(record);
-        statesReadAt = startedAt;
+      .listRouterStatesChangedAfter(statesRevision)
+      .then((revised) => {
+        for (const { record } of revised) remember(record);
+        statesRevision = revised.at(-1)?.revision ?? statesRevision;
       })
       .catch((error: unknown) => logger.warn('router: route states not read', errorFields(error)))
       .finally(() => (readingStates = null));

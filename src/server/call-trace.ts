@@ -14,6 +14,8 @@ export class CallTrace {
   requestedModel: string | null = null;
   servedModel: string | null = null;
   replica: string | null = null;
+  /** Filled in by the engine pool (`ReplicaAttempt`) when it tried the call on more than one replica. */
+  attempts: Array<{ replica: string; outcome: string }> | null = null;
   finishReason: string | null = null;
   promptTokens = 0;
   completionTokens = 0;
@@ -50,7 +52,10 @@ export class CallTrace {
   }
 
   finish(httpStatus: number, error: GatewayError | null): Trace {
-    const status: TraceStatus = error === null ? 'ok' : error.code === 'client_closed' ? 'aborted' : 'error';
+    const status: TraceStatus = error === null ? 'ok' : error.code === 'client_closed' || error.code === 'client_stalled' ? 'aborted' : 'error';
+    // The last attempt ended as the call did (a stream's pool knows only that it began).
+    const last = this.attempts?.[this.attempts.length - 1];
+    if (last !== undefined) last.outcome = error?.code ?? 'ok';
     return {
       requestId: this.requestId,
       accountId: this.key.accountId,
@@ -62,6 +67,7 @@ export class CallTrace {
       requestedModel: this.requestedModel,
       servedModel: this.servedModel,
       replica: this.replica,
+      attempts: this.attempts,
       status,
       errorClass: error?.code ?? null,
       errorMessage: error?.message ?? null,

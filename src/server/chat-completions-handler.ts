@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { AssistantMessage, ChatCompletion, ChatCompletionRequest, GenerationParameters, Usage } from '../api/chat-types.js';
-import { asGatewayError, ClientAbortError, EngineUnavailableError, NotFoundError, type GatewayError } from '../api/errors.js';
+import { asGatewayError, ClientAbortError, ClientStalledError, EngineUnavailableError, NotFoundError, type GatewayError } from '../api/errors.js';
 import { parseJsonObject } from '../api/parse-json-body.js';
 import { isValidWorkloadName, resolveScope, SCOPE_PROJECT_HEADER, SCOPE_WORKLOAD_HEADER } from '../api/scope.js';
 import { validateChatRequest } from '../api/validate-chat-request.js';
@@ -60,6 +60,8 @@ export interface ChatCompletionsDependencies {
   bodyTimeoutMs: number;
   keepBodies: boolean;
   pingIntervalMs: number;
+  /** A streaming client that reads nothing for this long is disconnected (`server.stream_stall_timeout_ms`). */
+  stallTimeoutMs: number;
   /** A span per call, with children per engine call (no-ops when OpenTelemetry export is off). */
   telemetry: Telemetry;
 }
@@ -253,7 +255,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     const since = performance.now();
     // The engine request is sent within this call; what the reply needs is made while the engine works.
     const opening = pool.openStream(parameters, signal, call);
-    const writer = new SseWriter(response, { id, created, model: model.id, metadata: chat.metadata, notes: chat.notes, includeUsage: chat.stream_options?.include_usage === true, pings });
+    const writer = new SseWriter(response, { id, created, model: model.id, metadata: chat.metadata, notes: chat.notes, includeUsage: chat.stream_options?.include_usage === true, pings, stallTimeoutMs: dependencies.stallTimeoutMs });
     // The assembled reply is what the router samples, bodies kept or not.
     const recorder = new StreamRecorder(true);
     let opened: Awaited<typeof opening>;
@@ -285,7 +287,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       engine.end({ replica, usage: recorder.usage, finishReason: recorder.finishReason });
       offerSample(reply, recorder.message(), recorder.usage);
     } catch (thrown) {
-      const error = signal.aborted ? new ClientAbortError() : asGatewayError(thrown);
+      const error = writer.stalled ? new ClientStalledError(dependencies.stallTimeoutMs) : signal.aborted ? new ClientAbortError() : asGatewayError(thrown);
       engine.end({ replica, error });
       if (signal.aborted) writer.close();
       else writer.fail(error);
@@ -325,7 +327,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       await gate.limit(call.key, headers);
       await serve(call, span, request, response, headers, signal);
     } catch (thrown) {
-      failure = signal.aborted ? new ClientAbortError() : asGatewayError(thrown);
+      failure = thrown instanceof ClientStalledError ? thrown : signal.aborted ? new ClientAbortError() : asGatewayError(thrown);
       if (failure.status >= 500) logger.warn('call failed', { request_id: requestId, status: failure.status, ...errorFields(failure), cause: causeOf(failure) });
       if (!signal.aborted && !response.headersSent) {
         markHead(headers, call.startedClock, call.upstreamMs, call.stream);

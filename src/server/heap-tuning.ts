@@ -1,6 +1,11 @@
 /**
- * V8 settings for a serving process, applied as it starts (`serve` and each
- * worker of `serve --workers`).
+ * V8 settings of a serving process, given on node's command line as it
+ * starts: `taskgate serve` started without them serves from a child process
+ * that has them (`cli/relaunch-with-flags.ts`), `npm start` and the benchmark
+ * give them themselves, and the workers of `serve --workers` are forked with
+ * them (`cluster/worker-fleet.ts`). Node documents changing V8 flags after
+ * start (`v8.setFlagsFromString`) as unpredictable, and NODE_OPTIONS does not
+ * take these two.
  *
  * A call's objects live for milliseconds, but V8's allocation-site
  * pretenuring, having seen some of them survive a young collection under
@@ -15,13 +20,24 @@
  * grow to 2-4x what the last full collection kept before the next: 20 MB of
  * live objects became 60-80 MB of heap at saturation. A full collection due
  * at 1.3x costs no measurable CPU here (in turns: 0.99x JSON, 1.02x streams)
- * and holds the peak resident set some 30 MB lower. V8 reads this flag at
- * every collection, so setting it at run time works (unlike the
- * young-generation sizes, which are fixed when the heap is made).
+ * and holds the peak resident set some 30 MB lower.
  */
-import { setFlagsFromString } from 'node:v8';
 
-export function tuneHeapForServing(): void {
-  setFlagsFromString('--no-allocation-site-pretenuring');
-  setFlagsFromString('--heap-growing-percent=30');
+/** The flags, as node takes them on its command line (before the script). */
+export const heapTuningFlags: readonly string[] = ['--no-allocation-site-pretenuring', '--heap-growing-percent=30'];
+
+/**
+ * Those of `heapTuningFlags` that node's own options (`process.execArgv`) do
+ * not set, either way: an operator who starts node with, say,
+ * `--heap-growing-percent=50` or `--allocation-site-pretenuring` keeps it.
+ */
+export function missingHeapTuningFlags(execArgv: readonly string[]): string[] {
+  const given = new Set(execArgv.map(v8FlagName));
+  return heapTuningFlags.filter((flag) => !given.has(v8FlagName(flag)));
+}
+
+/** `--no-allocation-site-pretenuring`, `--allocation_site_pretenuring`, `--heap-growing-percent=30` -> the flag's name, as V8 spells it either way. */
+function v8FlagName(argument: string): string {
+  const name = (argument.replace(/^--?/, '').split('=', 1)[0] ?? '').replaceAll('_', '-');
+  return name.replace(/^no-?/, '');
 }

@@ -7,15 +7,16 @@
  * What never reaches a handler is answered here, in the same OpenAI error body
  * with an `x-request-id` as every other reply: bytes that are not HTTP (400),
  * headers over the parser's limit (431), a request that does not arrive within
- * `requestTimeoutMs` (408), and a connection from an address that already holds
- * `maxSlowPerAddress` connections slow to deliver their request (429).
+ * `requestTimeoutMs` (408), and a connection shed by the slow-connection guard
+ * (408, or cut when a handler has its request: slow-connections.ts). No
+ * connection is refused for being new.
  */
 import { createServer, maxHeaderSize, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { GatewayError, HeadersTooLargeError, MalformedHttpError, RequestTimeoutError, TooManyConnectionsError } from '../api/errors.js';
+import { GatewayError, HeadersTooLargeError, MalformedHttpError, RequestTimeoutError } from '../api/errors.js';
 import { rawErrorReply } from './http-response.js';
-import { bodyStillArriving } from './read-body.js';
 import { newRequestId } from './request-id.js';
+import { createSlowConnections } from './slow-connections.js';
 
 export interface HttpServer {
   readonly server: Server;
@@ -30,13 +31,18 @@ export interface ListenOptions {
   port: number;
   /** Time for a request's headers and body to arrive; 0 turns the bound off. Default 30 s. */
   requestTimeoutMs?: number;
-  /** Connections one address may hold that have spent over a second without delivering a whole request; 0 for no cap. Default 64. */
+  /** Slow connections (over a second without delivering a whole request) one address may hold before its oldest are shed; 0 for no cap. Default 64. */
   maxSlowPerAddress?: number;
+  /** Slow connections all addresses may hold together before the oldest are shed; 0 for no cap. Default 1,024. */
+  maxSlowTotal?: number;
 }
 
 export async function listen(handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>, options: ListenOptions): Promise<HttpServer> {
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
-  const slow = createSlowConnections(options.maxSlowPerAddress ?? 64);
+  const slow = createSlowConnections({
+    caps: { perAddress: options.maxSlowPerAddress ?? 64, total: options.maxSlowTotal ?? 1_024 },
+    shed: (socket, reply) => (reply !== null && socket.writable ? refuse(socket, reply) : socket.destroy()),
+  });
   let inFlight = 0;
   let drained: (() => void) | null = null;
   const server = createServer(
@@ -56,10 +62,7 @@ export async function listen(handle: (request: IncomingMessage, response: Server
       });
     },
   );
-  server.on('connection', (socket: Socket) => {
-    const refusal = slow.connected(socket);
-    if (refusal !== null) refuse(socket, refusal);
-  });
+  server.on('connection', (socket: Socket) => slow.connected(socket));
   server.on('clientError', (error: Error & { code?: string; reason?: string }, socket: Socket) => {
     const reply = clientErrorReply(error, requestTimeoutMs);
     // A reply already under way on this socket (its handler answered) cannot be followed by another one.
@@ -121,90 +124,4 @@ function clientErrorReply(error: Error & { code?: string; reason?: string }, req
     default:
       return new MalformedHttpError((error.reason ?? error.code ?? 'parse error').toLowerCase());
   }
-}
-
-/**
- * Counts, per remote address, the slow connections: those that have spent
- * over `slowAfterMs` without delivering a whole request, from connect until
- * the first request's body is in, and again while each later request with a
- * body arrives. A client's burst of new connections is not slow; a client
- * trickling headers or bodies is. An idle keep-alive connection has delivered
- * its request and is not counted.
- *
- * One timer sweeps the waiting connections a few times a second (a
- * connection turns slow between `slowAfterMs` and 1.25 times it), rather
- * than a timer set and cleared for every request: most bodies are in a few
- * microseconds after their head, and a timer each cost a stream some 10 µs of
- * its first byte on cold caches.
- */
-function createSlowConnections(limit: number, slowAfterMs = 1_000) {
-  const slowByAddress = new Map<string, number>();
-  const states = new WeakMap<Socket, { address: string; slow: boolean }>();
-  /** Connections waiting for a whole request, with when they began to. */
-  const waitingSince = new Map<Socket, number>();
-  let sweeper: NodeJS.Timeout | null = null;
-  /** Sweeps in a row that found nothing waiting: after 40 (10 s) the timer stops until a connection waits again. */
-  let idleSweeps = 0;
-
-  function sweep(): void {
-    if (waitingSince.size === 0) {
-      if (++idleSweeps >= 40 && sweeper !== null) {
-        clearInterval(sweeper);
-        sweeper = null;
-      }
-      return;
-    }
-    idleSweeps = 0;
-    const slowBefore = performance.now() - slowAfterMs;
-    for (const [socket, since] of waitingSince) {
-      if (since > slowBefore) continue;
-      waitingSince.delete(socket);
-      const state = states.get(socket);
-      if (state === undefined) continue;
-      state.slow = true;
-      slowByAddress.set(state.address, (slowByAddress.get(state.address) ?? 0) + 1);
-    }
-  }
-
-  function waiting(socket: Socket): void {
-    const state = states.get(socket);
-    if (state === undefined || state.slow || waitingSince.has(socket)) return;
-    waitingSince.set(socket, performance.now());
-    idleSweeps = 0;
-    if (sweeper === null) {
-      sweeper = setInterval(sweep, slowAfterMs / 4);
-      sweeper.unref();
-    }
-  }
-
-  function delivered(socket: Socket): void {
-    waitingSince.delete(socket);
-    const state = states.get(socket);
-    if (state === undefined || !state.slow) return;
-    state.slow = false;
-    const count = (slowByAddress.get(state.address) ?? 1) - 1;
-    if (count <= 0) slowByAddress.delete(state.address);
-    else slowByAddress.set(state.address, count);
-  }
-
-  return {
-    /** A new connection: watched, or refused when its address already holds `limit` slow ones. */
-    connected(socket: Socket): GatewayError | null {
-      // The address is read now: a closed socket no longer has one.
-      const address = socket.remoteAddress ?? '';
-      if (limit > 0 && (slowByAddress.get(address) ?? 0) >= limit) return new TooManyConnectionsError(limit);
-      states.set(socket, { address, slow: false });
-      waiting(socket);
-      socket.once('close', () => delivered(socket));
-      return null;
-    },
-    /** A request's headers are in; the connection is delivered once its body is too. */
-    requestStarted(request: IncomingMessage): void {
-      const socket = request.socket;
-      if (!bodyStillArriving(request)) return delivered(socket);
-      waiting(socket);
-      request.once('end', () => delivered(socket));
-      request.once('close', () => delivered(socket));
-    },
-  };
 }

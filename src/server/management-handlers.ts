@@ -10,6 +10,7 @@ import { isValidProjectSlug, isValidWorkloadName } from '../api/scope.js';
 import { issueKey } from '../auth/key-issuer.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { ApiKey, PageRequest, Store, Trace, TraceFilter } from '../store/store.js';
+import { engineAttempts } from '../tracking/engine-attempts.js';
 import { accountWorkload } from './account-scope.js';
 import { parseTime } from './parse-time.js';
 
@@ -47,6 +48,8 @@ export function traceView(trace: Trace): Record<string, unknown> {
     requested_model: trace.requestedModel,
     served_model: trace.servedModel,
     replica: trace.replica,
+    // Always a list here: one attempt (or none) is not stored as one, but is told the same way.
+    attempts: engineAttempts(trace),
     status: trace.status,
     error_class: trace.errorClass,
     error_message: trace.errorMessage,

@@ -14,7 +14,7 @@ import { SseWriter } from './sse-writer.js';
 async function serveChunks(chunks: EngineChunk[]): Promise<{ held: number; body: string }> {
   let held = -1;
   const server = createServer((_request, response) => {
-    const writer = new SseWriter(response, { id: 'chatcmpl-1', created: 7, model: 'm', includeUsage: false, pings: new SsePings(60_000) });
+    const writer = new SseWriter(response, { id: 'chatcmpl-1', created: 7, model: 'm', includeUsage: false, pings: new SsePings(60_000), stallTimeoutMs: 60_000 });
     writer.open({});
     void writer.writeChunks(chunks, new AbortController().signal);
     held = response.socket?.writableLength ?? -1;

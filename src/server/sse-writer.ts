@@ -11,7 +11,8 @@
  *
  * It also keeps the stream alive (a `: ping` comment after a quiet
  * interval, on the handler's one timer: `sse-pings.ts`), honours
- * backpressure, and ends a failed stream with an `error` event and no
+ * backpressure (a client that reads nothing for `stallTimeoutMs` while a
+ * write waits is disconnected: `stalled`), and ends a failed stream with an `error` event and no
  * `[DONE]`, so no client mistakes a failure for a complete reply.
  */
 import { once } from 'node:events';
@@ -35,9 +36,13 @@ export interface SseWriterOptions {
   includeUsage: boolean;
   /** The handler's pings, which this stream joins until it closes. */
   pings: SsePings;
+  /** How long a write may wait for the client to read before the client is disconnected. */
+  stallTimeoutMs: number;
 }
 
 export class SseWriter implements PingedStream {
+  /** The client read nothing for `stallTimeoutMs` and was disconnected: the call ends as `client_stalled`. */
+  stalled = false;
   private readonly prefix: string;
   private firstChunk = true;
   private readonly shaper: ReplyChunkShaper | undefined;
@@ -82,10 +87,18 @@ export class SseWriter implements PingedStream {
       if (event !== '') events.push(event);
     }
     if (events.length === 0 || this.write(events.length === 1 ? (events[0] as string) : events.join(''), endsReply(chunks)) || signal.aborted) return undefined;
-    return once(this.response, 'drain', { signal }).then(
-      () => undefined,
-      () => undefined,
-    );
+    // The client's buffers are full: it has that long to read, or it is cut
+    // (the connection's signal then aborts, which cancels the engine request).
+    const stall = setTimeout(disconnectStalled, this.options.stallTimeoutMs, this);
+    const done = (): void => clearTimeout(stall);
+    return once(this.response, 'drain', { signal }).then(done, done);
+  }
+
+  /** The stall timer fired (`disconnectStalled`). */
+  disconnect(): void {
+    this.stalled = true;
+    this.options.pings.delete(this);
+    this.response.destroy();
   }
 
   /** One chunk's event, or '' for a usage chunk the client did not ask for. */
@@ -168,6 +181,10 @@ function endsReply(chunks: readonly EngineChunk[]): boolean {
 /** A choice that ends its reply (module-level, like `uncork`, so a batch makes no closure). */
 function isFinished(choice: EngineChunk['choices'][number]): boolean {
   return choice.finish_reason != null;
+}
+
+function disconnectStalled(writer: SseWriter): void {
+  writer.disconnect();
 }
 
 /** Module-level so a write makes no closure. */

@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Change } from './change-feed.js';
-import type { Scope } from './routing-store.js';
+import type { RouteRecord, Scope } from './routing-store.js';
 import type { Store } from './store.js';
 
 /** Two stores on one fresh, migrated database, as two processes would have. */
@@ -94,18 +94,26 @@ export function describeFleetStoreContract(openStore: () => Promise<Store>, open
       expect(await store.routing.takeSamples(10)).toEqual(['t7', 't8', 't9']);
     });
 
-    it('keeps one router state per route, listed by when it was written', async () => {
+    it('keeps one router state per route, listed in the order written whatever the writer\'s clock', async () => {
       const other = { ...scope, workload: 'translate' };
       await store.routing.saveRouterStates([
         { scope, requestedModel: 'big', state: '{"v":1}', updatedAt: 1_000 },
         { scope: other, requestedModel: 'big', state: '{"v":2}', updatedAt: 2_000 },
       ]);
-      await store.routing.saveRouterStates([{ scope, requestedModel: 'big', state: '{"v":3}', updatedAt: 3_000 }]);
-      expect(await store.routing.listRouterStates(0)).toEqual([
+      const first = await store.routing.listRouterStatesChangedAfter(0);
+      expect(first.map((revised) => revised.record.state)).toEqual(['{"v":1}', '{"v":2}']);
+      // A new leader whose clock is behind the last one's: its write still comes after.
+      await store.routing.saveRouterStates([{ scope, requestedModel: 'big', state: '{"v":3}', updatedAt: 500 }]);
+      const all = await store.routing.listRouterStatesChangedAfter(0);
+      expect(all.map((revised) => revised.record)).toEqual([
         { scope: other, requestedModel: 'big', state: '{"v":2}', updatedAt: 2_000 },
-        { scope, requestedModel: 'big', state: '{"v":3}', updatedAt: 3_000 },
+        { scope, requestedModel: 'big', state: '{"v":3}', updatedAt: 500 },
       ]);
-      expect(await store.routing.listRouterStates(2_500)).toEqual([{ scope, requestedModel: 'big', state: '{"v":3}', updatedAt: 3_000 }]);
+      expect(all[1]!.revision).toBeGreaterThan(all[0]!.revision);
+      expect(all[0]!.revision).toBeGreaterThan(first[0]!.revision);
+      const since = await store.routing.listRouterStatesChangedAfter(first.at(-1)!.revision);
+      expect(since.map((revised) => revised.record)).toEqual([{ scope, requestedModel: 'big', state: '{"v":3}', updatedAt: 500 }]);
+      expect(await store.routing.listRouterStatesChangedAfter(all.at(-1)!.revision)).toEqual([]);
     });
   });
 
@@ -135,6 +143,56 @@ export function describeFleetStoreContract(openStore: () => Promise<Store>, open
       await first.changes.publish(change);
       await vi.waitFor(() => expect(heard).toEqual([change]), { timeout: 1_000 });
       stop();
+    });
+
+    it('route writes of processes with clocks 5 s apart all reach a reader polling by revision', async () => {
+      const now = Date.now();
+      const route = (fields: Partial<RouteRecord>, clockOffsetMs: number): RouteRecord => ({
+        scope, requestedModel: 'big', servedModel: 'big', pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], ...fields, updatedAt: now + clockOffsetMs,
+      });
+      await first.routing.saveRoute(route({}, 0), null);
+      let last = (await second.routing.listRoutesChangedAfter(0)).at(-1)?.revision ?? 0;
+      // The first process's clock is 5 s ahead, then 5 s behind; the second reads after each write.
+      for (const [fields, offset] of [[{ pinnedModel: 'mid' }, +5_000], [{ pinnedModel: null, servedModel: 'small' }, -5_000], [{ servedModel: 'big' }, -5_000]] as const) {
+        await first.routing.saveRoute(route(fields, offset), null);
+        const changed = await second.routing.listRoutesChangedAfter(last);
+        expect(changed.map((revised) => revised.record)).toEqual([route(fields, offset)]);
+        last = changed.at(-1)?.revision ?? last;
+      }
+    });
+
+    it('revisions follow commit order: a reader polling while both processes write misses no write', async () => {
+      // Each process writes its own routes, each route a rising count; a third party polls meanwhile.
+      const writer = async (store: Store, name: string) => {
+        for (let count = 1; count <= 15; count++) {
+          await store.routing.saveRoute({ scope, requestedModel: `${name}-${count % 3}`, servedModel: `${count}`, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], updatedAt: count }, null);
+        }
+      };
+      const held = new Map<string, string>();
+      const revisions: number[] = [];
+      let last = 0;
+      const poll = async () => {
+        for (const { record, revision } of await second.routing.listRoutesChangedAfter(last)) {
+          held.set(record.requestedModel, record.servedModel);
+          revisions.push(revision);
+          last = revision;
+        }
+      };
+      let writing = true;
+      const polling = (async () => {
+        while (writing) await poll();
+      })();
+      await Promise.all([writer(first, 'first'), writer(second, 'second'), writer(first, 'third'), writer(second, 'fourth')]);
+      writing = false;
+      await polling;
+      await poll();
+      // Every revision read is above the last one read, and what the reader holds is what the store holds.
+      expect(revisions).toEqual([...revisions].sort((left, right) => left - right));
+      expect(new Set(revisions).size).toBe(revisions.length);
+      const stored = await first.routing.listRoutes(scope);
+      expect(stored).toHaveLength(12);
+      expect(Object.fromEntries(held)).toEqual(Object.fromEntries(stored.map((route) => [route.requestedModel, route.servedModel])));
+      expect(stored.every((route) => ['13', '14', '15'].includes(route.servedModel))).toBe(true);
     });
 
     it('samples pushed by one process are taken by the other, once', async () => {

@@ -153,6 +153,21 @@ export interface RouterStateRecord {
   updatedAt: number;
 }
 
+/**
+ * A row as a poll reads it: the record as it is now, and the revision of its
+ * last write. The database gives every write of a route (or a router state) a
+ * revision, greater than that of every write that committed before it, so a
+ * reader that asks for the rows after the highest revision it has seen misses
+ * no write and never depends on a clock: `updatedAt` is the writing process's
+ * clock, which may be seconds off another's, and a write's time says nothing of
+ * when it committed. (PostgreSQL: a sequence taken under a lock held to the
+ * commit; SQLite: a counter in the writing transaction. The migrations say how.)
+ */
+export interface Revised<Value> {
+  record: Value;
+  revision: number;
+}
+
 export interface RoutingStore {
   /** The newest contract version, or null when the workload uses the default. */
   getContract(scope: Scope): Promise<StoredContract | null>;
@@ -172,11 +187,16 @@ export interface RoutingStore {
 
   /** Routes of one workload, by requested model. */
   listRoutes(scope: Scope): Promise<RouteRecord[]>;
-  /** Routes of every workload changed at or after `since` (each process polls this to refresh its route table). */
-  listRoutesChangedSince(since: number): Promise<RouteRecord[]>;
+  /**
+   * Routes of every workload written after `revision` (0: every route), in
+   * revision order, which is the order their writes committed in. Each process
+   * polls this to refresh its route table, asking next after the last revision
+   * it got.
+   */
+  listRoutesChangedAfter(revision: number): Promise<Array<Revised<RouteRecord>>>;
   /** Writes the route and, when `change` is given, one history row, atomically. */
   saveRoute(route: RouteRecord, change: RouteChange | null): Promise<void>;
-  /** Newest first. */
+  /** The last written first: the order the changes committed in, not their `at` (the writing process's clock). */
   listRouteChanges(scope: Scope, limit: number): Promise<RouteChange[]>;
 
   /**
@@ -214,8 +234,8 @@ export interface RoutingStore {
 
   /** Writes these routes' router state (insert or replace). */
   saveRouterStates(states: readonly RouterStateRecord[]): Promise<void>;
-  /** Router states of every workload written at or after `since`. */
-  listRouterStates(since: number): Promise<RouterStateRecord[]>;
+  /** Router states of every workload written after `revision` (0: all of them), in revision order (`listRoutesChangedAfter`). */
+  listRouterStatesChangedAfter(revision: number): Promise<Array<Revised<RouterStateRecord>>>;
 
   /** One feedback per request id: a second replaces the first. */
   recordFeedback(feedback: Feedback): Promise<void>;

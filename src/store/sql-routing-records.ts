@@ -5,7 +5,7 @@
  * state.
  */
 import { decodeSketch, encodeSketch, newSketch } from '../tracking/latency-sketch.js';
-import type { CandidateCounts, Feedback, RouteChange, RouteRecord, RouterStateRecord, Scope, StoredContract } from './routing-store.js';
+import type { CandidateCounts, Feedback, Revised, RouteChange, RouteRecord, RouterStateRecord, Scope, StoredContract } from './routing-store.js';
 import { bytesOf, jsonOrNull, selectList } from './sql-records.js';
 
 /** A row of `eval_contracts`: the contract as JSON; rows written before evidence versions have none. */
@@ -148,4 +148,11 @@ export const routerStateColumns = selectList<RouterStateRow>({
 
 export function fromRouterStateRow(row: RouterStateRow): RouterStateRecord {
   return { scope: { accountId: row.accountId, project: row.project, workload: row.workload }, requestedModel: row.requestedModel, state: row.state, updatedAt: row.updatedAt };
+}
+
+/** A row read with its `revision` column, as polls read routes and router states. */
+export type RevisedRow<Row> = Row & { revision: number };
+
+export function fromRevisedRow<Row, Value>(row: RevisedRow<Row>, from: (row: Row) => Value): Revised<Value> {
+  return { record: from(row), revision: row.revision };
 }

@@ -1,8 +1,8 @@
 /**
  * The `traces` table's rows (`store.ts`) as both SQL back ends read and
- * write them (`sql-records.ts` says how rows map to records): metadata as
- * JSON, `stream` as the dialect keeps a boolean (SQLite 0/1, PostgreSQL
- * BOOLEAN), which the back end converts itself.
+ * write them (`sql-records.ts` says how rows map to records): metadata and
+ * attempts as JSON, `stream` as the dialect keeps a boolean (SQLite 0/1,
+ * PostgreSQL BOOLEAN), which the back end converts itself.
  */
 import { selectList } from './sql-records.js';
 import type { Trace } from './store.js';
@@ -19,6 +19,7 @@ const traceColumnOf: { readonly [Property in keyof Trace]-?: string } = {
   requestedModel: 'requested_model',
   servedModel: 'served_model',
   replica: 'replica',
+  attempts: 'attempts',
   status: 'status',
   errorClass: 'error_class',
   errorMessage: 'error_message',
@@ -43,18 +44,18 @@ export const traceProperties = Object.keys(traceColumnOf) as ReadonlyArray<keyof
 export const traceInsertColumns = traceProperties.map((property) => traceColumnOf[property]).join(', ');
 export const traceColumns = selectList<Trace>(traceColumnOf);
 
-export type TraceRow<Stream> = Omit<Trace, 'stream' | 'metadata'> & { stream: Stream; metadata: string | null };
+export type TraceRow<Stream> = Omit<Trace, 'stream' | 'metadata' | 'attempts'> & { stream: Stream; metadata: string | null; attempts: string | null };
 
 /**
  * A trace's values as both back ends store them, in `traceProperties` order:
- * metadata as JSON, `stream` as the dialect keeps it. The properties are read
+ * metadata and attempts as JSON, `stream` as the dialect keeps it. The properties are read
  * by name, not looked up by a key in a loop (a megamorphic load each, on
  * every stored call).
  */
 export function traceValues<Stream>(trace: Trace, stream: Stream): unknown[] {
   return [
     trace.requestId, trace.accountId, trace.keyId, trace.environment, trace.project, trace.workload, trace.user,
-    trace.requestedModel, trace.servedModel, trace.replica, trace.status, trace.errorClass, trace.errorMessage,
+    trace.requestedModel, trace.servedModel, trace.replica, trace.attempts === null ? null : JSON.stringify(trace.attempts), trace.status, trace.errorClass, trace.errorMessage,
     trace.httpStatus, trace.finishReason, trace.promptTokens, trace.completionTokens, trace.costUsd, trace.engineSeconds,
     trace.measuredCostUsd, trace.latencyMs, trace.ttftMs, stream, trace.metadata === null ? null : JSON.stringify(trace.metadata), trace.startedAt,
     trace.requestBody, trace.replyBody,
@@ -62,5 +63,10 @@ export function traceValues<Stream>(trace: Trace, stream: Stream): unknown[] {
 }
 
 export function fromTraceRow(row: TraceRow<unknown>, stream: boolean): Trace {
-  return { ...row, stream, metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, string>) };
+  return {
+    ...row,
+    stream,
+    metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, string>),
+    attempts: row.attempts === null ? null : (JSON.parse(row.attempts) as Trace['attempts']),
+  };
 }

@@ -11,6 +11,7 @@ import { decodeSketch } from '../tracking/latency-sketch.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describeFleetStoreContract, type OpenSharedStores } from './fleet-store-contract.js';
 import { describeRetentionRollupContract } from './retention-rollup-contract.js';
+import type { Revised, RouteRecord } from './routing-store.js';
 import type { ApiKey, NewApiKey, Page, PageRequest, Store, Trace, TraceFilter } from './store.js';
 
 /**
@@ -232,7 +233,19 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
 
     describe('traces', () => {
       it('stores every field and reads it back unchanged', async () => {
-        const full = trace({ requestId: 'req-full', metadata: { team: 'search', 'ticket-id': '42' }, stream: true, ttftMs: 12.5 });
+        const full = trace({
+          requestId: 'req-full',
+          metadata: { team: 'search', 'ticket-id': '42' },
+          stream: true,
+          ttftMs: 12.5,
+          // Tried on two replicas that refused it before a third served it.
+          replica: 'gpu-c',
+          attempts: [
+            { replica: 'gpu-a', outcome: 'engine_unavailable' },
+            { replica: 'gpu-b', outcome: 'engine_connection_closed' },
+            { replica: 'gpu-c', outcome: 'ok' },
+          ],
+        });
         const sparse = trace({
           requestId: 'req-sparse',
           project: null,
@@ -241,6 +254,7 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
           requestedModel: null,
           servedModel: null,
           replica: null,
+          attempts: null,
           status: 'error',
           errorClass: 'invalid_api_key',
           errorMessage: 'Invalid API key.',
@@ -255,6 +269,7 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
         expect(await store.traces.insertBatch([full, sparse])).toBe(2);
         expect(await store.traces.get('acct-1', 'req-full')).toEqual(full);
         expect(await store.traces.get('acct-1', 'req-sparse')).toEqual(sparse);
+        expect((await store.traces.list('acct-1', {}, { limit: 10 })).items.find((item) => item.requestId === 'req-full')?.attempts).toEqual(full.attempts);
         expect(await store.traces.get('acct-1', 'req-missing')).toBeNull();
       });
 
@@ -416,18 +431,65 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
         expect(await store.routing.listEvidence(scope, 'big', 2)).toHaveLength(1);
       });
 
-      it('saves routes with their history, and lists what changed since a time', async () => {
+      it('saves routes with their history, and lists what was written after a revision', async () => {
         const certificate = { model: 'small', evaluated: 120, passed: 119, lower: 0.951, passRate: 0.95, confidence: 0.95, contractVersion: 1, at: 500 };
         const route = { scope, requestedModel: 'big', servedModel: 'small', pinnedModel: null, certificate, cooldowns: { tiny: 9_000 }, fallbacks: ['mid'], updatedAt: 500 };
         await store.routing.saveRoute(route, { requestedModel: 'big', fromModel: 'big', toModel: 'small', reason: 'certified', certificate, detail: null, at: 500 });
+        const [certified] = await store.routing.listRoutesChangedAfter(0);
+        expect(certified).toEqual({ record: route, revision: expect.any(Number) });
+        const revision = certified?.revision ?? Number.NaN;
+        expect(revision).toBeGreaterThan(0);
         await store.routing.saveRoute({ ...route, pinnedModel: 'big', updatedAt: 600 }, { requestedModel: 'big', fromModel: 'small', toModel: 'big', reason: 'pinned', certificate: null, detail: 'by a person', at: 600 });
         expect(await store.routing.listRoutes(scope)).toEqual([{ ...route, pinnedModel: 'big', updatedAt: 600 }]);
         expect(await store.routing.listRoutes(other)).toEqual([]);
-        expect((await store.routing.listRoutesChangedSince(550)).map((changed) => changed.requestedModel)).toEqual(['big']);
-        expect(await store.routing.listRoutesChangedSince(601)).toEqual([]);
+        const [pinned, ...more] = await store.routing.listRoutesChangedAfter(revision);
+        expect(more).toEqual([]);
+        expect(pinned?.record).toEqual({ ...route, pinnedModel: 'big', updatedAt: 600 });
+        expect(pinned?.revision).toBeGreaterThan(revision);
+        expect(await store.routing.listRoutesChangedAfter(pinned?.revision ?? 0)).toEqual([]);
         const history = await store.routing.listRouteChanges(scope, 10);
         expect(history.map((change) => change.reason)).toEqual(['pinned', 'certified']);
         expect(history[1]?.certificate).toEqual(certificate);
+      });
+
+      it('a poll by revision gets every route write, whatever the clock of the process that made it', async () => {
+        // Three processes write: one 5 s ahead, one on time, one 5 s behind. updatedAt is their clock; the revision is the store's.
+        const now = Date.now();
+        const route = (requestedModel: string, fields: Partial<RouteRecord>, clockOffsetMs: number): RouteRecord => ({
+          scope, requestedModel, servedModel: requestedModel, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], ...fields, updatedAt: now + clockOffsetMs,
+        });
+        const poll = async (after: number) => {
+          const changed = await store.routing.listRoutesChangedAfter(after);
+          return { changed, next: changed.at(-1)?.revision ?? after };
+        };
+        await store.routing.saveRoute(route('big', {}, 0), null);
+        let read = await poll(0);
+        expect(read.changed.map((changed) => changed.record)).toEqual([route('big', {}, 0)]);
+
+        const writes = [
+          route('big', { pinnedModel: 'mid' }, +5_000), // pinned by the process ahead
+          route('large', { servedModel: 'small' }, -5_000), // certified by the process behind
+          route('big', { pinnedModel: null }, -5_000), // unpinned by it, older by its clock than the pin
+          route('large', { servedModel: 'large', cooldowns: { small: now + 60_000 } }, 0), // demoted on time
+        ];
+        const seen: Array<Revised<RouteRecord>> = [];
+        for (const [index, write] of writes.entries()) {
+          const detail = `change ${index}`;
+          await store.routing.saveRoute(write, { requestedModel: write.requestedModel, fromModel: 'big', toModel: write.servedModel, reason: 'certified', certificate: null, detail, at: write.updatedAt });
+          const next = await poll(read.next);
+          // Each poll gets exactly the write made since the last one: none is missed, none comes back.
+          expect(next.changed.map((changed) => changed.record)).toEqual([write]);
+          seen.push(...next.changed);
+          read = next;
+        }
+        const revisions = seen.map((changed) => changed.revision);
+        expect(revisions).toEqual([...revisions].sort((left, right) => left - right));
+        expect(new Set(revisions).size).toBe(revisions.length);
+        // A reader that polls only now gets each route once, as last written, in the order of those writes.
+        expect((await store.routing.listRoutesChangedAfter(revisions[0]! - 1)).map((changed) => changed.record)).toEqual([writes[2], writes[3]]);
+        expect(await store.routing.listRoutes(scope)).toEqual([writes[2], writes[3]]);
+        // The history too is in the order written, the last first, whatever its times say.
+        expect((await store.routing.listRouteChanges(scope, 10)).map((change) => change.detail)).toEqual(['change 3', 'change 2', 'change 1', 'change 0']);
       });
 
       it('sums eval spend per day, and keeps one feedback per request', async () => {
@@ -506,6 +568,7 @@ function trace(overrides: Partial<Trace>): Trace {
     requestedModel: 'qwen2.5-7b-instruct',
     servedModel: 'qwen2.5-7b-instruct',
     replica: 'gpu-a',
+    attempts: null,
     status: 'ok',
     errorClass: null,
     errorMessage: null,

@@ -118,6 +118,14 @@ export interface Trace {
   servedModel: string | null;
   /** The engine id that served (or last failed) the call. */
   replica: string | null;
+  /**
+   * Every upstream attempt, in order, when the call made two or more (the pool
+   * tries another replica only when one provably did not start the call):
+   * `outcome` is `'ok'` or the attempt's error code (`engine_unavailable`,
+   * `engine_connection_closed`, …). Null when the call made at most one
+   * attempt: then `replica`, `status` and `errorClass` describe it.
+   */
+  attempts: Array<{ replica: string; outcome: string }> | null;
   status: TraceStatus;
   /** The error's stable code (`GatewayError.code`), null on success. */
   errorClass: string | null;

@@ -18,6 +18,7 @@ export function traceFixture(overrides: Partial<Trace> = {}): Trace {
     requestedModel: 'small',
     servedModel: 'small',
     replica: 'cpu',
+    attempts: null,
     status: 'ok',
     errorClass: null,
     errorMessage: null,

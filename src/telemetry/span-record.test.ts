@@ -23,6 +23,7 @@ const finished: Trace = {
   requestedModel: 'auto',
   servedModel: 'qwen-0.5b',
   replica: 'cpu-1',
+  attempts: null,
   status: 'ok',
   errorClass: null,
   errorMessage: null,

@@ -103,6 +103,7 @@ function trace(overrides: Partial<Trace> = {}): Trace {
     requestedModel: 'small',
     servedModel: 'qwen-small',
     replica: 'llama-1',
+    attempts: null,
     status: 'ok',
     errorClass: null,
     errorMessage: null,
@@ -206,6 +207,40 @@ describe('createMetrics', () => {
     expect(valueOf(exposition, 'taskgate_time_to_first_token_seconds_count', shop)).toBe(2);
     expect(valueOf(exposition, 'taskgate_time_to_first_token_seconds_sum', shop)).toBeCloseTo(0.28, 9);
     expect(valueOf(exposition, 'taskgate_time_to_first_token_seconds_bucket', { ...shop, le: '0.1' })).toBe(1);
+  });
+
+  it('counts every upstream attempt by engine and outcome: the list when a call made several, else its one replica', async () => {
+    const metrics = createMetrics({ sources: mutableSources(), logger: silentLogger });
+    metrics.observeCall(trace({ replica: 'gpu-a' }));
+    metrics.observeCall(trace({ replica: 'gpu-a' }));
+    metrics.observeCall(trace({ replica: 'gpu-b', status: 'error', errorClass: 'engine_timeout', httpStatus: 504 }));
+    metrics.observeCall(trace({ replica: 'gpu-b', status: 'aborted', errorClass: 'client_closed', httpStatus: 499 }));
+    // Refused on gpu-a before it started, served by gpu-b.
+    metrics.observeCall(trace({ replica: 'gpu-b', attempts: [{ replica: 'gpu-a', outcome: 'engine_unavailable' }, { replica: 'gpu-b', outcome: 'ok' }] }));
+    // Both replicas refused it: two attempts, one failed call.
+    metrics.observeCall(trace({
+      replica: 'gpu-b',
+      status: 'error',
+      errorClass: 'engine_unavailable',
+      httpStatus: 503,
+      attempts: [{ replica: 'gpu-a', outcome: 'engine_connection_closed' }, { replica: 'gpu-b', outcome: 'engine_unavailable' }],
+    }));
+    // Never reached an engine (a 401, a 429): no attempt.
+    metrics.observeCall(trace({ replica: null, servedModel: null, status: 'error', errorClass: 'rate_limit_exceeded', httpStatus: 429 }));
+    const exposition = await scrape(metrics);
+
+    const attempts = (engine: string, outcome: string) => valueOf(exposition, 'taskgate_engine_attempts_total', { engine, outcome });
+    expect(attempts('gpu-a', 'ok')).toBe(2);
+    expect(attempts('gpu-a', 'engine_unavailable')).toBe(1);
+    expect(attempts('gpu-a', 'engine_connection_closed')).toBe(1);
+    expect(attempts('gpu-b', 'ok')).toBe(1);
+    expect(attempts('gpu-b', 'engine_timeout')).toBe(1);
+    expect(attempts('gpu-b', 'client_closed')).toBe(1);
+    expect(attempts('gpu-b', 'engine_unavailable')).toBe(1);
+    expect(samples(exposition, 'taskgate_engine_attempts_total').reduce((sum, sample) => sum + sample.value, 0)).toBe(8);
+    expect(exposition.types.get('taskgate_engine_attempts_total')).toBe('counter');
+    // The calls are counted once each, whatever their attempts.
+    expect(samples(exposition, 'taskgate_requests_total').reduce((sum, sample) => sum + sample.value, 0)).toBe(7);
   });
 
   it('folds (project, workload) pairs past the per-account cap into other/other and warns once per account', async () => {
@@ -331,6 +366,7 @@ describe('createMetrics', () => {
       taskgate_router_queue_length: 'gauge',
       taskgate_router_dropped_total: 'counter',
       taskgate_router_processed_total: 'counter',
+      taskgate_engine_attempts_total: 'counter',
     };
     for (const [name, type] of Object.entries(expectedTypes)) {
       expect(exposition.types.get(name), name).toBe(type);
@@ -389,6 +425,7 @@ describe('renderAggregate (serve --workers)', () => {
     workers[0].observeCall(trace({ latencyMs: 300 }));
     workers[1].observeCall(trace({ latencyMs: 300 }));
     workers[1].observeCall(trace({ status: 'error', errorClass: 'engine_error' }));
+    workers[1].observeCall(trace({ project: 'blog', replica: 'llama-2', attempts: [{ replica: 'llama-1', outcome: 'engine_unavailable' }, { replica: 'llama-2', outcome: 'ok' }] }));
 
     const { contentType, body } = await renderAggregate(await Promise.all(workers.map((worker) => worker.snapshot())));
     expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);
@@ -400,6 +437,11 @@ describe('renderAggregate (serve --workers)', () => {
     expect(valueOf(exposition, 'taskgate_engine_in_flight_requests', { engine: 'gpu', model: 'm' })).toBe(5);
     expect(valueOf(exposition, 'taskgate_router_leader')).toBe(1);
     expect(valueOf(exposition, 'taskgate_rate_limits_degraded')).toBe(0);
+    // Every worker's attempts, added up per engine and outcome.
+    expect(valueOf(exposition, 'taskgate_engine_attempts_total', { engine: 'llama-1', outcome: 'ok' })).toBe(2);
+    expect(valueOf(exposition, 'taskgate_engine_attempts_total', { engine: 'llama-1', outcome: 'engine_error' })).toBe(1);
+    expect(valueOf(exposition, 'taskgate_engine_attempts_total', { engine: 'llama-1', outcome: 'engine_unavailable' })).toBe(1);
+    expect(valueOf(exposition, 'taskgate_engine_attempts_total', { engine: 'llama-2', outcome: 'ok' })).toBe(1);
     // Process metrics are summed too, but a start time is not: it has no meaning for the sum.
     expect(samples(exposition, 'process_start_time_seconds')).toEqual([]);
   });

@@ -6,7 +6,8 @@
  * loop lag, GC) collected into that same registry.
  *
  * Cardinality is bounded: labels carry no account, request, user or key; the
- * served model comes from the catalog; and each account gets its own labels
+ * served model comes from the catalog, engines from the config, attempt
+ * outcomes from the stable error codes; and each account gets its own labels
  * for at most `maxWorkloadsPerAccount` (project, workload) pairs. Later pairs
  * are folded into project="other", workload="other" (both, because projects
  * are created by their first call too, so folding only the workload would
@@ -25,6 +26,7 @@ import { CounterFamily, HistogramFamily, observe, type CounterCell, type Histogr
 import { errorFields, type Logger } from '../log/logger.js';
 import type { EngineLoad } from '../engines/engine-meter.js';
 import type { Trace, TraceStatus } from '../store/store.js';
+import { singleAttemptOutcome } from './engine-attempts.js';
 
 export interface MetricSources {
   /** Per model replica: calls in flight and calls queued (waiting for a slot), read at scrape time. */
@@ -143,7 +145,13 @@ export function createMetrics(options: MetricsOptions): Metrics {
   );
   let overheadOfJson: HistogramCell | undefined;
   let overheadOfStream: HistogramCell | undefined;
-  const families = [requests, errors, promptTokens, completionTokens, cost, measuredCost, latency, ttft, overhead];
+  const attempts = new CounterFamily(
+    'taskgate_engine_attempts_total',
+    'Upstream attempts of inference calls, by engine and outcome (ok, or the attempt\'s error code): a call tried on a second replica counts twice.',
+  );
+  /** engine -> outcome -> cell: a call's attempt is counted with two map lookups, nothing made. */
+  const attemptCells = new Map<string, Map<string, CounterCell>>();
+  const families = [requests, errors, promptTokens, completionTokens, cost, measuredCost, latency, ttft, overhead, attempts];
   const familySnapshots = () => families.map((family) => family.snapshot());
 
   const engineInFlight = gauge('taskgate_engine_in_flight_requests', 'Calls running on a model replica.', ['engine', 'model']);
@@ -227,6 +235,14 @@ export function createMetrics(options: MetricsOptions): Metrics {
     return found;
   }
 
+  function countAttempt(engine: string, outcome: string): void {
+    let byOutcome = attemptCells.get(engine);
+    if (byOutcome === undefined) attemptCells.set(engine, (byOutcome = new Map()));
+    let cell = byOutcome.get(outcome);
+    if (cell === undefined) byOutcome.set(outcome, (cell = attempts.cell({ engine, outcome })));
+    cell.value += 1;
+  }
+
   function observeCall(trace: Trace): void {
     const call = seriesOf(trace);
     (call.byStatus[trace.status] ??= requests.cell({ ...call.withEnvironment, status: trace.status })).value += 1;
@@ -247,6 +263,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
     // A failure's latency says how fast it failed (a 400 in a millisecond, a 504 at the timeout), not how fast calls are served.
     if (trace.status === 'ok') observe((call.latency ??= latency.cell(call.scope)), amount(trace.latencyMs) / 1000);
     if (trace.stream && trace.ttftMs !== null) observe((call.ttft ??= ttft.cell(call.scope)), amount(trace.ttftMs) / 1000);
+    // A call that reached no engine made no attempt; one that made one has no list (engine-attempts.ts).
+    if (trace.attempts !== null) for (const attempt of trace.attempts) countAttempt(attempt.replica, attempt.outcome);
+    else if (trace.replica !== null) countAttempt(trace.replica, singleAttemptOutcome(trace));
   }
 
   /**

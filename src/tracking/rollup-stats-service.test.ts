@@ -40,6 +40,7 @@ function traces(count: number, seed: number): Trace[] {
       requestedModel: 'big',
       servedModel: index % 3 === 0 ? 'small' : 'big',
       replica: 'gpu-a',
+      attempts: null,
       status: failed ? 'error' : aborted ? 'aborted' : 'ok',
       errorClass: failed ? (random() < 0.5 ? 'engine_timeout' : 'engine_error') : aborted ? 'client_closed' : null,
       errorMessage: null,

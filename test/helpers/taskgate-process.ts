@@ -4,6 +4,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
+import { heapTuningFlags } from '../../src/server/heap-tuning.js';
 
 export const CLI = resolve('dist/cli/main.js');
 
@@ -55,9 +56,16 @@ export interface ServingProcess {
  * `taskgate serve` on a free loopback port. Offline unless the test says
  * otherwise (`TASKGATE_OFFLINE: '0'`): a first start must not reach for the
  * public model download from a test.
+ *
+ * Node gets the serving heap flags, as `npm start` gives them, so `child` is
+ * the serving process itself (a signal to it reaches the server, its
+ * children are the workers); `nodeFlags: []` starts it as a bare
+ * `node main.js serve`, which serves from a child process it starts with
+ * them (heap-flags.test.ts).
  */
-export async function serveTaskgate(args: string[], environment: Record<string, string> = {}): Promise<ServingProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', ...args], {
+export async function serveTaskgate(args: string[], environment: Record<string, string> = {}, options: { nodeFlags?: readonly string[] } = {}): Promise<ServingProcess> {
+  const nodeFlags = options.nodeFlags ?? heapTuningFlags;
+  const child = spawn(process.execPath, [...nodeFlags, CLI, 'serve', '--host', '127.0.0.1', '--port', '0', ...args], {
     env: { PATH: process.env.PATH ?? '', TASKGATE_OFFLINE: '1', ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

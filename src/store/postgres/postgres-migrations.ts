@@ -290,6 +290,47 @@ export const migrations: readonly Migration[] = [
     id: '0006_measured_minutes',
     sql: `CREATE INDEX rollups_measured_minute ON rollups (minute) WHERE measured_calls > 0;`,
   },
+  {
+    // Routes and router states are polled by a revision the database gives every write
+    // (routing-store.ts, Revised), never by updated_at, the writing process's clock.
+    //
+    // A sequence alone would not do: a reader that has seen revision 11 must never find a 10
+    // committed later, yet a transaction may take 10 and commit after another took 11 and
+    // committed. So the trigger first takes a transaction-level advisory lock, one per table:
+    // the writes of a table take their revisions one transaction at a time, each after the one
+    // before has committed (PostgreSQL makes a commit visible before it releases its locks), and
+    // revision order is commit order. These writes are rare (a route change; the router
+    // leader's states once a second), so the wait costs nothing that matters. Being a trigger,
+    // it numbers every writer's writes: processes of the previous release during a rolling
+    // deploy, an operator's UPDATE.
+    id: '0007_revisions',
+    sql: `
+      CREATE FUNCTION next_revision() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtext(TG_TABLE_SCHEMA), hashtext(TG_TABLE_NAME));
+        NEW.revision := nextval(format('%I.%I', TG_TABLE_SCHEMA, TG_TABLE_NAME || '_revision')::regclass);
+        RETURN NEW;
+      END
+      $$;
+      CREATE SEQUENCE routes_revision;
+      ALTER TABLE routes ADD COLUMN revision BIGINT;
+      UPDATE routes SET revision = nextval('routes_revision');
+      ALTER TABLE routes ALTER COLUMN revision SET NOT NULL;
+      CREATE INDEX routes_by_revision ON routes (revision);
+      CREATE TRIGGER routes_next_revision BEFORE INSERT OR UPDATE ON routes FOR EACH ROW EXECUTE FUNCTION next_revision();
+      CREATE SEQUENCE router_states_revision;
+      ALTER TABLE router_states ADD COLUMN revision BIGINT;
+      UPDATE router_states SET revision = nextval('router_states_revision');
+      ALTER TABLE router_states ALTER COLUMN revision SET NOT NULL;
+      CREATE INDEX router_states_by_revision ON router_states (revision);
+      CREATE TRIGGER router_states_next_revision BEFORE INSERT OR UPDATE ON router_states FOR EACH ROW EXECUTE FUNCTION next_revision();
+    `,
+  },
+  {
+    // Every upstream attempt of a call that made several (Trace.attempts), as JSON; null for one or none.
+    id: '0008_trace_attempts',
+    sql: `ALTER TABLE traces ADD COLUMN attempts TEXT;`,
+  },
 ];
 
 /**

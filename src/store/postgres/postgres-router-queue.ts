@@ -1,9 +1,9 @@
 /** The router's sample queue and per-route state (`routing-store.ts`) on PostgreSQL. */
 import type { RouterStateRecord, RoutingStore } from '../routing-store.js';
-import { fromRouterStateRow, routerStateColumns, type RouterStateRow } from '../sql-routing-records.js';
+import { fromRevisedRow, fromRouterStateRow, routerStateColumns, type RevisedRow, type RouterStateRow } from '../sql-routing-records.js';
 import type { PostgresDatabase } from './postgres-database.js';
 
-type RouterQueue = Pick<RoutingStore, 'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStates'>;
+type RouterQueue = Pick<RoutingStore, 'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStatesChangedAfter'>;
 
 export function createPostgresRouterQueue(database: PostgresDatabase): RouterQueue {
   return {
@@ -44,12 +44,13 @@ export function createPostgresRouterQueue(database: PostgresDatabase): RouterQue
         ],
       );
     },
-    async listRouterStates(since) {
-      const rows = await database.query<RouterStateRow>(
-        `SELECT ${routerStateColumns} FROM router_states WHERE updated_at >= $1 ORDER BY updated_at, account_id, project, workload, requested_model`,
-        [since],
+    async listRouterStatesChangedAfter(revision) {
+      // Numbered in commit order by the trigger of migration 0007, as routes are.
+      const rows = await database.query<RevisedRow<RouterStateRow>>(
+        `SELECT ${routerStateColumns}, revision FROM router_states WHERE revision > $1 ORDER BY revision`,
+        [revision],
       );
-      return rows.map(fromRouterStateRow);
+      return rows.map((row) => fromRevisedRow(row, fromRouterStateRow));
     },
   };
 }

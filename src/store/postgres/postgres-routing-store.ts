@@ -1,9 +1,9 @@
 /** The routing domain (`routing-store.ts`) on PostgreSQL: the same tables as SQLite, JSON in TEXT columns. */
 import type { JudgeCheckCounts, ModelUsage, RoutingStore, Scope, StoredContract } from '../routing-store.js';
 import {
-  contractColumns, evidenceColumns, feedbackColumns, fromContractRow, fromEvidenceRow, fromRouteChangeRow, fromRouteRow, nextContractVersion,
+  contractColumns, evidenceColumns, feedbackColumns, fromContractRow, fromEvidenceRow, fromRevisedRow, fromRouteChangeRow, fromRouteRow, nextContractVersion,
   routeChangeColumns, routeColumns, sketchWithValue, toRouteChangeRow, toRouteRow,
-  type ContractRow, type EvidenceRow, type FeedbackRow, type RouteChangeRow, type RouteRow,
+  type ContractRow, type EvidenceRow, type FeedbackRow, type RevisedRow, type RouteChangeRow, type RouteRow,
 } from '../sql-routing-records.js';
 import { advisoryLockKey, type PostgresDatabase } from './postgres-database.js';
 
@@ -12,7 +12,7 @@ const scopeWhere = 'account_id = $1 AND project = $2 AND workload = $3';
 const scopeOf = (scope: Scope): [string, string, string] => [scope.accountId, scope.project, scope.workload];
 const evidenceKey = `${scopeWhere} AND requested_model = $4 AND candidate_model = $5 AND contract_version = $6`;
 
-export type PostgresRoutingStore = Omit<RoutingStore, 'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStates'>;
+export type PostgresRoutingStore = Omit<RoutingStore, 'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStatesChangedAfter'>;
 
 /** All of the routing store but the router's queue and state (`postgres-router-queue.ts`). */
 export function createPostgresRoutingStore(database: PostgresDatabase): PostgresRoutingStore {
@@ -76,9 +76,10 @@ export function createPostgresRoutingStore(database: PostgresDatabase): Postgres
     async listRoutes(scope) {
       return (await database.query<RouteRow>(`SELECT ${routeColumns} FROM routes WHERE ${scopeWhere} ORDER BY requested_model`, scopeOf(scope))).map(fromRouteRow);
     },
-    async listRoutesChangedSince(since) {
-      const rows = await database.query<RouteRow>(`SELECT ${routeColumns} FROM routes WHERE updated_at >= $1 ORDER BY updated_at, account_id, project, workload, requested_model`, [since]);
-      return rows.map(fromRouteRow);
+    async listRoutesChangedAfter(revision) {
+      // The trigger of migration 0007 numbers writes in commit order, so nothing can commit below a revision read here.
+      const rows = await database.query<RevisedRow<RouteRow>>(`SELECT ${routeColumns}, revision FROM routes WHERE revision > $1 ORDER BY revision`, [revision]);
+      return rows.map((row) => fromRevisedRow(row, fromRouteRow));
     },
     async saveRoute(route, change) {
       const row = toRouteRow(route);
@@ -102,7 +103,8 @@ export function createPostgresRoutingStore(database: PostgresDatabase): Postgres
     },
     async listRouteChanges(scope, limit) {
       const rows = await database.query<RouteChangeRow>(
-        `SELECT ${routeChangeColumns} FROM route_changes WHERE ${scopeWhere} ORDER BY at DESC, id DESC LIMIT $4`,
+        // Ids are taken after the route's write, under its revision lock (migration 0007): they follow commit order.
+        `SELECT ${routeChangeColumns} FROM route_changes WHERE ${scopeWhere} ORDER BY id DESC LIMIT $4`,
         [...scopeOf(scope), limit],
       );
       return rows.map(fromRouteChangeRow);

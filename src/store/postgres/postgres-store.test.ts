@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { capturingLogger } from '../../../test/helpers/capturing-logger.js';
 import { postgres, requireServiceOrSkip } from '../../../test/helpers/machine-requirements.js';
@@ -43,6 +44,34 @@ describe.skipIf(found === null)('PostgreSQL back end', () => {
       const applied = await client.query<{ id: string }>(`SELECT id FROM ${schema}.schema_migrations ORDER BY id`);
       await client.end();
       expect(applied.rows.map((row) => row.id)).toEqual(migrations.map((migration) => migration.id));
+    });
+
+    it('a route write that commits late is not passed over by a reader that polled meanwhile', async () => {
+      const schema = schemas.fresh();
+      const [writer, reader] = [open(schema), open(schema)];
+      await Promise.all([writer.migrate(), reader.migrate()]);
+      const scope = { accountId: 'acct-1', project: 'shop', workload: 'main' };
+      const route = (requestedModel: string, servedModel: string) => ({ scope, requestedModel, servedModel, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], updatedAt: 1_000 });
+      await writer.routing.saveRoute(route('a', 'a'), null);
+      const last = (await reader.routing.listRoutesChangedAfter(0)).at(-1)?.revision ?? 0;
+
+      // A slow writer (another process, an operator's psql) writes route a and holds its commit…
+      const slow = new pg.Client({ connectionString: url });
+      await slow.connect();
+      await slow.query(`SET search_path = ${schema}`);
+      await slow.query('BEGIN');
+      await slow.query("UPDATE routes SET served_model = 'slow' WHERE requested_model = 'a'");
+      // …while another writes route b, and a reader polls. Had b taken a revision above a's and
+      // committed first, the reader would move past a's revision before a commits, and never see a.
+      const fast = writer.routing.saveRoute(route('b', 'fast'), null);
+      await sleep(200);
+      const during = await reader.routing.listRoutesChangedAfter(last);
+      await slow.query('COMMIT');
+      await slow.end();
+      await fast;
+      const after = await reader.routing.listRoutesChangedAfter(during.at(-1)?.revision ?? last);
+      expect([...during, ...after].map((revised) => [revised.record.requestedModel, revised.record.servedModel])).toEqual([['a', 'slow'], ['b', 'fast']]);
+      await Promise.all([writer.close(), reader.close()]);
     });
 
     it('ping fails once the store is closed', async () => {

@@ -9,7 +9,7 @@ import type { Change, ChangeFeed } from '../change-feed.js';
 import type { Lease, LeaseStore } from '../lease-store.js';
 import type { RouterStateRecord, RoutingStore } from '../routing-store.js';
 import type { SessionStore, StoredSession } from '../session-store.js';
-import { fromRouterStateRow, routerStateColumns, type RouterStateRow } from '../sql-routing-records.js';
+import { fromRevisedRow, fromRouterStateRow, routerStateColumns, type RevisedRow, type RouterStateRow } from '../sql-routing-records.js';
 
 /** How often a subscribed process reads the changes table. */
 const changePollMs = 200;
@@ -133,7 +133,7 @@ export function createSqliteSessions(database: Database.Database): SessionStore 
   };
 }
 
-type RouterQueue = Pick<RoutingStore, 'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStates'>;
+type RouterQueue = Pick<RoutingStore, 'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStatesChangedAfter'>;
 
 /** The router's sample queue and per-route state (`routing-store.ts`), on SQLite. */
 export function createSqliteRouterQueue(database: Database.Database): RouterQueue {
@@ -150,7 +150,8 @@ export function createSqliteRouterQueue(database: Database.Database): RouterQueu
       `INSERT INTO router_states (account_id, project, workload, requested_model, state, updated_at) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (account_id, project, workload, requested_model) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
     ),
-    statesSince: database.prepare<[number], RouterStateRow>(`SELECT ${routerStateColumns} FROM router_states WHERE updated_at >= ? ORDER BY updated_at`),
+    // Revisions are given by the triggers of migration 0012, in commit order.
+    statesAfter: database.prepare<[number], RevisedRow<RouterStateRow>>(`SELECT ${routerStateColumns}, revision FROM router_states WHERE revision > ? ORDER BY revision`),
   });
   const prepared = () => (statements ??= prepare());
   const push = database.transaction((samples: ReadonlyArray<{ body: string; at: number }>) => {
@@ -175,8 +176,8 @@ export function createSqliteRouterQueue(database: Database.Database): RouterQueu
     async saveRouterStates(states) {
       if (states.length > 0) save.immediate(states);
     },
-    async listRouterStates(since) {
-      return prepared().statesSince.all(since).map(fromRouterStateRow);
+    async listRouterStatesChangedAfter(revision) {
+      return prepared().statesAfter.all(revision).map((row) => fromRevisedRow(row, fromRouterStateRow));
     },
   };
 }

@@ -309,6 +309,51 @@ export const migrations: readonly Migration[] = [
     id: '0011_traces_pruned_by_account',
     sql: `DROP INDEX traces_started;`,
   },
+  {
+    // Routes and router states are polled by a revision the database gives every write
+    // (routing-store.ts, Revised), never by updated_at, the writing process's clock. SQLite
+    // runs one write transaction at a time, so a counter bumped inside the writing transaction
+    // gives revisions in commit order. A counter row, not max(revision) + 1: a revision is
+    // never given twice, even if the row that had the highest is deleted. The update trigger
+    // runs for a write that left the revision as it was (every write of ours), not for its own
+    // update of the revision.
+    id: '0012_revisions',
+    sql: `
+      CREATE TABLE revisions (
+        name TEXT PRIMARY KEY,
+        value INTEGER NOT NULL
+      );
+      ALTER TABLE routes ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+      UPDATE routes SET revision = rowid;
+      INSERT INTO revisions (name, value) SELECT 'routes', coalesce(max(revision), 0) FROM routes;
+      CREATE INDEX routes_by_revision ON routes (revision);
+      CREATE TRIGGER routes_revision_on_insert AFTER INSERT ON routes BEGIN
+        UPDATE revisions SET value = value + 1 WHERE name = 'routes';
+        UPDATE routes SET revision = (SELECT value FROM revisions WHERE name = 'routes') WHERE rowid = NEW.rowid;
+      END;
+      CREATE TRIGGER routes_revision_on_update AFTER UPDATE ON routes WHEN NEW.revision = OLD.revision BEGIN
+        UPDATE revisions SET value = value + 1 WHERE name = 'routes';
+        UPDATE routes SET revision = (SELECT value FROM revisions WHERE name = 'routes') WHERE rowid = NEW.rowid;
+      END;
+      ALTER TABLE router_states ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+      UPDATE router_states SET revision = rowid;
+      INSERT INTO revisions (name, value) SELECT 'router_states', coalesce(max(revision), 0) FROM router_states;
+      CREATE INDEX router_states_by_revision ON router_states (revision);
+      CREATE TRIGGER router_states_revision_on_insert AFTER INSERT ON router_states BEGIN
+        UPDATE revisions SET value = value + 1 WHERE name = 'router_states';
+        UPDATE router_states SET revision = (SELECT value FROM revisions WHERE name = 'router_states') WHERE rowid = NEW.rowid;
+      END;
+      CREATE TRIGGER router_states_revision_on_update AFTER UPDATE ON router_states WHEN NEW.revision = OLD.revision BEGIN
+        UPDATE revisions SET value = value + 1 WHERE name = 'router_states';
+        UPDATE router_states SET revision = (SELECT value FROM revisions WHERE name = 'router_states') WHERE rowid = NEW.rowid;
+      END;
+    `,
+  },
+  {
+    // Every upstream attempt of a call that made several (Trace.attempts), as JSON; null for one or none.
+    id: '0013_trace_attempts',
+    sql: `ALTER TABLE traces ADD COLUMN attempts TEXT;`,
+  },
 ];
 
 /**

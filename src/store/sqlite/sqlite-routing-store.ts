@@ -2,9 +2,9 @@
 import type Database from 'better-sqlite3';
 import type { EvidenceDelta, Feedback, JudgeCheckCounts, ModelUsage, RouteChange, RouteRecord, RoutingStore, Scope, StoredContract } from '../routing-store.js';
 import {
-  contractColumns, evidenceColumns, feedbackColumns, fromContractRow, fromEvidenceRow, fromRouteChangeRow, fromRouteRow, nextContractVersion,
+  contractColumns, evidenceColumns, feedbackColumns, fromContractRow, fromEvidenceRow, fromRevisedRow, fromRouteChangeRow, fromRouteRow, nextContractVersion,
   routeChangeColumns, routeColumns, sketchWithValue, toRouteChangeRow, toRouteRow,
-  type ContractRow, type EvidenceRow, type FeedbackRow, type RouteChangeRow, type RouteRow,
+  type ContractRow, type EvidenceRow, type FeedbackRow, type RevisedRow, type RouteChangeRow, type RouteRow,
 } from '../sql-routing-records.js';
 
 const scopeWhere = 'account_id = ? AND project = ? AND workload = ?';
@@ -42,7 +42,8 @@ function prepareRoutingStatements(database: Database.Database) {
       `SELECT ${evidenceColumns} FROM route_evidence WHERE ${scopeWhere} AND requested_model = ? AND contract_version = ? ORDER BY candidate_model`,
     ),
     routesOf: database.prepare<[string, string, string], RouteRow>(`SELECT ${routeColumns} FROM routes WHERE ${scopeWhere} ORDER BY requested_model`),
-    routesSince: database.prepare<[number], RouteRow>(`SELECT ${routeColumns} FROM routes WHERE updated_at >= ? ORDER BY updated_at`),
+    // Revisions are given by the triggers of migration 0012, in commit order.
+    routesAfter: database.prepare<[number], RevisedRow<RouteRow>>(`SELECT ${routeColumns}, revision FROM routes WHERE revision > ? ORDER BY revision`),
     upsertRoute: database.prepare(
       `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, updated_at)
        VALUES (@accountId, @project, @workload, @requestedModel, @servedModel, @pinnedModel, @certificate, @cooldowns, @fallbacks, @updatedAt)
@@ -55,7 +56,7 @@ function prepareRoutingStatements(database: Database.Database) {
        VALUES (@accountId, @project, @workload, @requestedModel, @fromModel, @toModel, @reason, @certificate, @detail, @at)`,
     ),
     changesOf: database.prepare<[string, string, string, number], RouteChangeRow>(
-      `SELECT ${routeChangeColumns} FROM route_changes WHERE ${scopeWhere} ORDER BY at DESC, id DESC LIMIT ?`,
+      `SELECT ${routeChangeColumns} FROM route_changes WHERE ${scopeWhere} ORDER BY id DESC LIMIT ?`,
     ),
     usageByModel: database.prepare<[string, string, string], ModelUsage>(
       `SELECT requested_model AS requestedModel, served_model AS servedModel, count(*) AS calls,
@@ -97,7 +98,7 @@ function prepareRoutingStatements(database: Database.Database) {
 }
 
 /** All of the routing store but the router's queue and state (`sqlite-fleet.ts`). */
-export function createSqliteRoutingStore(database: Database.Database): Omit<RoutingStore, 'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStates'> {
+export function createSqliteRoutingStore(database: Database.Database): Omit<RoutingStore, 'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStatesChangedAfter'> {
   // Prepared on first use: the tables exist only after migrate().
   let statements: ReturnType<typeof prepareRoutingStatements> | null = null;
   const prepared = () => (statements ??= prepareRoutingStatements(database));
@@ -143,8 +144,8 @@ export function createSqliteRoutingStore(database: Database.Database): Omit<Rout
     async listRoutes(scope) {
       return prepared().routesOf.all(...scopeOf(scope)).map(fromRouteRow);
     },
-    async listRoutesChangedSince(since) {
-      return prepared().routesSince.all(since).map(fromRouteRow);
+    async listRoutesChangedAfter(revision) {
+      return prepared().routesAfter.all(revision).map((row) => fromRevisedRow(row, fromRouteRow));
     },
     async saveRoute(route, change) {
       saveRoute.immediate(route, change);

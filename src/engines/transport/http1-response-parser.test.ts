@@ -114,4 +114,31 @@ describe('ResponseParser', () => {
     expect(() => parse('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\nabc')).toThrow(MalformedResponseError);
     expect(() => parse(`HTTP/1.1 200 OK\r\nx: ${'a'.repeat(70_000)}`)).toThrow(MalformedResponseError);
   });
+
+  it('refuses what two readers could frame differently (RFC 9112): both framings, two lengths, folds, odd names and values', () => {
+    const refused = [
+      'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\ncontent-length: 3\r\n\r\n3\r\nabc\r\n0\r\n\r\n',
+      'HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 2\r\n\r\nok',
+      'HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\nok',
+      'HTTP/1.1 200 OK\r\nx-a: 1\r\n  x-b: 2\r\ncontent-length: 0\r\n\r\n',
+      'HTTP/1.1 200 OK\r\nx-a: 1\r\n\tcontinued\r\ncontent-length: 0\r\n\r\n',
+      'HTTP/1.1 200 OK\r\ncontent-length : 0\r\n\r\n',
+      'HTTP/1.1 200 OK\r\nx-a: one\ntwo\r\ncontent-length: 0\r\n\r\n',
+      'HTTP/1.1 2000 OK\r\ncontent-length: 0\r\n\r\n',
+      'HTTP/2 200\r\ncontent-length: 0\r\n\r\n',
+      'HTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n',
+    ];
+    for (const reply of refused) expect(() => parse(reply), JSON.stringify(reply)).toThrow(MalformedResponseError);
+  });
+
+  it('refuses bytes after a complete reply, in the same read or a later one, before reporting its end', () => {
+    const sameRead = parse.bind(null, 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n');
+    expect(sameRead).toThrow(MalformedResponseError);
+    let ends = 0;
+    const parser = new ResponseParser({ onHead: () => undefined, onBody: () => undefined, onEnd: () => (ends += 1) });
+    expect(() => parser.push(Buffer.from('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\nX'))).toThrow(MalformedResponseError);
+    expect(ends).toBe(0);
+    const complete = parse('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+    expect(() => complete.parser.push(Buffer.from('x'))).toThrow(MalformedResponseError);
+  });
 });

@@ -4,8 +4,11 @@
  * `transfer-encoding: chunked`, `content-length`, or the end of the
  * connection. Pure: bytes in, callbacks out, no I/O (`http1-connections.ts`
  * owns the sockets). It reads what engines send (uvicorn for vLLM and SGLang,
- * cpp-httplib for llama.cpp, Go for Ollama, Node), not every corner of RFC
- * 9112: no trailers are kept, and a head over `maxHeadBytes` is refused.
+ * cpp-httplib for llama.cpp, Go for Ollama, Node), and refuses, strictly (RFC
+ * 9112), what could make two parties read one reply differently: both
+ * `transfer-encoding` and `content-length`, two lengths, a folded header, a
+ * field name that is not a token, a head over `maxHeadBytes`, and any byte
+ * after the reply's end. No trailers are kept.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 
@@ -51,8 +54,9 @@ export class ResponseParser {
     return this.state === 'done';
   }
 
-  /** Feeds bytes from the socket; throws MalformedResponseError. */
+  /** Feeds bytes from the socket; throws MalformedResponseError (then nothing more is parsed). */
   push(bytes: Buffer): void {
+    if (this.state === 'done') throw new MalformedResponseError('bytes after the end of the response');
     let data = this.pending === null ? bytes : Buffer.concat([this.pending, bytes]);
     this.pending = null;
     let offset = 0;
@@ -70,7 +74,6 @@ export class ResponseParser {
           if (head.statusCode < 200) continue; // 100 Continue, 103 Early Hints: the real head follows
           this.state = bodyStateOf(head, this);
           this.events.onHead(head);
-          if (this.state === 'done') this.events.onEnd();
           break;
         }
         case 'chunk-size': {
@@ -94,7 +97,6 @@ export class ResponseParser {
           offset += take;
           if (this.remaining === 0) this.state = this.state === 'length' ? 'done' : 'chunk-data-end';
           this.events.onBody(piece);
-          if (this.state === 'done') this.events.onEnd();
           break;
         }
         case 'chunk-data-end': {
@@ -117,10 +119,7 @@ export class ResponseParser {
           // A trailer line is skipped; the empty line ends the body.
           const empty = end === offset;
           offset = end + CRLF.length;
-          if (empty) {
-            this.state = 'done';
-            this.events.onEnd();
-          }
+          if (empty) this.state = 'done';
           break;
         }
         case 'until-close':
@@ -128,6 +127,11 @@ export class ResponseParser {
           return;
       }
     }
+    if (this.state !== 'done') return;
+    // What follows a complete reply on the same read is no reply of ours: a
+    // second reading of the stream (request smuggling) or a broken server.
+    if (offset < data.length) throw new MalformedResponseError('bytes after the end of the response');
+    this.events.onEnd();
   }
 
   /** The connection ended: completes a body that runs to the end of it; returns false when a framed body was cut short. */
@@ -150,14 +154,16 @@ function bodyStateOf(head: ResponseHead, parser: ResponseParser): State {
   const { headers, statusCode } = head;
   if (statusCode === 204 || statusCode === 304) return 'done';
   const encoding = headers['transfer-encoding'];
+  const length = headers['content-length'];
+  if (encoding !== undefined && length !== undefined) throw new MalformedResponseError('both transfer-encoding and content-length');
   if (encoding !== undefined) {
     // Only `chunked` is read, and it must come last (RFC 9112, 6.1).
     if (!encoding.toLowerCase().trimEnd().endsWith('chunked')) throw new MalformedResponseError(`a transfer-encoding it cannot read (${encoding})`);
     return 'chunk-size';
   }
-  const length = headers['content-length'];
   if (length !== undefined) {
-    if (length.length > 15 || !isDigits(length)) throw new MalformedResponseError('a malformed content-length');
+    // Two content-length fields are joined with ", " and fail here too.
+    if (length.length > 15 || !isDigits(length)) throw new MalformedResponseError('a malformed or repeated content-length');
     const bytes = Number(length);
     parser.expect(bytes);
     return bytes === 0 ? 'done' : 'length';
@@ -191,6 +197,25 @@ function isDigits(text: string): boolean {
   return true;
 }
 
+/** Whether `text` from `start` to `end` is an RFC 9110 token (a field name). */
+function isToken(text: string, start: number, end: number): boolean {
+  for (let index = start; index < end; index++) {
+    const code = text.charCodeAt(index);
+    const plain = (code >= 0x30 && code <= 0x39) || ((code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a);
+    if (!plain && "!#$%&'*+-.^_`|~".indexOf(text[index] as string) === -1) return false;
+  }
+  return true;
+}
+
+/** Whether a field value holds no control character but tab (a bare LF or CR would end the line for another reader). */
+function isFieldValue(value: string): boolean {
+  for (let index = 0; index < value.length; index++) {
+    const code = value.charCodeAt(index);
+    if ((code < 0x20 && code !== 0x09) || code === 0x7f) return false;
+  }
+  return true;
+}
+
 function hexValue(byte: number): number {
   if (byte >= 0x30 && byte <= 0x39) return byte - 0x30;
   const lower = byte | 0x20;
@@ -212,8 +237,11 @@ function parseHead(text: string): ResponseHead {
     const stop = end === -1 ? text.length : end;
     const colon = text.indexOf(':', start);
     if (colon <= start || colon > stop) throw new MalformedResponseError('a malformed header line');
-    const name = text.slice(start, colon).trimEnd().toLowerCase();
+    // A line that starts with a space or tab continues the one before (obs-fold): refused, as is a name with a space before its colon.
+    if (!isToken(text, start, colon)) throw new MalformedResponseError(text.charCodeAt(start) === 0x20 || text.charCodeAt(start) === 0x09 ? 'a folded header line' : 'a malformed header name');
+    const name = text.slice(start, colon).toLowerCase();
     const value = text.slice(colon + 1, stop).trim();
+    if (!isFieldValue(value)) throw new MalformedResponseError('a header value with a control character');
     const before = headers[name];
     (headers as Record<string, string>)[name] = before === undefined ? value : `${String(before)}, ${value}`;
     start = stop + 2;

@@ -1,24 +1,24 @@
 /**
- * Keep-alive HTTP/1.1 connections to one engine. A request is one write of
- * text made ahead (the engine's line and headers are fixed, so only the
- * length and body change); its reply is parsed by `ResponseParser` straight
- * off the socket's reads, and its body bytes wait in a short queue until the
- * reader takes them all at once.
+ * taskgate's own keep-alive HTTP/1.1 transport to one engine, the default
+ * (`engine-transport.ts` says what every transport owes). A request is one
+ * write of text made ahead (the engine's line and headers are fixed, so only
+ * the length and body change); its reply is parsed by `ResponseParser`
+ * straight off the socket's reads, and its body bytes wait in a short queue
+ * until the reader takes them all at once.
  *
- * Why not undici (what the engines used before): on a stream's way to its
+ * Why not only undici (the reference transport): on a stream's way to its
  * first byte, on cold caches, undici's dispatch (the pool, the request's
  * checks, the handler layers) took some 150 µs before the request was
  * written. This is the little of it an engine call needs (docs/benchmarks.md).
  *
  *   - Connections: up to `maxConnections`, reused last-in first-out (the
- *     warmest first); a request beyond them waits in a queue, untimed until
- *     it is sent. No pipelining: a long generation must not hold up the
- *     requests behind it.
+ *     warmest first); a request beyond them waits in a queue. No pipelining:
+ *     a long generation must not hold up the requests behind it.
  *   - An idle connection is reused only within the server's keep-alive hint
- *     less a second, else 4 s (below uvicorn's and Node's 5 s), so a socket
- *     the server is closing is not picked. If a reused one closes before any
- *     byte of the reply, the request goes once more on a new connection: the
- *     server never read it.
+ *     less a second, else 4 s (below uvicorn's and Node's 5 s). One the server
+ *     closes, or that receives any byte while idle, is dropped at once. A
+ *     request is never sent twice: if its connection closes after the write,
+ *     it fails with CONNECTION_CLOSED and the caller decides.
  *   - Timeouts: `connectTimeoutMs` for TCP (and TLS) connect, and per
  *     request one from the write to the reply's head, and optionally one for
  *     the gaps in the body.
@@ -30,44 +30,19 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { connect as connectTcp, isIP, type Socket } from 'node:net';
 import { connect as connectTls } from 'node:tls';
-import { abortReason } from './abort-reason.js';
-import { stopWatching, watchAbort } from './abort-watch.js';
-import { ResponseParser, type ResponseHead } from './http1-response-parser.js';
-
-/** A reply read as it arrives. */
-export interface StreamedReply {
-  readonly statusCode: number;
-  readonly headers: IncomingHttpHeaders;
-  /** Every buffer that arrived since the last read (waiting for one when none has), or null once the body has ended. */
-  read(): Promise<Buffer[] | null>;
-  /** The rest of the body as text. */
-  text(): Promise<string>;
-  /** Stops the reply: the request is cancelled (the engine sees its connection close), what was queued is dropped, and reads reject with `reason`. */
-  cancel(reason: Error): void;
-}
-
-export interface Http1ConnectionsOptions {
-  /** `http:` or `https:`, host and port of the engine. */
-  origin: URL;
-  maxConnections: number;
-  connectTimeoutMs: number;
-}
-
-/** A connection failed or timed out; `code` is a system error's (`ECONNREFUSED`) or one of these. */
-export class EngineConnectionError extends Error {
-  constructor(
-    readonly code: 'CONNECT_TIMEOUT' | 'HEADERS_TIMEOUT' | 'BODY_TIMEOUT' | 'CONNECTION_CLOSED' | 'POOL_CLOSED',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'EngineConnectionError';
-  }
-}
+import { abortReason } from '../abort-reason.js';
+import { stopWatching, watchAbort } from '../abort-watch.js';
+import { MalformedResponseError, ResponseParser, type ResponseHead } from './http1-response-parser.js';
+import { TransportError, type EngineTransport, type PreparedRequest, type RequestTimeouts, type StreamedReply, type TransportOptions } from './engine-transport.js';
 
 const PAUSE_AT_BYTES = 64 * 1024;
 const defaultKeepAliveMs = 4_000;
 
-export class Http1Connections {
+export function createHttp1Transport(options: TransportOptions): EngineTransport {
+  return new Http1Connections(options);
+}
+
+class Http1Connections implements EngineTransport {
   private readonly idle: Connection[] = [];
   private readonly queue: Exchange[] = [];
   /** Connections open or opening, idle ones included. */
@@ -75,20 +50,14 @@ export class Http1Connections {
   private closed = false;
   private drained: (() => void) | null = null;
 
-  constructor(private readonly options: Http1ConnectionsOptions) {}
+  constructor(private readonly options: TransportOptions) {}
 
-  /**
-   * Sends `requestText` (a whole HTTP/1.1 request: line, headers, empty line,
-   * body); resolves once the reply's head is in, rejects when connecting,
-   * sending or waiting for the head fails. `headersTimeoutMs` runs from the
-   * request's write to the reply's head; `bodyIdleTimeoutMs`, when not 0, is
-   * the longest wait for the body's next bytes after it.
-   */
-  request(requestText: string, signal: AbortSignal, headersTimeoutMs: number, bodyIdleTimeoutMs = 0): Promise<StreamedReply> {
+  send(request: PreparedRequest, body: string | null, signal: AbortSignal, timeouts: RequestTimeouts): Promise<StreamedReply> {
+    const requestText = body === null ? `${request.head}\r\n` : `${request.head}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
     return new Promise((resolve, reject) => {
-      if (this.closed) return reject(new EngineConnectionError('POOL_CLOSED', 'the engine is shutting down'));
+      if (this.closed) return reject(new TransportError('CLOSED', 'the engine is shutting down'));
       if (signal.aborted) return reject(abortReason(signal));
-      const exchange = new Exchange(this, requestText, signal, headersTimeoutMs, bodyIdleTimeoutMs, resolve, reject);
+      const exchange = new Exchange(this, requestText, signal, timeouts.headersMs, timeouts.bodyIdleMs, resolve, reject);
       watchAbort(signal, exchange);
       const connection = this.take();
       if (connection === null) this.queue.push(exchange);
@@ -99,7 +68,7 @@ export class Http1Connections {
   /** Waits for the requests in flight, then closes every connection. */
   close(): Promise<void> {
     this.closed = true;
-    for (const exchange of this.queue.splice(0)) exchange.fail(new EngineConnectionError('POOL_CLOSED', 'the engine is shutting down'));
+    for (const exchange of this.queue.splice(0)) exchange.fail(new TransportError('CLOSED', 'the engine is shutting down'));
     for (const connection of this.idle.splice(0)) connection.socket.destroy();
     if (this.open === 0) return Promise.resolve();
     return new Promise((resolve) => {
@@ -113,26 +82,25 @@ export class Http1Connections {
     for (let connection = this.idle.pop(); connection !== undefined; connection = this.idle.pop()) {
       if (connection.expiresAt > now && !connection.socket.destroyed) {
         connection.socket.ref();
-        connection.reused = true;
         return connection;
       }
       connection.socket.destroy();
     }
     if (this.open >= this.options.maxConnections) return null;
     this.open += 1;
-    return new Connection(this, this.connect());
+    const { socket, timer } = this.connect();
+    return new Connection(this, socket, timer, this.options.origin.protocol === 'https:' ? 'secureConnect' : 'connect');
   }
 
-  private connect(): Socket {
+  private connect(): { socket: Socket; timer: NodeJS.Timeout } {
     const { origin, connectTimeoutMs } = this.options;
     const port = Number(origin.port || (origin.protocol === 'https:' ? 443 : 80));
     const host = origin.hostname.replace(/^\[|\]$/g, '');
     const socket = origin.protocol === 'https:' ? connectTls({ host, port, servername: isIP(host) === 0 ? host : undefined, ALPNProtocols: ['http/1.1'] }) : connectTcp({ host, port });
     socket.setNoDelay(true);
-    const timer = setTimeout(() => socket.destroy(new EngineConnectionError('CONNECT_TIMEOUT', `no connection within ${connectTimeoutMs} ms`)), connectTimeoutMs);
-    socket.once(origin.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(timer));
+    const timer = setTimeout(() => socket.destroy(new TransportError('CONNECT_TIMEOUT', `no connection within ${connectTimeoutMs} ms`)), connectTimeoutMs);
     socket.once('close', () => clearTimeout(timer));
-    return socket;
+    return { socket, timer };
   }
 
   /** A request is over: its connection goes back to the idle list (or is closed), and the next queued request gets one. */
@@ -157,13 +125,6 @@ export class Http1Connections {
     this.next();
   }
 
-  /** Sends a request again on a new connection (its reused one closed before replying). */
-  resend(exchange: Exchange): void {
-    const connection = this.take();
-    if (connection === null) this.queue.unshift(exchange);
-    else exchange.start(connection);
-  }
-
   private next(): void {
     while (this.queue.length > 0) {
       const exchange = this.queue[0] as Exchange;
@@ -182,14 +143,25 @@ export class Http1Connections {
 /** One socket and the request it carries, if any. Its listeners are added once, not per request. */
 class Connection {
   exchange: Exchange | null = null;
-  reused = false;
+  /** TCP (and TLS) is up: a failure before it is a failed connect, so the request was never sent. */
+  connected = false;
   expiresAt = 0;
 
   constructor(
     private readonly pool: Http1Connections,
     readonly socket: Socket,
+    connectTimer: NodeJS.Timeout,
+    connectEvent: 'connect' | 'secureConnect',
   ) {
-    socket.on('data', (bytes: Buffer) => this.exchange?.receive(bytes));
+    socket.once(connectEvent, () => {
+      clearTimeout(connectTimer);
+      this.connected = true;
+    });
+    socket.on('data', (bytes: Buffer) => {
+      // Bytes on an idle connection belong to no request: the connection can no longer be trusted.
+      if (this.exchange === null) socket.destroy();
+      else this.exchange.receive(bytes);
+    });
     socket.on('error', (error: Error) => this.exchange?.connectionLost(error));
     socket.on('end', () => socket.destroy());
     socket.on('close', () => {
@@ -207,7 +179,8 @@ class Exchange implements StreamedReply {
   private connection: Connection | null = null;
   private readonly parser = new ResponseParser(this);
   private head: ResponseHead | null = null;
-  private receivedAny = false;
+  /** The whole request is with the kernel: from here the engine may have started on it. */
+  private written = false;
   private timer: NodeJS.Timeout | null = null;
   private queue: Buffer[] = [];
   private queuedBytes = 0;
@@ -229,17 +202,18 @@ class Exchange implements StreamedReply {
   start(connection: Connection): void {
     this.connection = connection;
     connection.exchange = this;
-    connection.socket.write(this.requestText);
+    connection.socket.write(this.requestText, (error) => {
+      if (error == null) this.written = true;
+    });
     // Set after the write: the engine is already at work while this runs.
     this.timer = setTimeout(timeOut, this.headersTimeoutMs, this);
   }
 
   receive(bytes: Buffer): void {
-    this.receivedAny = true;
     try {
       this.parser.push(bytes);
     } catch (error) {
-      this.cancel(error as Error);
+      this.cancel(error instanceof MalformedResponseError ? new TransportError('MALFORMED_RESPONSE', `not a valid HTTP/1.1 reply: ${error.message}`) : (error as Error));
     }
   }
 
@@ -288,13 +262,22 @@ class Exchange implements StreamedReply {
     if (error === null && this.parser.finish()) return; // a body that runs to the end of the connection (onEnd has run)
     this.connection = null;
     connection.exchange = null;
-    if (!this.receivedAny && connection.reused && this.failure === null && !this.signal.aborted) {
-      // The server closed an idle connection as this request went out on it: it never read it.
-      if (this.timer !== null) clearTimeout(this.timer);
-      this.pool.resend(this);
-      return;
-    }
-    this.fail(error ?? new EngineConnectionError('CONNECTION_CLOSED', this.head === null ? 'the engine closed the connection before replying' : 'the engine closed the connection mid-reply'));
+    this.fail(this.lostError(connection, error));
+  }
+
+  /**
+   * Why the connection went: not connected, or the request not written whole,
+   * means the engine never had it; after the write it may have started, even
+   * on a reused connection the server was closing as the request went out.
+   */
+  private lostError(connection: Connection, error: Error | null): Error {
+    if (error instanceof TransportError) return error;
+    const system = (error as { code?: unknown } | null)?.code;
+    const detail = typeof system === 'string' ? ` (${system})` : '';
+    if (!connection.connected) return new TransportError('CONNECT_FAILED', `cannot connect to the engine${detail}`, error ?? undefined);
+    if (!this.written) return new TransportError('WRITE_FAILED', `the request could not be written${detail}`, error ?? undefined);
+    const when = this.head === null ? 'after the request was sent, before any reply' : 'mid-reply';
+    return new TransportError('CONNECTION_CLOSED', `the engine closed the connection ${when}${detail}`, error ?? undefined);
   }
 
   read(): Promise<Buffer[] | null> {
@@ -329,8 +312,8 @@ class Exchange implements StreamedReply {
   timedOut(): void {
     this.cancel(
       this.head === null
-        ? new EngineConnectionError('HEADERS_TIMEOUT', `no reply within ${this.headersTimeoutMs} ms`)
-        : new EngineConnectionError('BODY_TIMEOUT', `no bytes of the reply for ${this.bodyIdleTimeoutMs} ms`),
+        ? new TransportError('HEADERS_TIMEOUT', `no reply within ${this.headersTimeoutMs} ms`)
+        : new TransportError('BODY_TIMEOUT', `no bytes of the reply for ${this.bodyIdleTimeoutMs} ms`),
     );
   }
 
