@@ -32,6 +32,13 @@
  *      bench/otlp-sink.mjs, in many short alternating rounds
  *      (bench/lib/export-cost.mjs says why).
  *
+ * The CPU-per-call and first-byte targets are taken apart, taskgate and the
+ * pass-through in turns (bench/lib/against-bare.mjs). Then, unless
+ * `--skip-undici`, a second taskgate whose engines use `transport: undici`
+ * (the reference HTTP client; the default is taskgate's own, http1) is
+ * measured the same way, and its figures reported beside the default's:
+ * not a target (bench/lib/undici-transport.mjs).
+ *
  * The saturation load comes from wrk when it is installed (it costs less CPU
  * than autocannon on a small machine), else from autocannon (a devDependency).
  * The fixed-rate runs use undici directly. A run disturbed by steal time or
@@ -57,13 +64,14 @@ import { measureAgainstBare } from './lib/against-bare.mjs';
 import { measureExportCost } from './lib/export-cost.mjs';
 import { measureMemoryGrowth } from './lib/memory-growth.mjs';
 import { runAutocannon, runWrk, wrkInstalled, wrkVersion } from './lib/load-generators.mjs';
-import { log } from './lib/log.mjs';
+import { log, logWarnings } from './lib/log.mjs';
 import { markdownReport } from './lib/markdown-report.mjs';
 import { readOptions, usage } from './lib/options.mjs';
 import { runFixedRate } from './lib/run-fixed-rate.mjs';
 import { mediansOf, runMeasurements, warningsOf } from './lib/run-measurements.mjs';
 import { readinessOf, sharedProcessCount, startServers, targetsOf } from './lib/start-servers.mjs';
 import { countTraces } from './lib/start-taskgate.mjs';
+import { measureUndiciTransport } from './lib/undici-transport.mjs';
 import { printProfileSummary, writeResults } from './lib/write-results.mjs';
 
 /** @typedef {import('./lib/measurement-paths.mjs').PathName} PathName */
@@ -135,17 +143,30 @@ async function main() {
     const warnings = warningsOf(runs, paths, options.maxNoisePercent);
 
     // The CPU-per-call targets: taskgate and the pass-through in turns (against-bare.mjs says why).
+    const againstBareSettings = {
+      kinds,
+      rounds: options.bareRounds,
+      seconds: 2,
+      connections: options.connections,
+      directory,
+      firstByte: options.ttfbTurnsSeconds > 0 ? { rate: options.ttfbRate, seconds: options.ttfbTurnsSeconds } : null,
+    };
     const againstBare =
       useWrk && servers.bare !== null
-        ? await measureAgainstBare({ bare: servers.bare, taskgate: servers.taskgate }, (path, kind, gap) => targetFor(path, kind, gap), {
-            kinds,
-            rounds: options.bareRounds,
-            seconds: 2,
-            connections: options.connections,
-            directory,
-            firstByte: options.ttfbTurnsSeconds > 0 ? { rate: options.ttfbRate, seconds: options.ttfbTurnsSeconds } : null,
-          })
+        ? await measureAgainstBare({ bare: servers.bare, taskgate: servers.taskgate }, (path, kind, gap) => targetFor(path, kind, gap), againstBareSettings)
         : null;
+
+    // The same for a second taskgate on the undici transport, beside the default's: reported, not a target (undici-transport.mjs).
+    const undiciSkipped = options.skipUndici
+      ? 'left out (--skip-undici)'
+      : againstBare === null
+        ? 'it is measured against the bare pass-through in turns, which needs wrk and the pass-through (no --skip-baseline)'
+        : null;
+    const undiciTransport =
+      undiciSkipped === null
+        ? await measureUndiciTransport({ servers, directory, againstBare: againstBareSettings, warmupSeconds: options.warmupSeconds, saturate, started })
+        : null;
+    if (undiciTransport !== null) warnings.push(...undiciTransport.warnings);
 
     // Memory over a sustained run: RSS at its start and end (memory-growth.mjs).
     const growth =
@@ -239,6 +260,7 @@ async function main() {
       shared: sharedReport,
       medians,
       againstBare,
+      undiciTransport: undiciTransport === null ? { skipped: undiciSkipped } : { skipped: null, ...undiciTransport },
       growth,
       exportCost,
       targets: evaluateTargets(medians, againstBare, growth, exportCost, options),
@@ -255,15 +277,6 @@ async function main() {
     if (backends !== null) await backends.cleanUp();
     if (!options.keep) rmSync(directory, { recursive: true, force: true });
   }
-}
-
-/**
- * A taskgate's warn and error log lines, as one warning.
- * @param {string} name @param {string} text
- */
-function logWarnings(name, text) {
-  const lines = text.split('\n').filter((line) => line.includes('"level":"warn"') || line.includes('"level":"error"'));
-  return lines.length === 0 ? [] : [`${name} logged ${lines.length} warnings or errors, e.g. ${lines[0]?.slice(0, 300)}`];
 }
 
 main().catch((error) => {

@@ -171,8 +171,6 @@ describe.skipIf(databaseUrl === null || redisProgram === null)('a fleet of three
     expect((await ask(members[1] as Member, 'pinned')).json.model).toBe('big');
     const pinned = await send(members[0] as Member, 'PUT', '/projects/default/workloads/pinned/routes/big/pin', { model: 'small' });
     expect(pinned.status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    for (const member of members) console.log('DEBUG', JSON.stringify((await send(member as Member, 'GET', '/projects/default/workloads/pinned/routes')).json).slice(0, 3000));
     await Promise.all(
       [members[1], members[2]].map((member) =>
         vi.waitFor(async () => expect((await ask(member as Member, 'pinned')).json.model).toBe('small'), { timeout: 1_000, interval: 20 }),

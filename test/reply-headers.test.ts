@@ -1,10 +1,11 @@
 /**
  * What every reply carries, as the README promises it: `x-request-id` on
  * every reply of every endpoint, errors included; the scope headers on every
- * reply of the chat endpoint once the scope is known (the body has been read
- * as JSON), and on none before that, where a scope would be a guess; and
- * `Server-Timing` (the gateway's own time and the wait on the engine) on every
- * reply of `POST /v1/chat/completions`, streams and errors included.
+ * reply of the chat endpoint: the scope the call was counted against, or,
+ * refused before its body was read (401, 413, 415, 429, a body that is not
+ * JSON), the one its headers give (a 401 counts nothing, it only echoes);
+ * and `Server-Timing` (the gateway's own time and the wait on the engine) on
+ * every reply of `POST /v1/chat/completions`, streams and errors included.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedEngine, type ScriptedEngine } from './helpers/scripted-engine.js';
@@ -16,7 +17,7 @@ let limitedKey: string;
 
 beforeAll(async () => {
   engine = await startScriptedEngine();
-  taskgate = await startTestGateway(engineConfig([engine.baseUrl]));
+  taskgate = await startTestGateway(engineConfig([engine.baseUrl], { extra: `limits: { max_body_bytes: ${maxBodyBytes} }` }));
   limitedKey = (await taskgate.createKey({ requestsPerMinute: 1 })).text;
   engine.script({ kind: 'reply', content: 'ok' });
 });
@@ -25,11 +26,14 @@ afterAll(async () => {
   await engine?.close();
 });
 
+const maxBodyBytes = 4096;
 const scoped = { 'x-taskgate-project': 'shop', 'x-taskgate-workload': 'summarise' };
 const chatBody = JSON.stringify({ model: 'model-0', messages: [{ role: 'user', content: 'Hi' }] });
+/** Too large, and naming a workload the call cannot be counted against: it is never read. */
+const hugeBody = JSON.stringify({ model: 'model-0', task: 'unread', messages: [{ role: 'user', content: 'x'.repeat(maxBodyBytes) }] });
 
-function chat(options: { body?: string; key?: string | null; contentType?: string; method?: string }): Promise<Response> {
-  const headers: Record<string, string> = { ...scoped, 'content-type': options.contentType ?? 'application/json' };
+function chat(options: { body?: string; key?: string | null; contentType?: string; method?: string; scope?: Record<string, string> }): Promise<Response> {
+  const headers: Record<string, string> = { ...(options.scope ?? scoped), 'content-type': options.contentType ?? 'application/json' };
   if (options.key !== null) headers.authorization = `Bearer ${options.key ?? ADMIN_KEY}`;
   return fetch(`${taskgate.baseUrl}/chat/completions`, { method: options.method ?? 'POST', headers, body: options.method === 'GET' ? undefined : (options.body ?? chatBody) });
 }
@@ -63,29 +67,75 @@ describe('chat replies', () => {
   });
 
   it.each([
-    ['401 without a key', () => chat({ key: null }), 401],
-    ['401 with an unknown key', () => chat({ key: 'tg_live_unknown' }), 401],
-    ['415 for another content type', () => chat({ contentType: 'text/plain' }), 415],
-    ['405 for GET', () => chat({ method: 'GET' }), 405],
-    ['400 for a body that is not JSON', () => chat({ body: '{"model": ' }), 400],
-  ] as const)('carry the request id but no scope before the body is read: %s', async (_name, send, status) => {
+    ['415 for another content type', (scope?: Record<string, string>) => chat({ contentType: 'text/plain', scope }), 415],
+    ['400 for a body that is not JSON', (scope?: Record<string, string>) => chat({ body: '{"model": ', scope }), 400],
+    ['413 for a body over limits.max_body_bytes', (scope?: Record<string, string>) => chat({ body: hugeBody, scope }), 413],
+  ] as const)('carry the scope their headers give, and count the call against it, when refused before the body is read: %s', async (_name, send, status) => {
     const response = await send();
     expect(response.status).toBe(status);
     expectRequestId(response);
-    expect(response.headers.get('x-taskgate-project')).toBeNull();
-    expect(response.headers.get('x-taskgate-workload')).toBeNull();
-    // A 405 answers a GET, which the chat handler never sees.
-    if (status !== 405) expect(serverTiming(response).upstream).toBe(0);
+    expect(response.headers.get('x-taskgate-project')).toBe('shop');
+    expect(response.headers.get('x-taskgate-workload')).toBe('summarise');
+    expect(serverTiming(response).upstream).toBe(0);
+    expect(await taskgate.traceOf(response.headers.get('x-request-id'))).toMatchObject({ project: 'shop', workload: 'summarise', httpStatus: status });
+
+    // No scope header: the defaults, as for any call that names no workload.
+    const unscoped = await send({});
+    expect(unscoped.status).toBe(status);
+    expect(unscoped.headers.get('x-taskgate-project')).toBe('default');
+    expect(unscoped.headers.get('x-taskgate-workload')).toBe('main');
+    expect(await taskgate.traceOf(unscoped.headers.get('x-request-id'))).toMatchObject({ project: 'default', workload: 'main' });
+
+    // Only the workload given: the project's default beside it.
+    const workloadOnly = await send({ 'x-taskgate-workload': 'summarise' });
+    expect([workloadOnly.headers.get('x-taskgate-project'), workloadOnly.headers.get('x-taskgate-workload')]).toEqual(['default', 'summarise']);
   });
 
-  it('carry the request id and rate-limit headers on a 429, refused before the body is read', async () => {
+  it('carry no scope while a scope header is malformed: the body\'s problem is named first, the header\'s once the body can be read', async () => {
+    const malformed = { 'x-taskgate-project': 'Shop!', 'x-taskgate-workload': 'summarise' };
+    const unsupported = await chat({ contentType: 'text/plain', scope: malformed });
+    expect(unsupported.status).toBe(415);
+    expect(unsupported.headers.get('x-taskgate-project')).toBeNull();
+    expect(unsupported.headers.get('x-taskgate-workload')).toBeNull();
+    expect(await taskgate.traceOf(unsupported.headers.get('x-request-id'))).toMatchObject({ project: null, workload: null });
+    const named = await chat({ scope: malformed });
+    expect(named.status).toBe(400);
+    expect(((await named.json()) as { error: { param: string } }).error.param).toBe('x-taskgate-project');
+    expect(named.headers.get('x-taskgate-project')).toBeNull();
+  });
+
+  it.each([
+    ['401 without a key', () => chat({ key: null }), 401],
+    ['401 with an unknown key', () => chat({ key: 'tg_live_unknown' }), 401],
+  ] as const)('echo the scope their headers give, counting nothing: %s', async (_name, send, status) => {
+    const before = (await taskgate.traces()).length;
+    const response = await send();
+    expect(response.status).toBe(status);
+    expectRequestId(response);
+    expect(response.headers.get('x-taskgate-project')).toBe('shop');
+    expect(response.headers.get('x-taskgate-workload')).toBe('summarise');
+    expect(serverTiming(response).upstream).toBe(0);
+    expect(await taskgate.traceOf(response.headers.get('x-request-id'))).toBeUndefined();
+    expect((await taskgate.traces()).length).toBe(before);
+  });
+
+  it('carry the request id but no scope on a 405, which the chat handler never sees', async () => {
+    const response = await chat({ method: 'GET' });
+    expect(response.status).toBe(405);
+    expectRequestId(response);
+    expect(response.headers.get('x-taskgate-project')).toBeNull();
+  });
+
+  it('carry the request id, rate-limit headers and the headers\' scope on a 429, refused before the body is read', async () => {
     expect((await chat({ key: limitedKey })).status).toBe(200);
     const limited = await chat({ key: limitedKey });
     expect(limited.status).toBe(429);
     expectRequestId(limited);
     expect(limited.headers.get('x-ratelimit-remaining-requests')).toBe('0');
-    expect(limited.headers.get('x-taskgate-project')).toBeNull();
+    expect(limited.headers.get('x-taskgate-project')).toBe('shop');
+    expect(limited.headers.get('x-taskgate-workload')).toBe('summarise');
     expect(serverTiming(limited).upstream).toBe(0);
+    expect(await taskgate.traceOf(limited.headers.get('x-request-id'))).toMatchObject({ project: 'shop', workload: 'summarise', httpStatus: 429 });
   });
 
   it('carry Server-Timing on a stream (upstream: the wait for the first chunk, which comes 150 ms late) and on an engine error', async () => {

@@ -40,11 +40,12 @@ import { log } from './log.mjs';
 /**
  * @param {{ bare: { pid: number }, taskgate: { pid: number } }} servers
  * @param {(path: 'bare' | 'through', kind: string, gap?: boolean) => import('./chat-request.mjs').LoadTarget} targetFor
- * @param {{ kinds: string[], rounds: number, seconds: number, connections: number, directory: string, firstByte: { rate: number, seconds: number } | null }} settings
- *   `firstByte`: the time-to-first-byte run in turns (with streams only), or null for none
+ * @param {{ kinds: string[], rounds: number, seconds: number, connections: number, directory: string, firstByte: { rate: number, seconds: number } | null, name?: string }} settings
+ *   `firstByte`: the time-to-first-byte run in turns (with streams only), or null for none;
+ *   `name`: which taskgate, in the progress lines and errors (default 'taskgate')
  * @returns {Promise<{ rounds: number, seconds: number, kinds: AgainstBareOfKind[], firstByte: FirstByteAgainstBare | null }>}
  */
-export async function measureAgainstBare(servers, targetFor, { kinds, rounds, seconds, connections, directory, firstByte }) {
+export async function measureAgainstBare(servers, targetFor, { kinds, rounds, seconds, connections, directory, firstByte, name = 'taskgate' }) {
   /** @type {AgainstBareOfKind[]} */
   const results = [];
   for (const kind of kinds) {
@@ -53,13 +54,13 @@ export async function measureAgainstBare(servers, targetFor, { kinds, rounds, se
       seconds,
       connections,
       directory,
-      label: 'taskgate against the bare pass-through',
-      onRound: (round) => log(`against the bare pass-through, in turns: ${kind}, round ${round + 1}/${rounds}`),
+      label: `${name} against the bare pass-through`,
+      onRound: (round) => log(`${name} against the bare pass-through, in turns: ${kind}, round ${round + 1}/${rounds}`),
     });
     results.push({ kind, bare: cpu[0], taskgate: cpu[1], ratios, ratio });
   }
   if (firstByte === null || !kinds.includes('stream')) return { rounds, seconds, kinds: results, firstByte: null };
-  log(`against the bare pass-through, in turns: stream time to first byte, ${firstByte.rate}/s in all for ${firstByte.seconds} s`);
+  log(`${name} against the bare pass-through, in turns: stream time to first byte, ${firstByte.rate}/s in all for ${firstByte.seconds} s`);
   const destinations = [targetFor('bare', 'stream', true), targetFor('through', 'stream', true)].map(({ url, headers, body }) => {
     const { origin, pathname } = new URL(url);
     return { origin, path: pathname, headers, body };

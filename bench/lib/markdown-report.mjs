@@ -124,6 +124,8 @@ export function markdownReport(report) {
   }
 
   if (report.againstBare != null) lines.push(...againstBareLines(report.againstBare), '');
+  const undici = report.undiciTransport;
+  if (report.againstBare != null && undici != null && undici.skipped === null) lines.push(...transportLines(report.againstBare, undici), '');
   if (report.growth != null) {
     const { growth } = report;
     lines.push(
@@ -135,13 +137,14 @@ export function markdownReport(report) {
   if (report.exportCost != null) lines.push(...exportCostLines(report.exportCost), '');
 
   if (report.targets.length > 0) {
-    lines.push('**Targets** (tracing on):', '');
+    lines.push("**Targets** (tracing on; taskgate's default transport, http1):", '');
     lines.push('| Target | Measured | Met |');
     lines.push('|---|---|---|');
     for (const target of report.targets) lines.push(`| ${target.target} | ${target.measured} | ${target.met ? 'yes' : '**no**'} |`);
     lines.push('');
   }
   if (shared.skipped !== null && shared.skipped !== undefined) lines.push(`> PostgreSQL + Redis rows not measured: ${shared.skipped}`);
+  if (undici != null && undici.skipped != null) lines.push(`> undici transport (reference) not measured: ${undici.skipped}`);
   for (const warning of report.warnings) lines.push(`> warning: ${warning}`);
   return lines.join('\n');
 }
@@ -195,7 +198,7 @@ function sharedNotes(report) {
  */
 function againstBareLines(against) {
   const lines = [
-    `**Against the bare pass-through, in turns**: taskgate (SQLite + memory) and the pass-through loaded in turns within each round ` +
+    `**Against the bare pass-through, in turns**: taskgate (SQLite + memory, default transport http1) and the pass-through loaded in turns within each round ` +
       `(${format(2 * against.seconds)} s, switching every 100 ms), ${against.rounds} rounds at saturation; the CPU-per-call targets use the median of the rounds' ratios:`,
     '',
     "| Load | bare pass-through CPU µs/req | taskgate CPU µs/req | taskgate / bare (median of the rounds) | rounds' ratios [min–max] |",
@@ -223,6 +226,56 @@ function againstBareLines(against) {
   }
   return lines;
 }
+
+/**
+ * The undici transport beside the default one (undici-transport.mjs): each
+ * one's ratios to the pass-through of its own rounds, and first byte over it.
+ * @param {Awaited<ReturnType<typeof import('./against-bare.mjs').measureAgainstBare>>} against  the default transport's
+ * @param {Awaited<ReturnType<typeof import('./undici-transport.mjs').measureUndiciTransport>>} undici
+ */
+function transportLines(against, undici) {
+  const rows = /** @type {const} */ ([
+    ['http1 (default: the targets)', against],
+    ['undici (reference: reported, not a target)', undici],
+  ]);
+  const lines = [
+    `**undici transport (reference), reported, not a target**: a second taskgate (SQLite + memory) with \`transport: undici\` on both engines, ` +
+      `started after the run above and measured against the same pass-through the same way (${undici.rounds} ${undici.rounds === 1 ? 'round' : 'rounds'} of ${format(2 * undici.seconds)} s in turns` +
+      `${undici.firstByte == null ? '' : ', then the first byte in turns'}, in ${format(undici.elapsedSeconds)} s). Each ratio is to the pass-through of its own rounds; ` +
+      'the targets hold for the default transport only:',
+    '',
+    "| Load | Transport | bare pass-through CPU µs/req | taskgate CPU µs/req | taskgate / bare (median of the rounds) | rounds' ratios [min–max] |",
+    '|---|---|---:|---:|---:|---|',
+  ];
+  for (const { kind } of against.kinds) {
+    for (const [label, measured] of rows) {
+      const entry = measured.kinds.find((candidate) => candidate.kind === kind);
+      if (entry === undefined) continue;
+      lines.push(
+        `| ${kind === 'json' ? 'JSON' : 'stream (23 events)'} | ${label} | ${format(median(entry.bare))} | ${format(median(entry.taskgate))} | ` +
+          `${measured === against ? `**${format(entry.ratio, 2)}×**` : `${format(entry.ratio, 2)}×`} | [${format(Math.min(...entry.ratios), 2)}–${format(Math.max(...entry.ratios), 2)}] |`,
+      );
+    }
+  }
+  if (against.firstByte != null && undici.firstByte != null) {
+    lines.push(
+      '',
+      '| Stream time to first byte, in turns | streams | bare p50 ms | taskgate p50 ms | taskgate over the pass-through, p50 ms | p99 ms |',
+      '|---|---:|---:|---:|---:|---:|',
+    );
+    for (const [label, measured] of rows) {
+      const { bare, taskgate } = /** @type {FirstByteFigures} */ (measured.firstByte);
+      const over = signed(taskgate.p50Ms - bare.p50Ms, 3);
+      lines.push(
+        `| ${label} | ${format(taskgate.streams)} | ${format(bare.p50Ms, 3)} | ${format(taskgate.p50Ms, 3)} | ${measured === against ? `**${over}**` : over} | ` +
+          `${signed(taskgate.p99Ms - bare.p99Ms, 3)} |`,
+      );
+    }
+  }
+  return lines;
+}
+
+/** @typedef {import('./against-bare.mjs').FirstByteAgainstBare} FirstByteFigures */
 
 /**
  * The OpenTelemetry export A/B: each kind's medians over every round of

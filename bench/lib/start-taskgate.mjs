@@ -24,8 +24,16 @@ export function newAdminKey() {
   return `tg_bench_${randomBytes(24).toString('hex')}`;
 }
 
-/** @param {{ mockUrl: string, gapMockUrl: string, otlpEndpoint?: string }} mocks */
-function benchConfig({ mockUrl, gapMockUrl, otlpEndpoint }) {
+/**
+ * How taskgate reaches its engines (`engines[].transport`): its own HTTP/1.1
+ * client, the default, or undici, the reference implementation.
+ * @typedef {'http1' | 'undici'} Transport
+ */
+
+/** @param {{ mockUrl: string, gapMockUrl: string, otlpEndpoint?: string, transport?: Transport }} mocks */
+function benchConfig({ mockUrl, gapMockUrl, otlpEndpoint, transport = 'http1' }) {
+  // The default is left unsaid: the default run's config stays as it was, and an older build (ab-builds.mjs) still accepts it.
+  const transportLine = transport === 'http1' ? '' : `\n    transport: ${transport}`;
   // Limits so high the rate limiter never refuses; tracing on, with bodies, as in production.
   return `server:
   host: 127.0.0.1
@@ -33,10 +41,10 @@ function benchConfig({ mockUrl, gapMockUrl, otlpEndpoint }) {
 engines:
   - id: mock
     type: openai
-    base_url: ${mockUrl}
+    base_url: ${mockUrl}${transportLine}
   - id: mock-gap
     type: openai
-    base_url: ${gapMockUrl}
+    base_url: ${gapMockUrl}${transportLine}
 models:
   - id: bench-model
     provider: bench
@@ -58,16 +66,17 @@ ${otlpEndpoint === undefined ? '' : `telemetry:\n  otlp: { endpoint: "${otlpEndp
 }
 
 /**
- * taskgate on SQLite (in the data directory) and in-memory limits; exporting spans to `otlpEndpoint` when given.
- * @param {{ directory: string, mockUrl: string, gapMockUrl: string, adminKey: string, cpuProfileDirectory?: string, otlpEndpoint?: string, entry?: string, extraNodeFlags?: string[] }} setup
+ * taskgate on SQLite (in the data directory) and in-memory limits; exporting spans to `otlpEndpoint` when given;
+ * reaching both engines over `transport` (default http1).
+ * @param {{ directory: string, mockUrl: string, gapMockUrl: string, adminKey: string, cpuProfileDirectory?: string, otlpEndpoint?: string, entry?: string, extraNodeFlags?: string[], transport?: Transport }} setup
  */
-export async function startTaskgate({ directory, mockUrl, gapMockUrl, adminKey, cpuProfileDirectory, otlpEndpoint, entry, extraNodeFlags = [] }) {
+export async function startTaskgate({ directory, mockUrl, gapMockUrl, adminKey, cpuProfileDirectory, otlpEndpoint, entry, extraNodeFlags = [], transport = 'http1' }) {
   // 250 µs sampling instead of the default 1 ms: a call costs a few hundred µs, so 1 ms samples blur it.
   const nodeFlags = [...extraNodeFlags, ...(cpuProfileDirectory === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', cpuProfileDirectory])];
   // Empty values (taskgate reads them as unset), so a TASKGATE_DATABASE_URL or TASKGATE_REDIS_URL in the shell cannot move this one off SQLite + memory.
   // OTEL_* likewise: only the config says whether spans are exported, and where.
   const environment = { TASKGATE_DATABASE_URL: '', TASKGATE_REDIS_URL: '', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_SDK_DISABLED: '' };
-  return startTaskgateProcess({ directory, config: benchConfig({ mockUrl, gapMockUrl, otlpEndpoint }), nodeFlags, adminKey, environment, entry });
+  return startTaskgateProcess({ directory, config: benchConfig({ mockUrl, gapMockUrl, otlpEndpoint, transport }), nodeFlags, adminKey, environment, entry });
 }
 
 /**

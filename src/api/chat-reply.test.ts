@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatChoice, ChunkChoice, ReplyChunkChoice, RequestNotes } from './chat-types.js';
-import { customInput, ReplyChunkShaper, replyChoices } from './chat-reply.js';
+import { ReplyChunkShaper, replyChoices } from './chat-reply.js';
 
 const notes = (fields: Partial<RequestNotes>): RequestNotes => ({ ignoredFields: [], customTools: [], legacyFunctions: false, ...fields });
 const call = (id: string, name: string, argumentsText: string) => ({ id, type: 'function' as const, function: { name, arguments: argumentsText } });
@@ -35,15 +35,6 @@ describe('replyChoices', () => {
   });
 });
 
-describe('customInput', () => {
-  it('takes the input string out of the arguments, or the text itself', () => {
-    expect(customInput('{"input":"a\\nb"}')).toBe('a\nb');
-    expect(customInput('{"query":"x"}')).toBe('{"query":"x"}');
-    expect(customInput('{"input":5}')).toBe('{"input":5}');
-    expect(customInput('SELECT 1')).toBe('SELECT 1');
-  });
-});
-
 describe('ReplyChunkShaper', () => {
   const chunk = (delta: ChunkChoice['delta'], finish: ChunkChoice['finish_reason'] = null, index = 0): ChunkChoice[] => [{ index, delta, finish_reason: finish }];
   /** What the caller gets. */
@@ -54,22 +45,45 @@ describe('ReplyChunkShaper', () => {
     expect(ReplyChunkShaper.forStream(notes({ ignoredFields: ['store'] }))).toBeUndefined();
   });
 
-  it('holds a custom call back and sends it whole in the delta that finishes its choice', () => {
+  it('streams a custom call as OpenAI does: id, type and name first, then its input in pieces, decoded as they come', () => {
     const shaper = ReplyChunkShaper.forStream(notes({ customTools: ['sql'] }))!;
     expect(shaper.shape(chunk({ role: 'assistant', content: '' }))).toStrictEqual(shaped({ role: 'assistant', content: '' }));
     expect(shaper.shape(chunk({ tool_calls: [{ index: 0, id: 'a', type: 'function', function: { name: 'sql', arguments: '{"inp' } }, { index: 1, id: 'b', type: 'function', function: { name: 'f', arguments: '{' } }] }))).toStrictEqual(
-      shaped({ tool_calls: [{ index: 1, id: 'b', type: 'function', function: { name: 'f', arguments: '{' } }] }),
+      shaped({ tool_calls: [{ index: 0, id: 'a', type: 'custom', custom: { name: 'sql', input: '' } }, { index: 1, id: 'b', type: 'function', function: { name: 'f', arguments: '{' } }] }),
     );
-    expect(shaper.shape(chunk({ tool_calls: [{ index: 0, function: { arguments: 'ut":"SELECT \\u00e9"}' } }] }))).toStrictEqual(shaped({}));
+    // The escape \u00e9 arrives cut in two: its piece goes once it is whole.
+    expect(shaper.shape(chunk({ tool_calls: [{ index: 0, function: { arguments: 'ut": "SELECT \\u00' } }] }))).toStrictEqual(shaped({ tool_calls: [{ index: 0, custom: { input: 'SELECT ' } }] }));
+    expect(shaper.shape(chunk({ tool_calls: [{ index: 0, function: { arguments: 'e9 FROM \\"t\\"' } }] }))).toStrictEqual(shaped({ tool_calls: [{ index: 0, custom: { input: 'é FROM "t"' } }] }));
     expect(shaper.shape(chunk({ tool_calls: [{ index: 1, function: { arguments: '}' } }] }))).toStrictEqual(shaped({ tool_calls: [{ index: 1, function: { arguments: '}' } }] }));
-    expect(shaper.shape(chunk({}, 'tool_calls'))).toStrictEqual(shaped({ tool_calls: [{ index: 0, id: 'a', type: 'custom', custom: { name: 'sql', input: 'SELECT é' } }] }, 'tool_calls'));
+    // The closing quote and brace add nothing.
+    expect(shaper.shape(chunk({ tool_calls: [{ index: 0, function: { arguments: '"}' } }] }))).toStrictEqual(shaped({}));
+    expect(shaper.shape(chunk({}, 'tool_calls'))).toStrictEqual(shaped({}, 'tool_calls'));
+  });
+
+  it('sends a call\'s id once, with the first delta that has one', () => {
+    const shaper = ReplyChunkShaper.forStream(notes({ customTools: ['sql'] }))!;
+    expect(shaper.shape(chunk({ tool_calls: [{ index: 0, function: { name: 'sql', arguments: '' } }] }))).toStrictEqual(shaped({ tool_calls: [{ index: 0, type: 'custom', custom: { name: 'sql', input: '' } }] }));
+    expect(shaper.shape(chunk({ tool_calls: [{ index: 0, id: 'late', function: { arguments: '{"input":' } }] }))).toStrictEqual(shaped({ tool_calls: [{ index: 0, id: 'late', custom: { input: '' } }] }));
+    expect(shaper.shape(chunk({ tool_calls: [{ index: 0, id: 'late', function: { arguments: '"x"}' } }] }))).toStrictEqual(shaped({ tool_calls: [{ index: 0, custom: { input: 'x' } }] }));
+  });
+
+  it('sends an input the model wrote plainly as it comes, and one in another object whole as its choice finishes', () => {
+    const shaper = ReplyChunkShaper.forStream(notes({ customTools: ['sql', 'sh'] }))!;
+    expect(shaper.shape(chunk({ tool_calls: [{ index: 0, id: 'a', function: { name: 'sql', arguments: 'SELECT' } }, { index: 1, id: 'b', function: { name: 'sh', arguments: '{"cmd":' } }] }))).toStrictEqual(
+      shaped({ tool_calls: [{ index: 0, id: 'a', type: 'custom', custom: { name: 'sql', input: 'SELECT' } }, { index: 1, id: 'b', type: 'custom', custom: { name: 'sh', input: '' } }] }),
+    );
+    expect(shaper.shape(chunk({ tool_calls: [{ index: 0, function: { arguments: ' 1' } }, { index: 1, function: { arguments: '"ls"}' } }] }))).toStrictEqual(shaped({ tool_calls: [{ index: 0, custom: { input: ' 1' } }] }));
+    expect(shaper.shape(chunk({}, 'tool_calls'))).toStrictEqual(shaped({ tool_calls: [{ index: 1, custom: { input: '{"cmd":"ls"}' } }] }, 'tool_calls'));
   });
 
   it('keeps choices apart', () => {
     const shaper = ReplyChunkShaper.forStream(notes({ customTools: ['sql'] }))!;
-    shaper.shape([...chunk({ tool_calls: [{ index: 0, id: 'a', function: { name: 'sql', arguments: '{"input":"A"}' } }] }), ...chunk({ tool_calls: [{ index: 0, id: 'b', function: { name: 'sql', arguments: '{"input":"B"}' } }] }, null, 1)]);
-    expect(shaper.shape(chunk({}, 'tool_calls', 1))).toStrictEqual(shaped({ tool_calls: [{ index: 0, id: 'b', type: 'custom', custom: { name: 'sql', input: 'B' } }] }, 'tool_calls', 1));
-    expect(shaper.shape(chunk({ content: 'x' }, 'stop', 0))).toStrictEqual(shaped({ content: 'x', tool_calls: [{ index: 0, id: 'a', type: 'custom', custom: { name: 'sql', input: 'A' } }] }, 'stop', 0));
+    expect(shaper.shape([...chunk({ tool_calls: [{ index: 0, id: 'a', function: { name: 'sql', arguments: '{"input":"A' } }] }), ...chunk({ tool_calls: [{ index: 0, id: 'b', function: { name: 'sql', arguments: '{"input":"B' } }] }, null, 1)])).toStrictEqual([
+      ...shaped({ tool_calls: [{ index: 0, id: 'a', type: 'custom', custom: { name: 'sql', input: 'A' } }] }),
+      ...shaped({ tool_calls: [{ index: 0, id: 'b', type: 'custom', custom: { name: 'sql', input: 'B' } }] }, null, 1),
+    ]);
+    expect(shaper.shape(chunk({ tool_calls: [{ index: 0, function: { arguments: '2"}' } }] }, 'tool_calls', 1))).toStrictEqual(shaped({ tool_calls: [{ index: 0, custom: { input: '2' } }] }, 'tool_calls', 1));
+    expect(shaper.shape(chunk({ content: 'x', tool_calls: [{ index: 0, function: { arguments: '1"}' } }] }, 'stop', 0))).toStrictEqual(shaped({ content: 'x', tool_calls: [{ index: 0, custom: { input: '1' } }] }, 'stop', 0));
   });
 
   it('turns a legacy request\'s first call into function_call deltas and drops the others', () => {

@@ -8,10 +8,12 @@
  *
  * Both, undoing what validation translated (`RequestNotes`):
  *   - calls of custom tools (function calls with arguments `{"input": …}` to
- *     engines) go back as `{type: "custom", custom: {name, input}}`. In a
- *     stream a custom call is held back and sent whole in the delta that
- *     finishes its choice: its input is the decoded `input` string, which
- *     cannot be cut from the JSON text piece by piece;
+ *     engines) go back as `{type: "custom", custom: {name, input}}`
+ *     (`custom-input.ts`). In a stream they go as OpenAI streams them: the
+ *     call's first delta carries `index`, `id`, `type: "custom"` and
+ *     `custom: {name, input}`, the input so far (maybe empty); each later one
+ *     `index` and `custom: {input}`, the next piece of the input, decoded
+ *     from the engine's arguments as they arrive;
  *   - a request with the legacy `functions` gets `function_call` (the first
  *     call; legacy requests ask engines for one) and finish reason
  *     "function_call", as OpenAI answers such requests.
@@ -28,6 +30,7 @@ import type {
   ToolCall,
   ToolCallDelta,
 } from './chat-types.js';
+import { CustomInputDecoder, customInput } from './custom-input.js';
 
 export function replyChoices(choices: readonly ChatChoice[], notes: RequestNotes | undefined): ReplyChoice[] {
   return choices.map((choice) => replyChoice(choice, notes));
@@ -55,35 +58,21 @@ function callerCall(call: ToolCall, notes: RequestNotes | undefined): ToolCall |
   return { id: call.id, type: 'custom', custom: { name: call.function.name, input: customInput(call.function.arguments) } };
 }
 
-/** The `input` of a custom call from its function arguments; text that is not `{"input": "…"}` is taken as the input itself. */
-export function customInput(argumentsText: string): string {
-  try {
-    const parsed: unknown = JSON.parse(argumentsText);
-    if (typeof parsed === 'object' && parsed !== null && typeof (parsed as { input?: unknown }).input === 'string') {
-      return (parsed as { input: string }).input;
-    }
-  } catch {
-    // Not JSON: the model wrote the input plainly.
-  }
-  return argumentsText;
-}
-
-/** A custom call being streamed: held until its choice finishes. */
-interface HeldCall {
-  index: number;
-  id: string;
-  name: string;
-  argumentsText: string;
+/** A custom call being streamed. */
+interface StreamedCustomCall {
+  input: CustomInputDecoder;
+  /** Whether its id went out: with its first delta, else with the first that brought one (clients append what comes twice). */
+  idSent: boolean;
 }
 
 /**
- * Shapes the choices of each stream chunk, in order. Stateful (it holds
- * custom calls back), so one per stream; `forStream` returns undefined when
- * the request needs no shaping, and chunks then go out as engines made them.
+ * Shapes the choices of each stream chunk, in order. Stateful (it follows
+ * custom calls), so one per stream; `forStream` returns undefined when the
+ * request needs no shaping, and chunks then go out as engines made them.
  */
 export class ReplyChunkShaper {
-  /** Per choice index: tool-call index -> the custom call being held (absent for function calls). */
-  private readonly held = new Map<number, Map<number, HeldCall>>();
+  /** Per choice index: tool-call index -> the custom call being streamed (absent for function calls). */
+  private readonly custom = new Map<number, Map<number, StreamedCustomCall>>();
 
   private constructor(private readonly notes: RequestNotes) {}
 
@@ -96,25 +85,32 @@ export class ReplyChunkShaper {
   }
 
   private customChoice(choice: ChunkChoice): ReplyChunkChoice {
-    let held = this.held.get(choice.index);
+    let calls = this.custom.get(choice.index);
     const passed: Array<ToolCallDelta | CustomToolCallDelta> = [];
     for (const delta of choice.delta.tool_calls ?? []) {
-      const call = held?.get(delta.index);
+      const call = calls?.get(delta.index);
       if (call !== undefined) {
-        call.argumentsText += delta.function?.arguments ?? '';
-        if (delta.id !== undefined) call.id = delta.id;
+        const input = call.input.push(delta.function?.arguments ?? '');
+        const id = call.idSent || !delta.id ? undefined : delta.id;
+        if (id !== undefined) call.idSent = true;
+        if (input !== '' || id !== undefined) passed.push(id === undefined ? { index: delta.index, custom: { input } } : { index: delta.index, id, custom: { input } });
       } else if (delta.function?.name !== undefined && this.notes.customTools.includes(delta.function.name)) {
-        if (held === undefined) this.held.set(choice.index, (held = new Map()));
-        held.set(delta.index, { index: delta.index, id: delta.id ?? '', name: delta.function.name, argumentsText: delta.function.arguments ?? '' });
+        if (calls === undefined) this.custom.set(choice.index, (calls = new Map()));
+        const started: StreamedCustomCall = { input: new CustomInputDecoder(), idSent: Boolean(delta.id) };
+        calls.set(delta.index, started);
+        const custom = { name: delta.function.name, input: started.input.push(delta.function.arguments ?? '') };
+        passed.push(started.idSent ? { index: delta.index, id: delta.id, type: 'custom', custom } : { index: delta.index, type: 'custom', custom });
       } else {
         passed.push(delta);
       }
     }
-    if (choice.finish_reason !== null && held !== undefined) {
-      for (const call of held.values()) {
-        passed.push({ index: call.index, id: call.id, type: 'custom', custom: { name: call.name, input: customInput(call.argumentsText) } });
+    if (choice.finish_reason !== null && calls !== undefined) {
+      // What only the whole arguments could say (an input not written as `{"input": "…"}`), before the choice's end.
+      for (const [index, call] of calls) {
+        const input = call.input.end();
+        if (input !== '') passed.push({ index, custom: { input } });
       }
-      this.held.delete(choice.index);
+      this.custom.delete(choice.index);
     }
     if (choice.delta.tool_calls === undefined && passed.length === 0) return choice;
     const { tool_calls: _engineCalls, ...rest } = choice.delta;

@@ -224,12 +224,17 @@ export interface ChunkChoice {
   logprobs?: ChoiceLogprobs | null;
 }
 
-/** A custom tool call in a stream: sent whole, in one delta, once its input is complete. */
+/**
+ * A custom tool call in a stream, as OpenAI streams one (its published chunk
+ * schema has only function calls, openai/openai-openapi#576): the call's
+ * first delta carries `id`, `type` and `custom.name`, with `custom.input`
+ * maybe empty; each later one a piece of `custom.input`, to be appended.
+ */
 export interface CustomToolCallDelta {
   index: number;
-  id: string;
-  type: 'custom';
-  custom: { name: string; input: string };
+  id?: string;
+  type?: 'custom';
+  custom: { name?: string; input: string };
 }
 
 /** A stream choice as sent to the caller: custom calls and legacy `function_call` in the caller's form. */

@@ -22,7 +22,7 @@
 import { DEFAULT_CONTRACT, parseEvalContract, type EvalContract } from '../evals/eval-contract.js';
 import type { Logger } from '../log/logger.js';
 import { createRefreshingCache } from '../store/refreshing-cache.js';
-import type { RouteRecord, RoutingStore, Scope } from '../store/routing-store.js';
+import type { Revised, RouteRecord, RoutingStore, Scope } from '../store/routing-store.js';
 
 /** A route as this process holds it. */
 interface HeldRoute {
@@ -137,7 +137,7 @@ export function createRouteTable(options: RouteTableOptions): RouteTable {
     const after = Math.min(lastRevision, rereadAfter);
     rereadAfter = Number.POSITIVE_INFINITY;
     const appliedBefore = localApplies;
-    let changed;
+    let changed: Array<Revised<RouteRecord>>;
     try {
       changed = await routing.listRoutesChangedAfter(after);
     } catch (error) {

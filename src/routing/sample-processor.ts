@@ -340,6 +340,6 @@ export function boundedReplay(parameters: GenerationParameters, referenceTokens:
 async function ensureRoute(context: RouterContext, scope: Scope, requestedModel: string): Promise<void> {
   if (context.routes.route(scope, requestedModel) !== undefined) return;
   const route = { scope, requestedModel, servedModel: requestedModel, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], updatedAt: context.now() };
-  await context.routing.saveRoute(route, null);
-  context.routes.apply(route);
+  // Only if absent: another process may have written this route (a pin) since this table last read.
+  context.routes.apply(await context.routing.createRoute(route));
 }

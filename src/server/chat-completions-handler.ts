@@ -310,6 +310,9 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       call = new CallTrace(requestId, key instanceof Promise ? await key : key, startedClock);
     } catch (thrown) {
       markHead(headers, startedClock, 0, false);
+      // Echoed only: no call is counted, no project made, for a caller without a valid key.
+      const scope = headerScope(request);
+      if (scope !== undefined) setScopeHeaders(headers, scope);
       sendError(response, asGatewayError(thrown), headers);
       return;
     }
@@ -329,6 +332,16 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     } catch (thrown) {
       failure = thrown instanceof ClientStalledError ? thrown : signal.aborted ? new ClientAbortError() : asGatewayError(thrown);
       if (failure.status >= 500) logger.warn('call failed', { request_id: requestId, status: failure.status, ...errorFields(failure), cause: causeOf(failure) });
+      // Refused before the body could name the workload (429, 413, 415, 408, a body that is not JSON):
+      // the call is counted against, and its reply names, the scope its headers give.
+      if (call.project === null) {
+        const scope = headerScope(request);
+        if (scope !== undefined) {
+          call.project = scope.project;
+          call.workload = scope.workload;
+          setScopeHeaders(headers, scope);
+        }
+      }
       if (!signal.aborted && !response.headersSent) {
         markHead(headers, call.startedClock, call.upstreamMs, call.stream);
         sendError(response, failure, headers);
@@ -344,6 +357,25 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     metrics.observeCall(trace);
     dependencies.measuredPrices.observe(trace);
   };
+}
+
+/**
+ * The scope the request's headers give, its body unread (so no `task`): for
+ * replies refused before the body is read. Undefined when a scope header is
+ * malformed: that 400 is given once a body can be read, and until then the
+ * reply names no scope rather than one the call would not be counted against.
+ */
+function headerScope(request: IncomingMessage): { project: string; workload: string } | undefined {
+  try {
+    return resolveScope({ projectHeader: request.headers[SCOPE_PROJECT_HEADER], workloadHeader: request.headers[SCOPE_WORKLOAD_HEADER], task: undefined });
+  } catch {
+    return undefined;
+  }
+}
+
+function setScopeHeaders(headers: OutgoingHttpHeaders, scope: { project: string; workload: string }): void {
+  headers[SCOPE_PROJECT_HEADER] = scope.project;
+  headers[SCOPE_WORKLOAD_HEADER] = scope.workload;
 }
 
 /** Sets `Server-Timing` (the gateway's own time and the engines') on a reply's head; returns the gateway's milliseconds. */

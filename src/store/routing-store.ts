@@ -196,6 +196,13 @@ export interface RoutingStore {
   listRoutesChangedAfter(revision: number): Promise<Array<Revised<RouteRecord>>>;
   /** Writes the route and, when `change` is given, one history row, atomically. */
   saveRoute(route: RouteRecord, change: RouteChange | null): Promise<void>;
+  /**
+   * Writes `route` only when its workload has no route for its requested
+   * model yet, in one statement; returns the route the store holds after it
+   * (`route`, or the one another process wrote first, such as a pin), so a
+   * default route never overwrites a change it has not seen.
+   */
+  createRoute(route: RouteRecord): Promise<RouteRecord>;
   /** The last written first: the order the changes committed in, not their `at` (the writing process's clock). */
   listRouteChanges(scope: Scope, limit: number): Promise<RouteChange[]>;
 

@@ -452,6 +452,15 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
         expect(history[1]?.certificate).toEqual(certificate);
       });
 
+      it('creates a route only when the workload has none for its model: a default never overwrites a pin another process wrote', async () => {
+        const fresh = { scope, requestedModel: 'fresh', servedModel: 'fresh', pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], updatedAt: 100 };
+        expect(await store.routing.createRoute(fresh)).toEqual(fresh);
+        const pinned = { ...fresh, pinnedModel: 'small', updatedAt: 200 };
+        await store.routing.saveRoute(pinned, null);
+        expect(await store.routing.createRoute({ ...fresh, updatedAt: 300 })).toEqual(pinned);
+        expect((await store.routing.listRoutes(scope)).find((route) => route.requestedModel === 'fresh')).toEqual(pinned);
+      });
+
       it('a poll by revision gets every route write, whatever the clock of the process that made it', async () => {
         // Three processes write: one 5 s ahead, one on time, one 5 s behind. updatedAt is their clock; the revision is the store's.
         const now = Date.now();

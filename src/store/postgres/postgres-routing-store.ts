@@ -81,6 +81,17 @@ export function createPostgresRoutingStore(database: PostgresDatabase): Postgres
       const rows = await database.query<RevisedRow<RouteRow>>(`SELECT ${routeColumns}, revision FROM routes WHERE revision > $1 ORDER BY revision`, [revision]);
       return rows.map((row) => fromRevisedRow(row, fromRouteRow));
     },
+    async createRoute(route) {
+      const row = toRouteRow(route);
+      await database.execute(
+        `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+         ON CONFLICT (account_id, project, workload, requested_model) DO NOTHING`,
+        [row.accountId, row.project, row.workload, row.requestedModel, row.servedModel, row.pinnedModel, row.certificate, row.cooldowns, row.fallbacks, row.updatedAt],
+      );
+      const [held] = await database.query<RouteRow>(`SELECT ${routeColumns} FROM routes WHERE ${scopeWhere} AND requested_model = $4`, [...scopeOf(route.scope), route.requestedModel]);
+      return held === undefined ? route : fromRouteRow(held);
+    },
     async saveRoute(route, change) {
       const row = toRouteRow(route);
       await database.transaction(async (transaction) => {

@@ -11,7 +11,9 @@ import { describeStoreContract } from '../store-contract.js';
 import { isStoreUnavailable } from '../store-errors.js';
 import { traceFixture } from '../trace-fixture.js';
 import { createTraceWriter } from '../trace-writer.js';
-import { migrations } from './postgres-migrations.js';
+import type { RouteRecord } from '../routing-store.js';
+import { createPostgresDatabase } from './postgres-database.js';
+import { applyMigrations, migrations } from './postgres-migrations.js';
 import { DAY_MS, partitionName } from './postgres-partitions.js';
 import { createPostgresStore, type PostgresStore } from './postgres-store.js';
 
@@ -44,6 +46,31 @@ describe.skipIf(found === null)('PostgreSQL back end', () => {
       const applied = await client.query<{ id: string }>(`SELECT id FROM ${schema}.schema_migrations ORDER BY id`);
       await client.end();
       expect(applied.rows.map((row) => row.id)).toEqual(migrations.map((migration) => migration.id));
+    });
+
+    it('gives the routes stored before revisions existed one each, and every later write a higher one', async () => {
+      const schema = schemas.fresh();
+      const store = open(schema);
+      // A database of the release before: routes, no revisions.
+      const earlier = createPostgresDatabase({ url, schema, poolSize: 1 });
+      await applyMigrations(earlier, migrations.filter((migration) => migration.id < '0007_revisions'));
+      await earlier.execute(
+        `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, updated_at)
+         VALUES ('acct-1', 'shop', 'main', 'big', 'small', NULL, NULL, '{}', 9000), ('acct-1', 'shop', 'main', 'large', 'large', NULL, NULL, '{}', 1000)`,
+      );
+      await earlier.close();
+      await store.migrate();
+      const stored = await store.routing.listRoutesChangedAfter(0);
+      expect(stored.map((revised) => revised.record.requestedModel).sort()).toEqual(['big', 'large']);
+      expect(new Set(stored.map((revised) => revised.revision)).size).toBe(2);
+      const highest = stored.at(-1)?.revision ?? 0;
+      const big = stored.find((revised) => revised.record.requestedModel === 'big')?.record as RouteRecord;
+      await store.routing.saveRoute({ ...big, pinnedModel: 'big', updatedAt: 1 }, null);
+      const [after, ...more] = await store.routing.listRoutesChangedAfter(highest);
+      expect(more).toEqual([]);
+      expect(after?.record).toEqual({ ...big, pinnedModel: 'big', updatedAt: 1 });
+      expect(after?.revision).toBeGreaterThan(highest);
+      await store.close();
     });
 
     it('a route write that commits late is not passed over by a reader that polled meanwhile', async () => {

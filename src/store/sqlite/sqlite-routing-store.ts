@@ -51,6 +51,11 @@ function prepareRoutingStatements(database: Database.Database) {
          served_model = excluded.served_model, pinned_model = excluded.pinned_model, certificate = excluded.certificate,
          cooldowns = excluded.cooldowns, fallbacks = excluded.fallbacks, updated_at = excluded.updated_at`,
     ),
+    insertRouteIfAbsent: database.prepare(
+      `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, updated_at)
+       VALUES (@accountId, @project, @workload, @requestedModel, @servedModel, @pinnedModel, @certificate, @cooldowns, @fallbacks, @updatedAt)
+       ON CONFLICT (account_id, project, workload, requested_model) DO NOTHING`,
+    ),
     insertChange: database.prepare(
       `INSERT INTO route_changes (account_id, project, workload, requested_model, from_model, to_model, reason, certificate, detail, at)
        VALUES (@accountId, @project, @workload, @requestedModel, @fromModel, @toModel, @reason, @certificate, @detail, @at)`,
@@ -149,6 +154,11 @@ export function createSqliteRoutingStore(database: Database.Database): Omit<Rout
     },
     async saveRoute(route, change) {
       saveRoute.immediate(route, change);
+    },
+    async createRoute(route) {
+      prepared().insertRouteIfAbsent.run(toRouteRow(route));
+      const held = prepared().routesOf.all(...scopeOf(route.scope)).find((row) => row.requestedModel === route.requestedModel);
+      return held === undefined ? route : fromRouteRow(held);
     },
     async listRouteChanges(scope, limit) {
       return prepared().changesOf.all(...scopeOf(scope), limit).map(fromRouteChangeRow);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyMigrations, migrations } from './sqlite-migrations.js';
 import { createSqliteStore } from './sqlite-store.js';
+import type { RouteRecord } from '../routing-store.js';
 import { describeStoreContract } from '../store-contract.js';
 import { temporaryDirectory } from '../../../test/helpers/temporary-directory.js';
 
@@ -61,6 +62,30 @@ describe('sqlite store', () => {
     expect(applyMigrations(database, [...migrations, extra])).toEqual([extra.id]);
     expect(applyMigrations(database, [...migrations, extra])).toEqual([]);
     database.close();
+  });
+
+  it('gives the routes stored before revisions existed one each, and every later write a higher one', async () => {
+    const path = freshPath();
+    const database = new Database(path);
+    const before = migrations.filter((migration) => migration.id < '0012_revisions');
+    applyMigrations(database, before);
+    const insert = database.prepare(
+      `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, updated_at)
+       VALUES ('acct-1', 'shop', 'main', ?, ?, NULL, NULL, '{}', ?)`,
+    );
+    insert.run('big', 'small', 9_000);
+    insert.run('large', 'large', 1_000);
+    expect(applyMigrations(database)).toContain('0012_revisions');
+    database.close();
+
+    const store = createSqliteStore({ path });
+    await store.migrate();
+    const stored = await store.routing.listRoutesChangedAfter(0);
+    expect(stored.map((revised) => revised.record.requestedModel)).toEqual(['big', 'large']);
+    const highest = stored.at(-1)?.revision ?? 0;
+    await store.routing.saveRoute({ ...(stored[0]?.record as RouteRecord), pinnedModel: 'big', updatedAt: 1 }, null);
+    expect(await store.routing.listRoutesChangedAfter(highest)).toEqual([{ record: { ...(stored[0]?.record as RouteRecord), pinnedModel: 'big', updatedAt: 1 }, revision: highest + 1 }]);
+    await store.close();
   });
 
   it('rolls back a failing migration entirely', () => {
