@@ -31,7 +31,7 @@ const circuitBreaker = z
  */
 const costPerHour = z.number().min(0).nullable().default(null);
 
-/** Headers an engine request's framing owns (`src/engines/http1-connections.ts`). */
+/** Headers an engine request's framing owns (`src/engines/transport/`). */
 const transportHeaders = new Set(['host', 'content-length', 'transfer-encoding', 'connection']);
 
 /**

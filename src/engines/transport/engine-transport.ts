@@ -76,6 +76,13 @@ export interface StreamedReply {
   cancel(reason: Error): void;
 }
 
+/** A reply's whole body as text, read through its `read` (what `StreamedReply.text` does in every transport). */
+export async function readText(reply: Pick<StreamedReply, 'read'>): Promise<string> {
+  const parts: Buffer[] = [];
+  for (let buffers = await reply.read(); buffers !== null; buffers = await reply.read()) parts.push(...buffers);
+  return Buffer.concat(parts).toString('utf8');
+}
+
 /**
  * A request's method, path and headers, checked once when the engine is made
  * (a configured header cannot smuggle a line break): the hot path adds only

@@ -2,7 +2,7 @@
  * An HTTP/1.1 response, parsed as its bytes arrive: the head (status and
  * headers, informational 1xx heads skipped), then the body framed by
  * `transfer-encoding: chunked`, `content-length`, or the end of the
- * connection. Pure: bytes in, callbacks out, no I/O (`http1-connections.ts`
+ * connection. Pure: bytes in, callbacks out, no I/O (`http1-transport.ts`
  * owns the sockets). It reads what engines send (uvicorn for vLLM and SGLang,
  * cpp-httplib for llama.cpp, Go for Ollama, Node), and refuses, strictly (RFC
  * 9112), what could make two parties read one reply differently: both

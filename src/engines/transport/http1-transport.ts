@@ -33,16 +33,16 @@ import { connect as connectTls } from 'node:tls';
 import { abortReason } from '../abort-reason.js';
 import { stopWatching, watchAbort } from '../abort-watch.js';
 import { MalformedResponseError, ResponseParser, type ResponseHead } from './http1-response-parser.js';
-import { TransportError, type EngineTransport, type PreparedRequest, type RequestTimeouts, type StreamedReply, type TransportOptions } from './engine-transport.js';
+import { readText, TransportError, type EngineTransport, type PreparedRequest, type RequestTimeouts, type StreamedReply, type TransportOptions } from './engine-transport.js';
 
 const PAUSE_AT_BYTES = 64 * 1024;
 const defaultKeepAliveMs = 4_000;
 
 export function createHttp1Transport(options: TransportOptions): EngineTransport {
-  return new Http1Connections(options);
+  return new Http1Transport(options);
 }
 
-class Http1Connections implements EngineTransport {
+class Http1Transport implements EngineTransport {
   private readonly idle: Connection[] = [];
   private readonly queue: Exchange[] = [];
   /** Connections open or opening, idle ones included. */
@@ -148,7 +148,7 @@ class Connection {
   expiresAt = 0;
 
   constructor(
-    private readonly pool: Http1Connections,
+    private readonly pool: Http1Transport,
     readonly socket: Socket,
     connectTimer: NodeJS.Timeout,
     connectEvent: 'connect' | 'secureConnect',
@@ -190,7 +190,7 @@ class Exchange implements StreamedReply {
   private waiter: { resolve: (buffers: Buffer[] | null) => void; reject: (error: Error) => void } | null = null;
 
   constructor(
-    private readonly pool: Http1Connections,
+    private readonly pool: Http1Transport,
     private readonly requestText: string,
     private readonly signal: AbortSignal,
     private readonly headersTimeoutMs: number,
@@ -289,10 +289,8 @@ class Exchange implements StreamedReply {
     });
   }
 
-  async text(): Promise<string> {
-    const parts: Buffer[] = [];
-    for (let buffers = await this.read(); buffers !== null; buffers = await this.read()) parts.push(...buffers);
-    return Buffer.concat(parts).toString('utf8');
+  text(): Promise<string> {
+    return readText(this);
   }
 
   cancel(reason: Error): void {

@@ -36,7 +36,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Client, errors, type Dispatcher } from 'undici';
 import { abortReason } from '../abort-reason.js';
 import { stopWatching, watchAbort } from '../abort-watch.js';
-import { TransportError, type EngineTransport, type PreparedRequest, type RequestTimeouts, type StreamedReply, type TransportOptions } from './engine-transport.js';
+import { readText, TransportError, type EngineTransport, type PreparedRequest, type RequestTimeouts, type StreamedReply, type TransportOptions } from './engine-transport.js';
 
 const PAUSE_AT_BYTES = 64 * 1024;
 
@@ -237,10 +237,8 @@ class Exchange implements StreamedReply, Dispatcher.DispatchHandler {
     });
   }
 
-  async text(): Promise<string> {
-    const parts: Buffer[] = [];
-    for (let buffers = await this.read(); buffers !== null; buffers = await this.read()) parts.push(...buffers);
-    return Buffer.concat(parts).toString('utf8');
+  text(): Promise<string> {
+    return readText(this);
   }
 
   cancel(reason: Error): void {
