@@ -5,6 +5,7 @@
  *
  *   npm run bench:router -- [--workloads N] [--calls N] [--seed N] [--quick] [--scenarios-only | --no-scenarios]
  *   npm run bench:router -- --max-samples 2000 --shadow-rate 0.04 --threshold 4.5   (explore other settings)
+ *   npm run bench:router -- --real-data [DIR] [--quick] [--seed N]   (RouteLLM's recorded answers; DIR defaults to ../shared/data/routellm)
  *
  * It runs the workload simulation (bench/router/worker-simulation.ts) with
  * taskgate's rule, the naive rule, and the naive rule without the rollback
@@ -17,9 +18,15 @@
  * to docs/routing/*.svg (`--svg-dir` elsewhere, `--no-svg` not at all).
  * Everything is seeded: the same options give the same figures. About a
  * minute on 2 cores (`--quick`: a few seconds).
+ *
+ * `--real-data` runs the router on recorded per-prompt answers of real
+ * models instead (real-data/real-data-mode.ts), read where they lie, and
+ * reports savings and served quality against the oracles; without the data
+ * it says what is missing and measures nothing.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { UNIFORM_PRIOR } from '../../src/routing/confidence-sequence.js';
 import { judgeCandidate } from '../../src/routing/route-decision.js';
 import { judgeNaively, wilsonJudge, type Judge } from './comparison-rules.js';
@@ -29,6 +36,8 @@ import { renderCharts, renderReport, type RuleRun, type SimulationResults } from
 import { defaultSettings, policyFor, type RouterSettings } from './settings.js';
 import { BAD_MARGIN, createTotals, simulateWorkload } from './worker-simulation.js';
 import { generateWorkloads, type Workload } from './workloads.js';
+import { measureRealData } from './real-data/real-data-mode.js';
+import { renderRealDataReport } from './real-data/real-data-report.js';
 import { renderScenarios, runScenarios } from './scenarios/scenarios.js';
 
 interface Options {
@@ -37,6 +46,8 @@ interface Options {
   seed: number;
   quick: boolean;
   scenarios: 'also' | 'only' | 'none';
+  /** The recorded data's folder in the real-data mode, else null. */
+  realData: string | null;
   svgDirectory: string | null;
   overrides: Partial<Pick<RouterSettings, 'maxSamples' | 'sampleRate' | 'shadowRate' | 'cusumThreshold' | 'cooldownCalls' | 'minSamples'>>;
 }
@@ -51,7 +62,7 @@ const flags: Record<string, keyof Options['overrides']> = {
 };
 
 function readOptions(argv: string[]): Options {
-  const options: Options = { workloads: 200, calls: 200_000, seed: 1, quick: false, scenarios: 'also', svgDirectory: 'docs/routing', overrides: {} };
+  const options: Options = { workloads: 200, calls: 200_000, seed: 1, quick: false, scenarios: 'also', realData: null, svgDirectory: 'docs/routing', overrides: {} };
   for (let index = 0; index < argv.length; index += 1) {
     const flag = argv[index] ?? '';
     const value = (): number => {
@@ -66,7 +77,13 @@ function readOptions(argv: string[]): Options {
     else if (flag === '--workloads') options.workloads = value();
     else if (flag === '--calls') options.calls = value();
     else if (flag === '--seed') options.seed = value();
-    else if (flag === '--no-svg') options.svgDirectory = null;
+    else if (flag === '--real-data') {
+      const directory = argv[index + 1];
+      if (directory !== undefined && !directory.startsWith('--')) {
+        options.realData = resolve(directory);
+        index += 1;
+      } else options.realData = DEFAULT_REAL_DATA;
+    } else if (flag === '--no-svg') options.svgDirectory = null;
     else if (flag === '--svg-dir') options.svgDirectory = argv[(index += 1)] ?? 'docs/routing';
     else if (flag in flags) options.overrides[flags[flag] as keyof Options['overrides']] = value();
     else if (flag === '--help') {
@@ -81,8 +98,25 @@ function readOptions(argv: string[]): Options {
   return options;
 }
 
+/** RouteLLM's data beside the repository (never copied into it). */
+const DEFAULT_REAL_DATA = resolve(fileURLToPath(new URL('../..', import.meta.url)), '../shared/data/routellm');
+
 function readHeader(): string {
-  return 'npm run bench:router -- [--workloads N] [--calls N] [--seed N] [--quick] [--scenarios-only | --no-scenarios] [--no-svg | --svg-dir DIR] [--max-samples N] [--min-samples N] [--sample-rate R] [--shadow-rate R] [--threshold H] [--cooldown-calls N]';
+  return [
+    'npm run bench:router -- [--workloads N] [--calls N] [--seed N] [--quick] [--scenarios-only | --no-scenarios] [--no-svg | --svg-dir DIR] [--max-samples N] [--min-samples N] [--sample-rate R] [--shadow-rate R] [--threshold H] [--cooldown-calls N]',
+    `npm run bench:router -- --real-data [DIR] [--quick] [--seed N]   (DIR: ${DEFAULT_REAL_DATA})`,
+  ].join('\n');
+}
+
+function runRealDataMode(directory: string, options: Options): void {
+  const results = measureRealData(directory, options.seed, options.quick);
+  if ('missing' in results) {
+    process.stdout.write(`Real data: RouteLLM's evaluation data is missing (${results.missing}); nothing measured. Put lm-sys/RouteLLM's routellm/evals data there or pass its folder: --real-data DIR.\n`);
+    return;
+  }
+  const report = renderRealDataReport(results);
+  process.stdout.write(report);
+  writeResults('router-real-data', report, results);
 }
 
 function runRule(label: string, settings: RouterSettings, workloads: Workload[], options: Options): RuleRun {
@@ -100,6 +134,10 @@ function describeSettings(settings: RouterSettings): string {
 async function main(): Promise<void> {
   const options = readOptions(process.argv.slice(2));
   const startedAt = Date.now();
+  if (options.realData !== null) {
+    runRealDataMode(options.realData, options);
+    return;
+  }
   if (options.scenarios === 'only') {
     const scenarios = await runScenarios(options.seed);
     const report = `## Production scenarios (seed ${options.seed}, ${((Date.now() - startedAt) / 1000).toFixed(0)} s)\n\n${renderScenarios(scenarios)}\n`;

@@ -21,6 +21,10 @@
  * - when the reference serves, its production reply is the reference answer,
  *   so a sampled call costs only the replays.
  *
+ * What each call costs and whether a reply agrees with the reference's come
+ * from a call source (call-source.ts): the synthetic task by default, a
+ * recorded data set's per-prompt answers in the real-data mode.
+ *
  * Spend and quality are added per bucket of calls into shared totals, so the
  * report can show them over time; the daily eval budget is not modelled.
  */
@@ -28,10 +32,10 @@ import { planExploration } from '../../src/routing/exploration.js';
 import { decideRoute, routeFromVerdicts, type CandidateEvidence, type RouteDecision } from '../../src/routing/route-decision.js';
 import { DEFAULT_ROUTER_SETTINGS } from '../../src/routing/router-context.js';
 import { initialCusum, updateCusum, type CusumState } from '../../src/routing/cusum.js';
+import { syntheticCalls, type CallSource } from './call-source.js';
 import { judgeNaively } from './comparison-rules.js';
 import { createRandom, seedFor } from './random.js';
 import { cusumFor, policyFor, type RouterSettings } from './settings.js';
-import { agrees, drawProblem, modelAnswer, referenceAnswer } from './task.js';
 import { trueRateAt, type SimulatedModel, type Workload } from './workloads.js';
 
 /** Per-bucket sums over every simulated workload. */
@@ -62,6 +66,8 @@ export interface WorkloadOutcome {
    */
   driftCaught: { servedCalls: number; end: 'demoted' | 'replaced' | 'still serving' } | null;
   finalModel: string;
+  /** The route's history: from call `atCall` on, `model` served (the first entry is the reference at call 0). */
+  servedFrom: Array<{ atCall: number; model: string }>;
 }
 
 export const BAD_MARGIN = 0.02;
@@ -79,14 +85,14 @@ interface Evidence extends CandidateEvidence {
   certified: boolean;
 }
 
-export function simulateWorkload(workload: Workload, settings: RouterSettings, totals: Totals, seed: number): WorkloadOutcome {
+export function simulateWorkload(workload: Workload, settings: RouterSettings, totals: Totals, seed: number, callSource: CallSource = syntheticCalls(workload)): WorkloadOutcome {
   const random = createRandom(seedFor(seed, settings.rule, 'calls', workload.id));
   const policy = policyFor(settings, workload.passRate);
   const cusumOptions = cusumFor(settings, workload.passRate);
   const reference = workload.reference;
   const evidence: Evidence[] = workload.candidates.map((source) => ({ model: source.name, costPerCall: source.costPerCall, evaluated: 0, passed: 0, errors: 0, source, coolingUntil: -1, certified: false }));
   const byName = new Map(workload.candidates.map((model) => [model.name, model]));
-  const outcome: WorkloadOutcome = { workload: workload.id, certifications: [], demotions: [], driftCaught: null, finalModel: reference.name };
+  const outcome: WorkloadOutcome = { workload: workload.id, certifications: [], demotions: [], driftCaught: null, finalModel: reference.name, servedFrom: [{ atCall: 0, model: reference.name }] };
   const driftAt = workload.drift?.atCall ?? Number.POSITIVE_INFINITY;
 
   let call = 0;
@@ -95,7 +101,7 @@ export function simulateWorkload(workload: Workload, settings: RouterSettings, t
   let served = reference;
   let cusum: CusumState = initialCusum();
   let servedRate = 1;
-  let oracleCost = oracleCostAt(0);
+  let oracle = oracleAt(0);
   let driftWatch: { servedCalls: number } | null = null;
   let nextCooldownEnd = Number.POSITIVE_INFINITY;
   applyDecision();
@@ -141,14 +147,14 @@ export function simulateWorkload(workload: Workload, settings: RouterSettings, t
         driftWatch = null;
       }
       served = next;
+      outcome.servedFrom.push({ atCall: call, model: served.name });
       cusum = initialCusum();
     }
     servedRate = trueRateAt(workload, served, call);
   }
 
-  function oracleCostAt(at: number): number {
-    const passing = workload.candidates.find((candidate) => trueRateAt(workload, candidate, at) >= workload.passRate);
-    return (passing ?? reference).costPerCall;
+  function oracleAt(at: number): SimulatedModel {
+    return workload.candidates.find((candidate) => trueRateAt(workload, candidate, at) >= workload.passRate) ?? reference;
   }
 
   function demote(): void {
@@ -171,7 +177,7 @@ export function simulateWorkload(workload: Workload, settings: RouterSettings, t
   const bucketCalls = totals.bucketCalls;
   for (; call < workload.calls; call += 1) {
     if (call === driftAt) {
-      oracleCost = oracleCostAt(call);
+      oracle = oracleAt(call);
       servedRate = trueRateAt(workload, served, call);
       if (served.name === workload.drift?.model) driftWatch = { servedCalls: 0 };
     }
@@ -183,9 +189,9 @@ export function simulateWorkload(workload: Workload, settings: RouterSettings, t
 
     const bucket = Math.floor(call / bucketCalls);
     add(totals.calls, bucket, 1);
-    add(totals.production, bucket, served.costPerCall);
-    add(totals.reference, bucket, reference.costPerCall);
-    add(totals.oracle, bucket, oracleCost);
+    add(totals.production, bucket, callSource.cost(call, served));
+    add(totals.reference, bucket, callSource.cost(call, reference));
+    add(totals.oracle, bucket, callSource.cost(call, oracle));
     if (servedRate < workload.passRate) {
       add(totals.belowThreshold, bucket, 1);
       if (servedRate < workload.passRate - BAD_MARGIN) {
@@ -199,11 +205,10 @@ export function simulateWorkload(workload: Workload, settings: RouterSettings, t
     const sampled = explore.candidates.length > 0 && random() < explore.sampleRate;
     const shadowed = served !== reference && random() < settings.shadowRate;
     if (!sampled && !shadowed) continue;
-    const problem = drawProblem(random);
-    const answer = referenceAnswer(problem);
+    const agreesWithReference = callSource.score(call, random);
     if (served !== reference) {
-      add(totals.evaluation, bucket, reference.costPerCall);
-      const result = updateCusum(cusum, agrees(modelAnswer(problem, servedRate, random), answer), cusumOptions);
+      add(totals.evaluation, bucket, callSource.cost(call, reference));
+      const result = updateCusum(cusum, agreesWithReference(served), cusumOptions);
       cusum = result.state;
       if (result.alarm) demote();
     }
@@ -211,9 +216,9 @@ export function simulateWorkload(workload: Workload, settings: RouterSettings, t
     for (const name of explore.candidates) {
       const candidate = evidence.find((item) => item.model === name);
       if (candidate === undefined) continue;
-      add(totals.evaluation, bucket, candidate.costPerCall);
+      add(totals.evaluation, bucket, callSource.cost(call, candidate.source));
       candidate.evaluated += 1;
-      if (agrees(modelAnswer(problem, trueRateAt(workload, candidate.source, call), random), answer)) candidate.passed += 1;
+      if (agreesWithReference(candidate.source)) candidate.passed += 1;
     }
     decision = decide();
     applyDecision();

@@ -93,11 +93,11 @@ export function createSimulatedEngine(id: string, models: readonly SimulatedMode
     async complete(request) {
       return answer(request);
     },
-    async *stream(request): AsyncGenerator<EngineChunk> {
+    async *stream(request): AsyncGenerator<EngineChunk[]> {
       const completion = answer(request);
       const message = completion.choices[0]?.message;
-      yield { choices: [{ index: 0, delta: { role: 'assistant', content: message?.content ?? '' }, finish_reason: 'stop' }] };
-      yield { choices: [], usage: completion.usage };
+      // One batch, as an engine hands over the events of one read (engine.ts).
+      yield [{ choices: [{ index: 0, delta: { role: 'assistant', content: message?.content ?? '' }, finish_reason: 'stop' }] }, { choices: [], usage: completion.usage }];
     },
     async checkReady() {},
     unavailableReason: (model) => (byId.get(model)?.missing === true ? 'not downloaded' : null),
