@@ -35,6 +35,7 @@ import { createCallGate } from './server/call-gate.js';
 import { createRoutingHandlers } from './server/routing-handlers.js';
 import { listen, type HttpServer } from './server/http-server.js';
 import { createScopeRegistry } from './server/scope-registry.js';
+import { createShedCounter } from './server/shed-counter.js';
 import { describeStoreWrites } from './server/readiness.js';
 import { openStore } from './store/open-store.js';
 import { withStoreErrors } from './store/store-errors.js';
@@ -157,6 +158,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     logger: logger.child({ part: 'retention' }),
   });
   const stopFollowing = followChanges(store.changes, { routes, authenticator, retention, router }, logger);
+  const shed = createShedCounter(logger);
   const localMetrics = createMetrics({
     logger,
     sources: {
@@ -167,6 +169,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
       router: () => ({ leader: router.isLeader(), ...router.stats() }),
       telemetry: () => telemetry.stats(),
       engineUse: engineLoads,
+      shedConnections: () => shed.counts,
     },
   });
   const metrics = options.metrics?.(localMetrics) ?? localMetrics;
@@ -222,6 +225,7 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
         requestTimeoutMs: config.server.request_timeout_ms,
         maxSlowPerAddress: config.server.max_slow_connections_per_address,
         maxSlowTotal: config.server.max_slow_connections,
+        onShed: shed.count,
       }),
     );
     if (config.server.metrics !== null) listening.push(await listen(createMetricsApp(metrics), config.server.metrics));

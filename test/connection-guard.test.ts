@@ -108,6 +108,10 @@ describe('the slow-connection guard', () => {
       expect(waves[0]!.every((held) => held.closed)).toBe(true);
       expect(await Promise.all(Array.from({ length: 20 }, () => chat('beside the second wave')))).toEqual(Array(20).fill(200));
       expect(waves.flat().filter((held) => !held.closed).length).toBe(64);
+      // Every one shed is counted for the operator (and the log says so, once every 30 s).
+      const metrics = await (await fetch(`${taskgate.origin}/metrics`, { headers: { authorization: `Bearer ${taskgate.adminKey}` } })).text();
+      expect(metrics).toContain(`taskgate_slow_connections_shed_total{cap="address"} ${2 * 436}`);
+      expect(taskgate.logLines.some((line) => line.includes('slow connections closed'))).toBe(true);
     } finally {
       for (const held of waves.flat()) held.socket.destroy();
     }

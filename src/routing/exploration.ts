@@ -24,13 +24,36 @@
  * until the whole plan (with the shared reference replies) has a positive
  * expected net, and stops exploring when nothing is left: a workload whose
  * remaining candidates save too little for their tests is no longer
- * sampled. The rate of an `auto` contract is as high as the budget and a cap
- * on samples per day allow: the tests cost the same whenever they happen, so
- * the sooner they are done the longer the saving lasts; a low-traffic
- * workload is sampled on every call until it has its verdicts.
+ * sampled. The gain counts the calls the route actually had over the last
+ * day (`callsSeen`), never an extrapolation, so a burst does not promise a
+ * saving it cannot deliver; a new route whose first calls pay for no test
+ * yet makes its plan again a few seconds later (`waitsForTraffic`).
+ *
+ * The rate of an `auto` contract is as high as the budget and a cap on
+ * samples per day allow: the tests cost the same whenever they happen, so
+ * the sooner they are done the longer the saving lasts.
+ *
+ *   - First evidence: while the requested model serves (its replies are
+ *     the samples' references, for free) and a planned candidate has fewer
+ *     than `min_samples` scored replies (a new workload, new checks, a model
+ *     back from its cooldown), every call is sampled as long as the day's
+ *     cap and budget have anything left, whatever the traffic. Once a
+ *     cheaper model serves, each sample pays a reply of the reference (for a
+ *     candidate whose engine is down, for nothing), so the rate is spread.
+ *   - Then the cap and the budget left are spread over a day of the route's
+ *     calls: min(1, cap / calls per day, budget left / (cost of a sample ×
+ *     calls per day)). traffic-meter.ts never scales a route's first hour up
+ *     to a day, so a burst is sampled at the highest rate until the samples
+ *     taken today reach the cap (`samplesToday`) or the budget is spent;
+ *     scaled up from its first minute, 16,000 calls in five minutes read as
+ *     4.6 million a day and were sampled at 0.4%. The cap is what guards the
+ *     replay workers, counted against the samples actually taken.
+ *
+ * A low-traffic workload is sampled on every call until it has its verdicts.
  */
 import { thresholdPrior } from './confidence-sequence.js';
 import type { CandidateVerdict, DecisionPolicy, RouteDecision } from './route-decision.js';
+import { UNEXTRAPOLATED_MS } from './traffic-meter.js';
 
 export interface ExplorationInput {
   policy: DecisionPolicy;
@@ -41,8 +64,10 @@ export interface ExplorationInput {
   referenceCostPerSample: number;
   /** USD of judge spend per scored candidate reply, as measured on this route (0 for checks decided by rule). */
   judgeCostPerEval: number;
-  /** The route's production calls per day, as measured. */
+  /** The route's production calls per day, as estimated (traffic-meter.ts: a young route's calls are not scaled up to a day): what the cap and the budget are spread over. */
   callsPerDay: number;
+  /** Calls the route actually had over the last day: the gain's horizon counts these. Default `callsPerDay`. */
+  callsSeen?: number;
   /** How far ahead a saving counts, in days. */
   horizonDays: number;
   /** The contract's `sample_rate` when it sets one; null for `auto`. */
@@ -51,6 +76,8 @@ export interface ExplorationInput {
   budgetLeftToday: number;
   /** Samples per day at most, so a burst of traffic does not flood the replay workers. */
   maxSamplesPerDay: number;
+  /** Exploration samples taken today, counted against `maxSamplesPerDay`. Default 0. */
+  samplesToday?: number;
 }
 
 export interface PlannedCandidate {
@@ -82,7 +109,7 @@ export function planExploration(input: ExplorationInput): ExplorationPlan {
     .filter((verdict): verdict is CandidateVerdict => verdict !== undefined);
   if (testing.length === 0 || input.callsPerDay <= 0) return { ...NOTHING, assessed: [] };
 
-  const rate = (planned: CandidateVerdict[]): number => sampleRateFor(input, costPerSample(input, planned));
+  const rate = (planned: CandidateVerdict[]): number => sampleRateFor(input, planned);
   let planned = testing;
   let assessed = planned.map((verdict) => assess(input, verdict, rate(planned)));
   for (;;) {
@@ -98,12 +125,29 @@ export function planExploration(input: ExplorationInput): ExplorationPlan {
   }
 }
 
+/**
+ * Whether a plan that tests nothing only because the route is new should be
+ * made again on a later call instead of being kept for the plan's lifetime.
+ * A route in its first hour that finds no candidate worth its tests judged
+ * that on the few calls it has had (the gain counts only those), and each
+ * call adds to them; while the requested model serves, a sample that makes a
+ * plan costs no replay. Without this, a route's first call would stop its
+ * exploration for the plan's lifetime: a whole burst.
+ */
+export function waitsForTraffic(plan: ExplorationPlan, route: { ageMs: number; requestedServes: boolean }): boolean {
+  return plan.candidates.length === 0 && plan.assessed.length > 0 && route.requestedServes && route.ageMs < UNEXTRAPOLATED_MS;
+}
+
 function costPerSample(input: ExplorationInput, planned: readonly CandidateVerdict[]): number {
   return input.referenceCostPerSample + planned.reduce((sum, verdict) => sum + verdict.costPerCall + input.judgeCostPerEval, 0);
 }
 
-function sampleRateFor(input: ExplorationInput, perSample: number): number {
+function sampleRateFor(input: ExplorationInput, planned: readonly CandidateVerdict[]): number {
   if (input.fixedRate !== null) return input.fixedRate;
+  const perSample = costPerSample(input, planned);
+  if (input.maxSamplesPerDay - (input.samplesToday ?? 0) <= 0 || (perSample > 0 && input.budgetLeftToday <= 0)) return 0;
+  // First evidence, while its samples cost no reply of the reference: the sooner it is in, the sooner the plan knows.
+  if (input.referenceCostPerSample === 0 && planned.some((verdict) => verdict.evaluated < input.policy.minSamples)) return 1;
   const affordable = perSample > 0 ? input.budgetLeftToday / (perSample * input.callsPerDay) : Infinity;
   return Math.max(0, Math.min(1, input.maxSamplesPerDay / input.callsPerDay, affordable));
 }
@@ -119,7 +163,7 @@ function assess(input: ExplorationInput, verdict: CandidateVerdict, sampleRate: 
   const evalsLeft = Math.max(1, certifyChance * Math.max(toVerdict.certify - verdict.evaluated, 1) + (1 - certifyChance) * Math.max(toVerdict.eliminate - verdict.evaluated, 1));
   const saving = Math.max(0, input.servedCostPerCall - verdict.costPerCall);
   const callsUntilVerdict = sampleRate > 0 ? evalsLeft / sampleRate : Infinity;
-  const callsAfter = Math.max(0, input.callsPerDay * input.horizonDays - callsUntilVerdict);
+  const callsAfter = Math.max(0, (input.callsSeen ?? input.callsPerDay) * input.horizonDays - callsUntilVerdict);
   return {
     model: verdict.model,
     certifyChance,

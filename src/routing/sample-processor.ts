@@ -30,7 +30,7 @@ import type { Environment } from '../store/store.js';
 import type { Scope } from '../store/routing-store.js';
 import { callShapeOf, costPerCall, NO_CALL_SHAPE } from './candidates.js';
 import { cusumOptionsFor, initialCusum, updateCusum } from './cusum.js';
-import { planExploration } from './exploration.js';
+import { planExploration, waitsForTraffic } from './exploration.js';
 import { latencyLimitMs, latencyPolicyOf, percentileOf } from './latency-limit.js';
 import { costAt } from './model-prices.js';
 import { applyDecision, change, decide, demote, sketchesOf } from './route-changes.js';
@@ -129,6 +129,7 @@ export async function processSample(context: RouterContext, sample: QueuedSample
   // Without a reference a candidate's reply cannot be scored: no replays to waste.
   if (sample.explore && exploreBudgetLeft() > 0 && reference !== null) {
     const plan = await replan(context, state, requested, contract, exploreBudgetLeft());
+    if (plan.candidates.length > 0) context.traffic.observeSample(routeKey(scope, requested.id), context.now());
     for (const modelId of plan.candidates) {
       if (exploreBudgetLeft() <= 0) break;
       const candidate = context.catalog.resolve(modelId);
@@ -165,20 +166,25 @@ export async function replan(context: RouterContext, state: RouteState, requeste
   const shape = state.shape ?? NO_CALL_SHAPE;
   const decision = await decide(context, state.scope, requested, shape);
   const served = context.catalog.resolve(decision.servedModel) ?? requested;
+  const now = context.now();
+  const traffic = context.traffic.traffic(routeKey(state.scope, requested.id), now);
   const plan = planExploration({
     policy: { passRate: contract.pass_rate, confidence: contract.confidence, minSamples: contract.min_samples, maxSamples: DEFAULT_ROUTING.maxSamples },
     decision,
     servedCostPerCall: costPerCall(served, shape, context.priceOf),
     referenceCostPerSample: served.id === requested.id ? 0 : costPerCall(requested, shape, context.priceOf),
     judgeCostPerEval: state.judgeCostPerEval,
-    callsPerDay: context.traffic.callsPerDay(routeKey(state.scope, requested.id), context.now()),
+    callsPerDay: traffic.callsPerDay,
+    callsSeen: traffic.seen,
     horizonDays: context.settings.horizonDays,
     fixedRate: contract.sample_rate === 'auto' ? null : contract.sample_rate,
     budgetLeftToday: Math.max(0, budgetLeft),
     maxSamplesPerDay: context.settings.maxSamplesPerDay,
+    samplesToday: traffic.samplesToday,
   });
   state.plan = plan;
-  state.planAt = context.now();
+  // Made again on a call 5 s later (explorationRate), not kept for planTtlMs: a new route's first calls decide nothing.
+  state.planAt = waitsForTraffic(plan, { ageMs: traffic.ageMs, requestedServes: served.id === requested.id }) ? 0 : now;
   return plan;
 }
 

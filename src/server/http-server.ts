@@ -35,13 +35,19 @@ export interface ListenOptions {
   maxSlowPerAddress?: number;
   /** Slow connections all addresses may hold together before the oldest are shed; 0 for no cap. Default 1,024. */
   maxSlowTotal?: number;
+  /** Told of each connection the guard closes, and the cap it was closed for (for `/metrics` and the log). */
+  onShed?: (cap: 'address' | 'total') => void;
 }
 
 export async function listen(handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>, options: ListenOptions): Promise<HttpServer> {
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   const slow = createSlowConnections({
     caps: { perAddress: options.maxSlowPerAddress ?? 64, total: options.maxSlowTotal ?? 1_024 },
-    shed: (socket, reply) => (reply !== null && socket.writable ? refuse(socket, reply) : socket.destroy()),
+    shed: (socket, reply, cap) => {
+      options.onShed?.(cap);
+      if (reply !== null && socket.writable) refuse(socket, reply);
+      else socket.destroy();
+    },
   });
   let inFlight = 0;
   let drained: (() => void) | null = null;

@@ -96,7 +96,7 @@ export function whichToShed<Key>(slow: readonly SlowConnection<Key>[], caps: Slo
 export interface SlowConnectionsOptions {
   caps: SlowCaps;
   /** Closes a shed connection: with `reply` written first when there is one and the socket takes it, else at once. */
-  shed(socket: Socket, reply: SlowConnectionShedError | null): void;
+  shed(socket: Socket, reply: SlowConnectionShedError | null, cap: 'address' | 'total'): void;
   slowAfterMs?: number;
 }
 
@@ -167,7 +167,7 @@ export function createSlowConnections(options: SlowConnectionsOptions): SlowConn
       // A request under way belongs to its handler, which may be answering it: no reply of ours on top.
       const requestUnderWay = waiting.get(socket)?.request !== null;
       waiting.delete(socket);
-      options.shed(socket, requestUnderWay ? null : new SlowConnectionShedError(cap, cap === 'address' ? caps.perAddress : caps.total));
+      options.shed(socket, requestUnderWay ? null : new SlowConnectionShedError(cap, cap === 'address' ? caps.perAddress : caps.total), cap);
     }
   }
 

@@ -151,6 +151,7 @@ function mutableSources(): MetricSources & {
     storeWrites: () => ({ failing: false, unwrittenScopes: 0 }),
     limits: () => ({ degraded: false }),
     telemetry: () => ({ exported: 0, dropped: 0, queued: 0 }),
+    shedConnections: () => ({ address: 3, total: 1 }),
     router() {
       if (this.routerFails) throw new Error('router stats unavailable');
       return this.routerStats;
@@ -298,6 +299,8 @@ describe('createMetrics', () => {
     expect(valueOf(exposition, 'taskgate_engine_queued_requests', { engine: 'llama-1', model: 'qwen-small' })).toBe(5);
     expect(valueOf(exposition, 'taskgate_engine_in_flight_requests', { engine: 'vllm-1', model: 'qwen-large' })).toBe(7);
     expect(valueOf(exposition, 'taskgate_trace_writer_queue_length')).toBe(7);
+    expect(valueOf(exposition, 'taskgate_slow_connections_shed_total', { cap: 'address' })).toBe(3);
+    expect(valueOf(exposition, 'taskgate_slow_connections_shed_total', { cap: 'total' })).toBe(1);
     expect(valueOf(exposition, 'taskgate_trace_writer_enqueued_total')).toBe(100);
     expect(valueOf(exposition, 'taskgate_trace_writer_written_total')).toBe(90);
     expect(valueOf(exposition, 'taskgate_trace_writer_dropped_total')).toBe(3);

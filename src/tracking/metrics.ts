@@ -43,6 +43,8 @@ export interface MetricSources {
   telemetry(): { exported: number; dropped: number; queued: number };
   /** Per engine, as this process's calls kept it busy (`EngineMeter.load`): busy seconds since start, the busy fraction over about five minutes, and its `cost_per_hour`. */
   engineUse(): Array<Pick<EngineLoad, 'engineId' | 'busySeconds' | 'utilisation' | 'costPerHour'>>;
+  /** Slow connections the guard closed since start, by the cap that closed them (`server/slow-connections.ts`). */
+  shedConnections(): { address: number; total: number };
 }
 
 export interface RouterWorkloadCounters {
@@ -175,6 +177,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const routerWorkloadDropped = counter('taskgate_router_samples_dropped_total', 'Router samples of a workload dropped because the queue was full.', workloadNames);
   const routerEvalSpend = counter('taskgate_router_eval_spend_usd_total', 'What evaluating a workload\'s routes cost (replays and judges), USD.', workloadNames);
   const routerSavings = counter('taskgate_router_savings_usd_total', 'What a workload\'s routed calls cost less than on the requested models, USD (net saving: this minus the eval spend).', workloadNames);
+  const connectionsShed = counter('taskgate_slow_connections_shed_total', 'Connections closed by the slow-connection guard (over a second without a whole request, past a cap), by the cap: address or total.', ['cap']);
   const spansExported = counter('taskgate_telemetry_spans_exported_total', 'OpenTelemetry spans the collector accepted.');
   const spansDropped = counter('taskgate_telemetry_spans_dropped_total', 'OpenTelemetry spans lost: the export queue was full, or their export failed (after the exporter\'s retries).');
   const spansQueued = gauge('taskgate_telemetry_spans_queued', 'OpenTelemetry spans waiting to be exported or being exported.');
@@ -319,6 +322,11 @@ export function createMetrics(options: MetricsOptions): Metrics {
         routerEvalSpend.inc({ project, workload }, amount(entry.evalSpendUsd));
         routerSavings.inc({ project, workload }, amount(entry.savedUsd));
       }
+    });
+    readSource('shedConnections', () => sources.shedConnections(), (shed) => {
+      connectionsShed.reset();
+      connectionsShed.inc({ cap: 'address' }, shed.address);
+      connectionsShed.inc({ cap: 'total' }, shed.total);
     });
     readSource('engineUse', () => sources.engineUse(), (engines) => {
       for (const metric of [engineBusy, engineUtilisation, engineCostPerHour]) metric.reset();

@@ -13,7 +13,9 @@
  *      sample rate of 1 for comparison;
  *   6. free-text answers, judged pairwise by a judge right 95% of the time;
  *   7. contract edits: the budget, then the pass rate, then the checks;
- *   8. a burst of 300 calls at once.
+ *   8. a burst of 300 calls at once;
+ *   9. a new workload of 16,000 calls in five minutes, on the untouched
+ *      default contract.
  *
  * Each reports the share of calls served below the bar (a model whose true
  * pass rate is under pass_rate - 0.02), the saving before and after eval
@@ -291,6 +293,25 @@ async function burst(seed: number): Promise<ScenarioResult> {
   return outcome;
 }
 
+/**
+ * 9: a new workload's whole traffic in one burst, on the default contract
+ * (no contract set): sampling must not read the burst as a day's traffic, or
+ * the route gets a handful of samples and never switches.
+ */
+async function burstWorkload(seed: number): Promise<ScenarioResult> {
+  const world = await createWorld({ seed, models: ladder() });
+  const calls = 16_000;
+  const tally = await drive(world, { workload: 'main', requested: 'reference', calls, callsPerDay: calls * (DAY_MS / (5 * 60_000)) });
+  const spend = await world.evalSpend('main');
+  const saving = tally.referenceCost - tally.productionCost;
+  const view = await routesOf(world, 'main');
+  const evaluated = view.routes[0]?.candidates.reduce((sum, candidate) => sum + candidate.evaluated, 0) ?? 0;
+  const finding = `${evaluated} replies scored (tests, then checks of the serving model); eval spend $${spend.toFixed(3)}, saved $${saving.toFixed(3)}, net $${(saving - spend).toFixed(3)}; final model ${view.routes[0]?.served_model}`;
+  const outcome = await result(world, '9. 16,000 calls in 5 minutes, default contract', 'main', tally, finding, tally.firstSwitch !== null && saving - spend > 0);
+  await world.close();
+  return outcome;
+}
+
 export async function runScenarios(seed: number): Promise<ScenarioResult[]> {
   return [
     ...(await blindAfterBudget(seed)),
@@ -301,6 +322,7 @@ export async function runScenarios(seed: number): Promise<ScenarioResult[]> {
     await freeText(seed),
     await contractEdits(seed),
     await burst(seed),
+    await burstWorkload(seed),
   ];
 }
 

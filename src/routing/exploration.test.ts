@@ -1,0 +1,206 @@
+import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../../test/helpers/seeded-random.js';
+import { planExploration, waitsForTraffic, type ExplorationInput, type ExplorationPlan } from './exploration.js';
+import { decideRoute, DEFAULT_POLICY, type CandidateEvidence, type RouteDecision } from './route-decision.js';
+import { DEFAULT_ROUTER_SETTINGS, explorationRate } from './router-context.js';
+import { createTrafficMeter, type RouteTraffic, type TrafficMeter } from './traffic-meter.js';
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+const DAY_MS = 24 * HOUR_MS;
+const START = Date.UTC(2026, 10, 2, 0, 0, 0);
+const KEY = 'route';
+/** USD per call: the requested model, and a candidate at 5% of its price. */
+const BIG = 0.01;
+const CHEAP = 0.0005;
+
+interface Route {
+  /** Time of production call `index`. */
+  at: (index: number) => number;
+  calls: number;
+  /** The candidate's true pass rate; null: its evidence stays as given (an open verdict), so only the traffic changes the plan. */
+  quality: number | null;
+  candidate?: Partial<CandidateEvidence>;
+  meter?: TrafficMeter;
+  /** Exploration budget per UTC day, USD. */
+  budget?: number;
+  /** The traffic the plan is given in place of the meter's (to replay the old reading of a burst). */
+  traffic?: (measured: RouteTraffic, now: number) => RouteTraffic;
+}
+
+interface Outcome {
+  /** Index of each call sampled and replayed on the candidate. */
+  sampled: number[];
+  /** First call a cheaper model served; null: never. */
+  switchedAt: number | null;
+  evaluated: number;
+  plans: ExplorationPlan[];
+}
+
+/**
+ * The router worker's sampling loop around the pure parts (router-worker.ts,
+ * sample-processor.ts): the hot path counts each call and samples it at the
+ * rate of the route's plan; a sample makes the plan again, replays on the
+ * planned candidate, is counted against the daily cap, and the route and the
+ * plan are decided again on the new evidence.
+ */
+function run(route: Route, seed = 1): Outcome {
+  const random = seededRandom(seed);
+  const meter = route.meter ?? createTrafficMeter();
+  const candidate: CandidateEvidence = { model: 'cheap', costPerCall: CHEAP, evaluated: 0, passed: 0, errors: 0, ...route.candidate };
+  const view: { plan: ExplorationPlan | null; planAt: number; planAskedAt: number } = { plan: null, planAt: 0, planAskedAt: Number.NEGATIVE_INFINITY };
+  const outcome: Outcome = { sampled: [], switchedAt: null, evaluated: 0, plans: [] };
+  let decision: RouteDecision = decideRoute({ requestedModel: 'big', requestedCostPerCall: BIG, candidates: [candidate], policy: DEFAULT_POLICY });
+  let spent = { day: -1, usd: 0 };
+  const replan = (now: number): ExplorationPlan => {
+    if (Math.floor(now / DAY_MS) !== spent.day) spent = { day: Math.floor(now / DAY_MS), usd: 0 };
+    const measured = meter.traffic(KEY, now);
+    const traffic = route.traffic?.(measured, now) ?? measured;
+    const requestedServes = decision.servedModel === 'big';
+    const plan = planExploration({
+      ...inputs,
+      decision,
+      servedCostPerCall: requestedServes ? BIG : CHEAP,
+      referenceCostPerSample: requestedServes ? 0 : BIG,
+      callsPerDay: traffic.callsPerDay,
+      callsSeen: traffic.seen,
+      budgetLeftToday: (route.budget ?? 2.5) - spent.usd,
+      samplesToday: traffic.samplesToday,
+    });
+    view.plan = plan;
+    view.planAt = waitsForTraffic(plan, { ageMs: traffic.ageMs, requestedServes }) ? 0 : now;
+    outcome.plans.push(plan);
+    return plan;
+  };
+  for (let index = 0; index < route.calls; index++) {
+    const now = route.at(index);
+    meter.observe(KEY, now);
+    if (decision.servedModel !== 'big') outcome.switchedAt ??= index;
+    if (random() >= explorationRate(view, 'auto', now, DEFAULT_ROUTER_SETTINGS)) continue;
+    if (replan(now).candidates.length > 0) {
+      meter.observeSample(KEY, now);
+      outcome.sampled.push(index);
+      spent.usd += CHEAP;
+      if (route.quality !== null) {
+        candidate.evaluated += 1;
+        if (random() < route.quality) candidate.passed += 1;
+        decision = decideRoute({ requestedModel: 'big', requestedCostPerCall: BIG, candidates: [candidate], policy: DEFAULT_POLICY });
+      }
+    }
+    replan(now);
+  }
+  outcome.evaluated = candidate.evaluated;
+  return outcome;
+}
+
+const inputs: Omit<ExplorationInput, 'decision' | 'servedCostPerCall' | 'referenceCostPerSample' | 'callsPerDay' | 'budgetLeftToday'> = {
+  policy: DEFAULT_POLICY,
+  judgeCostPerEval: 0,
+  horizonDays: DEFAULT_ROUTER_SETTINGS.horizonDays,
+  fixedRate: null,
+  maxSamplesPerDay: DEFAULT_ROUTER_SETTINGS.maxSamplesPerDay,
+};
+
+/** Calls spread evenly: `perDay` a day from `from`. */
+const paced = (perDay: number, from = START) => (index: number) => from + (index * DAY_MS) / perDay;
+/** A verdict still open after 200 evals (98%): the plan keeps testing it. */
+const OPEN = { evaluated: 200, passed: 196 };
+const count = (sampled: number[], from: number, to: number) => sampled.filter((index) => index >= from && index < to).length;
+
+/** A meter that has seen `perDay` calls a day for the day before `until`. */
+function busyMeter(perDay: number, until: number): TrafficMeter {
+  const meter = createTrafficMeter();
+  for (let hour = 24; hour >= 1; hour--) meter.observe(KEY, until - hour * HOUR_MS, perDay / 24);
+  return meter;
+}
+
+describe('planExploration: how many calls it samples', () => {
+  it('samples a burst of 16,000 calls in five minutes until the route switches, where reading it as a day of traffic left it untested', () => {
+    const burst = { at: (index: number) => START + (index * 5 * MINUTE_MS) / 16_000, calls: 16_000, quality: 0.995 };
+    const outcome = run(burst);
+    expect(outcome.switchedAt).not.toBeNull();
+    expect(outcome.switchedAt).toBeLessThan(1_000);
+    expect(outcome.sampled.length).toBeGreaterThanOrEqual(DEFAULT_POLICY.minSamples);
+    // Sampled at the highest rate from its first calls: every call from the first sample to the switch.
+    expect(outcome.sampled.length).toBe((outcome.switchedAt ?? 0) - (outcome.sampled[0] ?? 0));
+
+    // The same burst scaled up from its first minute, as the meter did.
+    const asADay = run({ ...burst, traffic: (measured) => ({ ...measured, callsPerDay: (measured.seen * DAY_MS) / Math.max(MINUTE_MS, measured.ageMs) }) });
+    // Its first evidence at once, then 0.4% of the calls of a burst read as 4.6 million a day: no verdict, no switch.
+    expect(asADay.sampled.length - DEFAULT_POLICY.minSamples).toBeLessThan(0.005 * 16_000);
+    expect(asADay.switchedAt).toBeNull();
+  });
+
+  it('spreads a steady workload’s samples over the day, within the daily cap', () => {
+    const day = START + DAY_MS;
+    const outcome = run({ at: paced(200_000, day), calls: 200_000, quality: null, candidate: OPEN, meter: busyMeter(200_000, day), budget: 100 });
+    expect(outcome.sampled.length).toBeLessThanOrEqual(DEFAULT_ROUTER_SETTINGS.maxSamplesPerDay);
+    expect(outcome.sampled.length).toBeGreaterThan(0.95 * DEFAULT_ROUTER_SETTINGS.maxSamplesPerDay);
+    // A tenth of the calls, in every quarter of the day alike.
+    for (let quarter = 0; quarter < 4; quarter++) expect(count(outcome.sampled, quarter * 50_000, (quarter + 1) * 50_000)).toBeGreaterThan(4_500);
+  });
+
+  it('takes a new workload’s first evidence from its first calls and switches within about a hundred', () => {
+    const outcome = run({ at: paced(2_000), calls: 400, quality: 0.995 });
+    // Nothing pays for a test on a route's first few calls; from then on, every call until the verdict.
+    expect(outcome.sampled[0]).toBeLessThan(20);
+    expect(count(outcome.sampled, 0, 20 + DEFAULT_POLICY.minSamples)).toBeGreaterThanOrEqual(DEFAULT_POLICY.minSamples);
+    expect(outcome.switchedAt).not.toBeNull();
+    expect(outcome.switchedAt).toBeLessThan(150);
+  });
+
+  it('takes a new candidate’s first evidence on a busy route at once, then samples at the cap’s share of its calls', () => {
+    const day = START + DAY_MS;
+    const outcome = run({ at: paced(1_000_000, day), calls: 10_050, quality: 0.97, meter: busyMeter(1_000_000, day), budget: 100 });
+    expect(count(outcome.sampled, 0, DEFAULT_POLICY.minSamples)).toBe(DEFAULT_POLICY.minSamples);
+    // 20,000 samples of a million calls a day: about 2% of the next 10,000 calls.
+    const after = count(outcome.sampled, DEFAULT_POLICY.minSamples, 10_050);
+    expect(after).toBeGreaterThan(120);
+    expect(after).toBeLessThan(300);
+  });
+
+  it('stops at the daily cap when a burst outgrows it, and samples again the next day', () => {
+    const burst = (index: number) => (index < 60_000 ? START + (index * 10 * MINUTE_MS) / 60_000 : START + DAY_MS + (index - 60_000) * 1_000);
+    const outcome = run({ at: burst, calls: 60_100, quality: null, candidate: OPEN, budget: 100 });
+    expect(count(outcome.sampled, 0, 60_000)).toBe(DEFAULT_ROUTER_SETTINGS.maxSamplesPerDay);
+    expect(count(outcome.sampled, 60_000, 60_100)).toBeGreaterThan(0);
+  });
+
+  it('spends no more than the day’s exploring budget, whatever the traffic', () => {
+    const outcome = run({ at: (index) => START + index * 100, calls: 5_000, quality: null, candidate: OPEN, budget: 100 * CHEAP });
+    expect(outcome.sampled.length).toBeLessThanOrEqual(100);
+    expect(outcome.sampled.length).toBeGreaterThan(90);
+  });
+});
+
+describe('planExploration: what it expects to gain', () => {
+  const decision = (costPerCall: number, evidence: Partial<CandidateEvidence> = {}) =>
+    decideRoute({ requestedModel: 'big', requestedCostPerCall: BIG, candidates: [{ model: 'cheap', costPerCall, evaluated: 0, passed: 0, errors: 0, ...evidence }], policy: DEFAULT_POLICY });
+  const plan = (overrides: Partial<ExplorationInput>): ExplorationPlan =>
+    planExploration({ ...inputs, decision: decision(CHEAP), servedCostPerCall: BIG, referenceCostPerSample: 0, callsPerDay: 300, callsSeen: 300, budgetLeftToday: 2.5, ...overrides });
+
+  it('counts only the calls a burst made: no more saving than those calls every day of the horizon', () => {
+    const burst = plan({});
+    expect(burst.candidates).toEqual(['cheap']);
+    expect(burst.expectedNetUsd).toBeLessThan((BIG - CHEAP) * 300 * DEFAULT_ROUTER_SETTINGS.horizonDays);
+    // A candidate saving 1% is not worth its tests on a burst of 300 calls: no call of it is sampled.
+    const near = run({ at: (index) => START + index * 100, calls: 300, quality: 1, candidate: { costPerCall: 0.99 * BIG } });
+    expect(near.sampled).toEqual([]);
+  });
+
+  it('samples every call for a first verdict only while the requested model serves: a cheaper model serving makes each sample pay a reply of the reference', () => {
+    const young = { decision: decision(CHEAP / 2), callsPerDay: 1_000_000, callsSeen: 1_000_000, budgetLeftToday: 1_000 };
+    expect(plan({ ...young }).sampleRate).toBe(1);
+    expect(plan({ ...young, servedCostPerCall: CHEAP, referenceCostPerSample: BIG }).sampleRate).toBeCloseTo(0.02, 6);
+    // Nothing left under the cap today: no sample, first evidence or not.
+    expect(plan({ ...young, samplesToday: DEFAULT_ROUTER_SETTINGS.maxSamplesPerDay }).sampleRate).toBe(0);
+  });
+
+  it('makes a new route’s plan again on a later call when its first calls pay for no test yet', () => {
+    const early = plan({ callsPerDay: 1, callsSeen: 1 });
+    expect(early.candidates).toEqual([]);
+    expect(waitsForTraffic(early, { ageMs: 0, requestedServes: true })).toBe(true);
+    expect(waitsForTraffic(early, { ageMs: 2 * HOUR_MS, requestedServes: true })).toBe(false);
+    expect(waitsForTraffic(early, { ageMs: 0, requestedServes: false })).toBe(false);
+  });
+});
