@@ -379,8 +379,8 @@ describe('routing in production', () => {
     const route = await scenario.route('thrifty');
     expect(route.exploration.exploring).toEqual([]);
     expect(route.exploration.sample_rate).toBe(0);
-    // A replay of near costs $0.0002178 (22 tokens at $9.9 per million). The very first call may be replayed once: one
-    // call in its first minute looks like 1,440 a day. Testing near to a verdict would take hundreds.
+    // A replay of near costs $0.0002178 (22 tokens at $9.9 per million). At most one call is replayed (a new route's
+    // plan is made again on its next call, traffic-meter.ts). Testing near to a verdict would take hundreds.
     expect(callsOfNear() - nearBefore).toBeLessThanOrEqual(1);
     expect(route.eval_spend_usd).toBeLessThan(0.0003);
     const near = candidateOf(route, 'near');
