@@ -68,7 +68,7 @@ function run(route: Route, seed = 1): Outcome {
       samplesToday: traffic.samplesToday,
     });
     view.plan = plan;
-    view.planAt = waitsForTraffic(plan, { ageMs: traffic.ageMs, requestedServes }) ? 0 : now;
+    view.planAt = waitsForTraffic(plan, { ageMs: traffic.ageMs }) ? 0 : now;
     outcome.plans.push(plan);
     return plan;
   };
@@ -199,8 +199,7 @@ describe('planExploration: what it expects to gain', () => {
   it('makes a new route’s plan again on a later call when its first calls pay for no test yet', () => {
     const early = plan({ callsPerDay: 1, callsSeen: 1 });
     expect(early.candidates).toEqual([]);
-    expect(waitsForTraffic(early, { ageMs: 0, requestedServes: true })).toBe(true);
-    expect(waitsForTraffic(early, { ageMs: 2 * HOUR_MS, requestedServes: true })).toBe(false);
-    expect(waitsForTraffic(early, { ageMs: 0, requestedServes: false })).toBe(false);
+    expect(waitsForTraffic(early, { ageMs: 0 })).toBe(true);
+    expect(waitsForTraffic(early, { ageMs: 2 * HOUR_MS })).toBe(false);
   });
 });

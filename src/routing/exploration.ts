@@ -130,12 +130,14 @@ export function planExploration(input: ExplorationInput): ExplorationPlan {
  * made again on a later call instead of being kept for the plan's lifetime.
  * A route in its first hour that finds no candidate worth its tests judged
  * that on the few calls it has had (the gain counts only those), and each
- * call adds to them; while the requested model serves, a sample that makes a
- * plan costs no replay. Without this, a route's first call would stop its
- * exploration for the plan's lifetime: a whole burst.
+ * call adds to them, whichever model serves: a route that has just moved to
+ * a cheaper model still has its next candidate to weigh on the calls to
+ * come. Making a plan costs no replay. Without this, a route's first call
+ * (or its first call after a switch) would stop its exploration for the
+ * plan's lifetime: a whole burst.
  */
-export function waitsForTraffic(plan: ExplorationPlan, route: { ageMs: number; requestedServes: boolean }): boolean {
-  return plan.candidates.length === 0 && plan.assessed.length > 0 && route.requestedServes && route.ageMs < UNEXTRAPOLATED_MS;
+export function waitsForTraffic(plan: ExplorationPlan, route: { ageMs: number }): boolean {
+  return plan.candidates.length === 0 && plan.assessed.length > 0 && route.ageMs < UNEXTRAPOLATED_MS;
 }
 
 function costPerSample(input: ExplorationInput, planned: readonly CandidateVerdict[]): number {

@@ -184,7 +184,7 @@ export async function replan(context: RouterContext, state: RouteState, requeste
   });
   state.plan = plan;
   // Made again on a call 5 s later (explorationRate), not kept for planTtlMs: a new route's first calls decide nothing.
-  state.planAt = waitsForTraffic(plan, { ageMs: traffic.ageMs, requestedServes: served.id === requested.id }) ? 0 : now;
+  state.planAt = waitsForTraffic(plan, { ageMs: traffic.ageMs }) ? 0 : now;
   return plan;
 }
 
