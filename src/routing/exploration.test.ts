@@ -196,6 +196,38 @@ describe('planExploration: what it expects to gain', () => {
     expect(plan({ ...young, samplesToday: DEFAULT_ROUTER_SETTINGS.maxSamplesPerDay }).sampleRate).toBe(0);
   });
 
+  it('leaves out a candidate whose replays would be skipped: it raises neither the rate nor the cost, until it can be replayed again', () => {
+    const busy = { callsPerDay: 100_000, callsSeen: 100_000, budgetLeftToday: 100 };
+    const both = decideRoute({
+      requestedModel: 'big',
+      requestedCostPerCall: BIG,
+      candidates: [
+        { model: 'cheap', costPerCall: CHEAP, errors: 0, ...OPEN },
+        { model: 'missing', costPerCall: CHEAP / 2, evaluated: 0, passed: 0, errors: 0 },
+      ],
+      policy: DEFAULT_POLICY,
+    });
+    expect(both.toTest).toEqual(expect.arrayContaining(['cheap', 'missing']));
+    // Replayable, the new candidate's first evidence has every call sampled.
+    const replayable = plan({ ...busy, decision: both });
+    expect(replayable.candidates).toContain('missing');
+    expect(replayable.sampleRate).toBe(1);
+
+    const skipped = plan({ ...busy, decision: both, unavailable: new Set(['missing']) });
+    const alone = plan({ ...busy, decision: decision(CHEAP, OPEN) });
+    expect(skipped.candidates).toEqual(['cheap']);
+    expect(alone.sampleRate).toBeLessThan(1);
+    expect(skipped.sampleRate).toBe(alone.sampleRate);
+    expect(skipped.expectedNetUsd).toBe(alone.expectedNetUsd);
+    // Still assessed, for the routes view.
+    expect(skipped.assessed.map((entry) => entry.model)).toContain('missing');
+
+    // A cheaper model serves and the only candidate under test cannot be replayed: no sample pays a reference reply for it.
+    const onlyMissing = plan({ ...busy, decision: decision(CHEAP / 2), servedCostPerCall: CHEAP, referenceCostPerSample: BIG, unavailable: new Set(['cheap']) });
+    expect(onlyMissing).toMatchObject({ candidates: [], sampleRate: 0, expectedNetUsd: 0 });
+    expect(plan({ ...busy, decision: decision(CHEAP / 2), servedCostPerCall: CHEAP, referenceCostPerSample: BIG }).sampleRate).toBeGreaterThan(0);
+  });
+
   it('makes a new route’s plan again on a later call when its first calls pay for no test yet', () => {
     const early = plan({ callsPerDay: 1, callsSeen: 1 });
     expect(early.candidates).toEqual([]);

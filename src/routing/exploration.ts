@@ -50,6 +50,13 @@
  *     replay workers, counted against the samples actually taken.
  *
  * A low-traffic workload is sampled on every call until it has its verdicts.
+ *
+ * A candidate whose replays would be skipped now (its model file missing,
+ * its circuits open, resting after errors: `unavailable`) is assessed but
+ * not planned: it neither raises the rate nor adds its cost, so a route
+ * that has nothing else to test stops sampling instead of paying reference
+ * replies for replays that never run. It is planned again once its rest is
+ * over (sample-processor.ts).
  */
 import { thresholdPrior } from './confidence-sequence.js';
 import type { CandidateVerdict, DecisionPolicy, RouteDecision } from './route-decision.js';
@@ -78,6 +85,13 @@ export interface ExplorationInput {
   maxSamplesPerDay: number;
   /** Exploration samples taken today, counted against `maxSamplesPerDay`. Default 0. */
   samplesToday?: number;
+  /**
+   * Candidates whose replays would be skipped now (no replica can take one,
+   * or resting after failed replays): left out of the plan, its rate and its
+   * cost, until their rest is over. A sample taken for one of them alone
+   * would pay a reference reply for nothing.
+   */
+  unavailable?: ReadonlySet<string>;
 }
 
 export interface PlannedCandidate {
@@ -110,8 +124,8 @@ export function planExploration(input: ExplorationInput): ExplorationPlan {
   if (testing.length === 0 || input.callsPerDay <= 0) return { ...NOTHING, assessed: [] };
 
   const rate = (planned: CandidateVerdict[]): number => sampleRateFor(input, planned);
-  let planned = testing;
-  let assessed = planned.map((verdict) => assess(input, verdict, rate(planned)));
+  let planned = testing.filter((verdict) => input.unavailable?.has(verdict.model) !== true);
+  let assessed = testing.map((verdict) => assess(input, verdict, rate(planned)));
   for (;;) {
     const sampleRate = rate(planned);
     if (planned.length === 0 || sampleRate <= 0) return { ...NOTHING, assessed };

@@ -13,7 +13,9 @@
  *      the part of the budget exploring may spend. An engine error is not a
  *      verdict: it is counted apart and the model rests (5 s, doubling to a
  *      minute) before it is tried again, so it is re-tested within a minute of
- *      its engine's recovery.
+ *      its engine's recovery. A candidate whose replay found no replica (its
+ *      model file missing, its circuits open) rests the same way, and the
+ *      plan leaves it out (its rate, its cost) while it rests.
  *   4. The route is decided again on the new evidence, and the plan remade.
  *
  * Every replay and judge call goes through the pool's replay path (healthy
@@ -67,8 +69,8 @@ type Replayed =
   | { kind: 'reply'; message: AssistantMessage; usage: Usage | null; costUsd: number; latencyMs: number; ttftMs: number | null }
   /** The engine failed or timed out: counted apart from quality. */
   | { kind: 'error'; reason: string }
-  /** Not tried: no healthy replica, production calls waiting, or the model resting after errors. */
-  | { kind: 'skipped'; reason: string };
+  /** Not tried: no healthy replica, production calls waiting, or the model resting after errors. `unavailable`: no replica could take it now (no engine, model file missing, circuits open). */
+  | { kind: 'skipped'; reason: string; unavailable?: boolean };
 
 export async function processSample(context: RouterContext, sample: QueuedSample): Promise<void> {
   const requested = context.catalog.resolve(sample.requestedModel);
@@ -136,6 +138,8 @@ export async function processSample(context: RouterContext, sample: QueuedSample
       if (candidate === undefined) continue;
       const replayed = await replay(context, candidate, boundedReplay(sample.parameters, sample.usage.completion_tokens), sample.stream, sample);
       if (replayed.kind === 'error') await record(candidate.id, { ...none, errors: 1 });
+      // Out of the plan until its rest is over: its samples would pay a reference for replays that never run.
+      if (replayed.kind === 'skipped' && replayed.unavailable === true) restModel(context, candidate.id, context.backoffs.get(candidate.id));
       if (replayed.kind !== 'reply') continue;
       await spend(replayed.costUsd);
       const passed = await score(scoring, reference, replayed.message, candidate);
@@ -181,6 +185,7 @@ export async function replan(context: RouterContext, state: RouteState, requeste
     budgetLeftToday: Math.max(0, budgetLeft),
     maxSamplesPerDay: context.settings.maxSamplesPerDay,
     samplesToday: traffic.samplesToday,
+    unavailable: new Set(decision.toTest.filter((model) => (context.backoffs.get(model)?.until ?? 0) > now)),
   });
   state.plan = plan;
   // Made again on a call 5 s later (explorationRate), not kept for planTtlMs: a new route's first calls decide nothing.
@@ -302,10 +307,10 @@ async function selfCheckJudge(scoring: Scoring, sample: ReplaySample, reference:
 /** One replay through the pool's replay path and the engine's replay slots; `of` names the workload and, for a sample's replays, the call replayed (its span's root links to it). */
 export async function replay(context: RouterContext, model: CatalogModel, parameters: GenerationParameters, stream: boolean, of: Pick<ReplaySample, 'scope' | 'origin'>): Promise<Replayed> {
   const pool = context.pools.get(model.id);
-  if (pool === undefined) return { kind: 'skipped', reason: 'no engine serves it' };
+  if (pool === undefined) return { kind: 'skipped', reason: 'no engine serves it', unavailable: true };
   const rest = context.backoffs.get(model.id);
   const now = context.now();
-  if (rest !== undefined && rest.until > now) return { kind: 'skipped', reason: `resting after ${rest.failures} failed replays` };
+  if (rest !== undefined && rest.until > now) return { kind: 'skipped', reason: `resting after ${rest.failures} failed or skipped replays` };
   if (context.isBusy(model.id)) return { kind: 'skipped', reason: 'production calls are waiting for it' };
   try {
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(context.settings.replayTimeoutMs)]);
@@ -321,14 +326,26 @@ export async function replay(context: RouterContext, model: CatalogModel, parame
     const usage = result.completion.usage;
     return { kind: 'reply', message, usage, costUsd: usage === null ? 0 : costAt(context.priceOf, model, usage), latencyMs: result.latencyMs, ttftMs: result.ttftMs };
   } catch (error) {
-    if (error instanceof NoReplicaForReplayError) return { kind: 'skipped', reason: error.message };
+    if (error instanceof NoReplicaForReplayError) return { kind: 'skipped', reason: error.message, unavailable: true };
     if (context.signal.aborted) return { kind: 'skipped', reason: 'the router is closing' };
-    const failures = (rest?.failures ?? 0) + 1;
-    const wait = Math.min(context.settings.maxBackoffMs, context.settings.backoffMs * 2 ** (failures - 1));
-    context.backoffs.set(model.id, { failures, until: context.now() + wait });
+    const failures = restModel(context, model.id, rest);
     context.logger.debug('replay failed', { model: model.id, failures, ...errorFields(error) });
     return { kind: 'error', reason: error instanceof Error ? error.message : String(error) };
   }
+}
+
+/**
+ * The model rests (5 s, doubling to a minute) before its next replay: after
+ * an error, or when a candidate's replay found no replica. Either way it is
+ * tried again within a minute of its engine's recovery. `previous` is the
+ * rest the replay started from: replays that fail together count once.
+ * Returns the count.
+ */
+function restModel(context: RouterContext, modelId: string, previous: { failures: number } | undefined): number {
+  const failures = (previous?.failures ?? 0) + 1;
+  const wait = Math.min(context.settings.maxBackoffMs, context.settings.backoffMs * 2 ** (failures - 1));
+  context.backoffs.set(modelId, { failures, until: context.now() + wait });
+  return failures;
 }
 
 /**
