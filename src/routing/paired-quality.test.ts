@@ -14,31 +14,8 @@ import {
   type PairedSample,
   type QualityBarContract,
 } from './paired-quality.js';
+import { drawSample, type Joint } from '../../test/helpers/paired-samples.js';
 import { seededRandom } from '../../test/helpers/seeded-random.js';
-
-/** Who is right on a call, and how often two wrong replies agree (multiple choice: a third of the time). */
-interface Joint {
-  bothRight: number;
-  requestedOnly: number;
-  candidateOnly: number;
-  neither: number;
-  neitherAgree: number;
-}
-
-/**
- * One paired sample. `gradeRate`: chance R's reply is graded. `lossMisjudged`: chance the judge calls a
- * loss a win (an adversarial judge whose errors all favour the candidate).
- */
-function drawSample(joint: Joint, random: () => number, gradeRate = 1, lossMisjudged = 0): PairedSample {
-  const draw = random();
-  let sample: PairedSample;
-  if (draw < joint.bothRight) sample = { outcome: 'same', requestedRight: true };
-  else if (draw < joint.bothRight + joint.requestedOnly) sample = { outcome: random() < lossMisjudged ? 'win' : 'loss', requestedRight: true };
-  else if (draw < joint.bothRight + joint.requestedOnly + joint.candidateOnly) sample = { outcome: 'win', requestedRight: false };
-  else sample = { outcome: random() < joint.neitherAgree ? 'same' : 'tie', requestedRight: false };
-  if (random() >= gradeRate) delete sample.requestedRight;
-  return sample;
-}
 
 function evidenceOf(samples: Iterable<PairedSample>): PairedEvidence {
   let evidence = emptyPairedEvidence();

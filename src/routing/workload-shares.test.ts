@@ -1,24 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { emptyPairedEvidence, recordPairedSample, type PairedEvidence, type PairedSample, type QualityBarContract } from './paired-quality.js';
 import { certifiedPolicyShare, certifiedShare, certifiedShares, shareFromBounds } from './workload-shares.js';
+import { drawSample, type Joint } from '../../test/helpers/paired-samples.js';
 import { seededRandom } from '../../test/helpers/seeded-random.js';
-
-/** Who is right on a call; two wrong replies agree `neitherAgree` of the time (multiple choice: a third). */
-interface Joint {
-  bothRight: number;
-  requestedOnly: number;
-  candidateOnly: number;
-  neither: number;
-  neitherAgree: number;
-}
-
-function drawSample(joint: Joint, random: () => number): PairedSample {
-  const draw = random();
-  if (draw < joint.bothRight) return { outcome: 'same', requestedRight: true };
-  if (draw < joint.bothRight + joint.requestedOnly) return { outcome: 'loss', requestedRight: true };
-  if (draw < joint.bothRight + joint.requestedOnly + joint.candidateOnly) return { outcome: 'win', requestedRight: false };
-  return { outcome: random() < joint.neitherAgree ? 'same' : 'tie', requestedRight: false };
-}
 
 function evidenceFor(joint: Joint, seed: number, count: number): PairedEvidence {
   const random = seededRandom(seed);
