@@ -76,6 +76,8 @@ function history(accountId: string, keyId: string, now: number): Trace[] {
         user: null,
         requestedModel: 'acme-large',
         servedModel: 'acme-large',
+        routeReason: null,
+        routeShare: null,
         replica: 'large',
         attempts: null,
         status: failed ? 'error' : 'ok',
@@ -119,6 +121,8 @@ function unwieldyTrace(accountId: string, now: number): Trace {
     user: `customer-${'7f3a9c'.repeat(8)}@accounts.example.com`,
     requestedModel: 'acme-large-instruct-2026-11-preview-awq-int4-gguf-q4_k_m',
     servedModel: 'acme-large',
+    routeReason: null,
+    routeShare: null,
     replica: 'large',
     attempts: null,
     status: 'error',
@@ -165,6 +169,8 @@ function busyHistory(accountId: string, now: number): Trace[] {
         user: null,
         requestedModel: 'acme-pro',
         servedModel: 'acme-pro',
+        routeReason: null,
+        routeShare: null,
         replica: 'pro',
         attempts: null,
         status: 'ok',
@@ -341,6 +347,8 @@ describe.skipIf(BROWSER === null)('dashboard in a browser', () => {
     expect(workload.routes).toEqual([expect.objectContaining({ requested_model: 'acme-large', served_model: 'acme-small' })]);
     expect(await text('.route[data-requested="acme-large"] [data-field=served-model]')).toBe('acme-small');
     expect(await text('#route')).toContain('pinned');
+    expect(await text('.route[data-requested="acme-large"] [data-field=phase]')).toMatch(/^pinned \(router's choice: /);
+    expect(await text('.route[data-requested="acme-large"] [data-field=shares]')).toMatch(/^every call → acme-small, pinned by a person/);
     const routes = await api<{ net_savings_usd: number; routes: Array<{ net_savings_usd: number }> }>('/projects/shop/workloads/summarise/routes');
     expect(await text('[data-field=workload-net-savings]')).toBe(formatUsd(routes.net_savings_usd));
     expect(await text('.route[data-requested="acme-large"] [data-field=net-savings]')).toBe(formatUsd(routes.routes[0]?.net_savings_usd ?? Number.NaN));

@@ -87,7 +87,7 @@ describe.each(backEnds)('route changes across processes whose clocks disagree: $
 
   /** How a process changes a route (routing-handlers.ts, route-changes.ts): the current route, changed, stamped with its clock, stored with its history, applied. */
   async function change(process: Process, fields: Partial<RouteRecord>, reason: RouteChange['reason']): Promise<RouteRecord> {
-    const current = process.routes.route(scope, 'big') ?? { scope, requestedModel: 'big', servedModel: 'big', pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], updatedAt: 0 };
+    const current = process.routes.route(scope, 'big') ?? { scope, requestedModel: 'big', servedModel: 'big', pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, updatedAt: 0 };
     const next = { ...current, ...fields, updatedAt: process.now() };
     const from = current.pinnedModel ?? current.servedModel;
     const to = next.pinnedModel ?? next.servedModel;

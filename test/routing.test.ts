@@ -91,6 +91,43 @@ describe('routing', () => {
     expect(message).toContain('checks[0].pattern');
   });
 
+  it('says which quality semantics a contract has: relative to the requested model, or absolute', async () => {
+    await ask('semantics');
+    const path = '/projects/default/workloads/semantics/eval';
+    const absoluteChecks = 'pass_rate 0.95 applies to the absolute checks (response_format_valid, tool_call_valid).';
+    const byDefault = await management('GET', path);
+    expect(byDefault.status).toBe(200);
+    expect(byDefault.json).toMatchObject({ default: true, contract: { quality_bar: 0.95 }, semantics: 'relative' });
+    expect(byDefault.json.semantics_detail).toBe(
+      `A cheaper model serves a share of calls, up to all of them, when its quality by paired comparison with the requested model on the same calls is certified at least 0.95 × the requested model's; ${absoluteChecks}`,
+    );
+
+    const empty = await management('PUT', path, {});
+    expect(empty.status).toBe(200);
+    expect(empty.json).toMatchObject({ version: 1, contract: { quality_bar: 0.95, pass_rate: 0.95 }, semantics: 'relative' });
+    expect(empty.json.semantics_detail).toContain(absoluteChecks);
+
+    // pass_rate with the agreement check, as contracts were written before quality_bar: the meaning they had.
+    const legacy = await management('PUT', path, { pass_rate: 0.9 });
+    expect(legacy.json).toMatchObject({ version: 2, evidence_kept: true, contract: { quality_bar: null, pass_rate: 0.9 }, semantics: 'absolute' });
+    expect(legacy.json.semantics_detail).toBe(
+      'Every model that serves must itself pass every check at pass_rate 0.9 (the absolute agreement semantics; set quality_bar to compare with the requested model instead).',
+    );
+    const read = await management('GET', path);
+    expect(read.json).toMatchObject({ default: false, version: 2, contract: { quality_bar: null }, semantics: 'absolute' });
+
+    const barred = await management('PUT', path, { pass_rate: 0.9, quality_bar: 0.97 });
+    expect(barred.json).toMatchObject({ version: 3, evidence_kept: true, contract: { quality_bar: 0.97, pass_rate: 0.9 }, semantics: 'relative' });
+    expect(barred.json.semantics_detail).toContain("certified at least 0.97 × the requested model's; pass_rate 0.9 applies to the absolute checks (response_format_valid, tool_call_valid).");
+    expect((await management('GET', path)).json).toMatchObject({ version: 3, semantics: 'relative', semantics_detail: barred.json.semantics_detail });
+
+    const noAgreement = await management('PUT', path, { checks: [{ type: 'json_schema', schema: { type: 'object' } }], quality_bar: 0.9 });
+    expect(noAgreement.status).toBe(400);
+    expect(noAgreement.json.error).toMatchObject({ code: 'invalid_eval_contract', param: 'quality_bar' });
+    expect((noAgreement.json.error as { message: string }).message).toContain('quality_bar: needs an agreement check');
+    expect((await management('GET', path)).json).toMatchObject({ version: 3 });
+  });
+
   it('moves a workload to the cheapest model that truly passes, and no further', async () => {
     const put = await management('PUT', '/projects/default/workloads/lenient/eval', { pass_rate: 0.8, sample_rate: 1, min_samples: 10 });
     expect(put.status).toBe(200);
@@ -208,6 +245,7 @@ describe('routing', () => {
     const got = await runTaskgateAsync(['evals', 'get', '--workload', 'cli', ...connection]);
     expect(got.stderr).toContain('contract version 1 of cli');
     expect(got.stderr).toContain('project "default" (no --project given)');
+    expect(got.stderr).toContain('taskgate: Every model that serves must itself pass every check at pass_rate 0.9 (there is no agreement check');
     const printed = JSON.parse(got.stdout) as Record<string, unknown>;
     expect(printed).toMatchObject({ pass_rate: 0.9, checks: [{ type: 'regex', pattern: '^\\d+$' }] });
     // What get prints is what set takes: edit it and set it back.
@@ -220,6 +258,8 @@ describe('routing', () => {
     const defaultContract = await runTaskgateAsync(['evals', 'get', '--workload', 'no-contract', '--project', 'default', ...connection]);
     expect(defaultContract.stderr).toContain('the default contract (none set)');
     expect(defaultContract.stderr).not.toContain('no --project given');
+    expect(defaultContract.stderr).toContain("is certified at least 0.95 × the requested model's");
+    expect(JSON.parse(defaultContract.stdout)).toMatchObject({ quality_bar: 0.95 });
     writeFileSync(join(directory, 'default.json'), defaultContract.stdout);
     expect((await runTaskgateAsync(['evals', 'set', '--workload', 'no-contract', '--project', 'default', '--file', join(directory, 'default.json'), ...connection])).status).toBe(0);
     const offline = await runTaskgateAsync(['routes', '--url', 'http://127.0.0.1:1', '--key', ADMIN_KEY]);

@@ -179,6 +179,27 @@ describe('workload stats', () => {
     expect(Object.fromEntries(list.map((trace) => [trace.request_id, trace.attempts]))).toEqual(expected);
   });
 
+  it("tells each trace's route reason, and the share a split call was drawn for", async () => {
+    const account = await taskgate.gateway.store.accounts.ensureAccount('default');
+    const [template] = await taskgate.traces();
+    await taskgate.gateway.store.projects.ensureScope(account.id, 'routed', 'main');
+    const at = Date.now();
+    const base = { ...template!, accountId: account.id, project: 'routed', workload: 'main', status: 'ok' as const, errorClass: null, errorMessage: null, httpStatus: 200 };
+    await taskgate.gateway.store.traces.insertBatch([
+      { ...base, requestId: 'req_drawn', servedModel: 'model-0', routeReason: 'split', routeShare: 0.375, startedAt: at + 2 },
+      { ...base, requestId: 'req_routed', servedModel: 'model-0', routeReason: 'routed', routeShare: null, startedAt: at + 1 },
+      { ...base, requestId: 'req_unrouted', servedModel: null, routeReason: null, routeShare: null, status: 'error', errorClass: 'rate_limit_exceeded', httpStatus: 429, startedAt: at },
+    ]);
+    const expected: Record<string, [string | null, number | null]> = { req_drawn: ['split', 0.375], req_routed: ['routed', null], req_unrouted: [null, null] };
+    for (const [requestId, [reason, share]] of Object.entries(expected)) {
+      const { status, body } = await get(`/traces/${requestId}`);
+      expect(status).toBe(200);
+      expect(body, requestId).toMatchObject({ route_reason: reason, route_share: share });
+    }
+    const list = (await get('/projects/routed/workloads/main/traces')).body.data as Array<{ request_id: string; route_reason: string | null; route_share: number | null }>;
+    expect(Object.fromEntries(list.map((trace) => [trace.request_id, [trace.route_reason, trace.route_share]]))).toEqual(expected);
+  });
+
   it('prints the same numbers from the command line, and tails new calls', async () => {
     const connection = ['--url', taskgate.origin, '--key', ADMIN_KEY, '--project', 'shop'];
     const one = await runTaskgateAsync(['stats', '--workload', 'summarise', ...connection]);

@@ -10,7 +10,8 @@ before it may serve the workload (see docs/routing.md).
 
 Commands:
   get   print the contract in force (the default one when none was set):
-        the JSON that "set --file" takes, so get, edit, set round-trips
+        the JSON that "set --file" takes, so get, edit, set round-trips;
+        what its quality bar means goes to stderr
   set   store a new version from --file FILE, or from stdin; the workload's
         routes go back to the requested models until certified again
 
@@ -37,6 +38,7 @@ export async function evalsCommand(argv: string[], environment: NodeJS.ProcessEn
     // The contract alone on stdout, exactly what `set --file` takes back; where it stands on stderr.
     const found = await client.request('GET', path);
     process.stderr.write(`taskgate: ${found.default === true ? 'the default contract (none set)' : `contract version ${String(found.version)}`} of ${values.workload}\n`);
+    if (typeof found.semantics_detail === 'string') process.stderr.write(`taskgate: ${found.semantics_detail}\n`);
     process.stdout.write(`${JSON.stringify(found.contract, null, 2)}\n`);
     return;
   }

@@ -4,11 +4,14 @@ import { formatTable } from './format-table.js';
 
 export const routesUsage = `Usage: taskgate routes [--project P] [--workload W] [--json] [options]
 
-Which model serves each workload's requested models, the candidates being
-tested (n evaluated, k passed, the lower confidence bound, engine errors,
-latency at the contract's percentile, cost per call), the savings so far,
-what evaluating cost and the net; then how each route explores and how its
-serving model is watched. Without --workload, every workload of the project.
+Which model serves each workload's requested models, the candidates as the
+router judged them, in its order (n evaluated, k passed, the lower confidence
+bound, engine errors, latency at the contract's percentile, cost per call,
+certified share of the calls), the savings so far, what evaluating cost and
+the net; then per route its phase (requested, exploring, split, certified,
+cooling down, unmonitored, pinned) with its shares and savings, and how it
+explores and how its serving model is watched. Without --workload, every
+workload of the project.
 
 Options:
   --project P      project (default: default)
@@ -25,9 +28,14 @@ interface RoutesView {
   judges: Array<{ model: string; same_family: boolean; self_checks: number; false_losses: number }>;
   routes: Array<{
     requested_model: string;
+    phase: string;
     served_model: string;
+    router_choice: string;
     pinned_model: string | null;
-    candidates: Array<{ model: string; state: string; evaluated: number; passed: number; errors: number; lower_bound: number; cost_per_call_usd: number; latency_ms: number | null }>;
+    split: { shares: Array<{ model: string; share: number; lower_bound_diff: number; samples: number }> } | null;
+    served_share: number;
+    verdicts_from: 'router' | 'evidence';
+    candidates: Array<{ model: string; state: string; share: number | null; evaluated: number; passed: number; errors: number; lower_bound: number | null; cost_per_call_usd: number; latency_ms: number | null; cooling_down_until: number | null }>;
     latency: { percentile: number; limit_ms: number | null };
     routed_calls: number;
     savings_usd: number;
@@ -66,24 +74,27 @@ async function workloadsOf(client: ApiClient, project: string): Promise<string[]
 }
 
 /**
- * One row per candidate under its route; the route's own row says what
- * serves and what it saved, cost to evaluate, and netted. Below the table, a
- * line per route on how it explores and how its serving model is watched,
- * and the judges' own measured error.
+ * One row per candidate under its route, in the router's order; the route's
+ * own row says what serves and what it saved, cost to evaluate, and netted.
+ * Below the table, per route a line with its phase, shares and savings and a
+ * line on how it explores and how its serving model is watched; then the
+ * judges' own measured error.
  */
 export function formatRoutes(views: readonly RoutesView[]): string {
-  const rows = [['WORKLOAD', 'REQUESTED', 'SERVED', 'CANDIDATE', 'STATE', 'N', 'K', 'LOWER', 'ERRORS', 'LATENCY MS', '$/CALL', 'ROUTED CALLS', 'SAVED $', 'EVAL $', 'NET $']];
+  const rows = [['WORKLOAD', 'REQUESTED', 'SERVED', 'CANDIDATE', 'STATE', 'N', 'K', 'LOWER', 'ERRORS', 'LATENCY MS', '$/CALL', 'SHARE', 'ROUTED CALLS', 'SAVED $', 'EVAL $', 'NET $']];
   const notes: string[] = [];
   for (const view of views) {
-    if (view.routes.length === 0) rows.push([view.workload, '-', '-', '(no evidence yet)', ...Array<string>(11).fill('')]);
+    if (view.routes.length === 0) rows.push([view.workload, '-', '-', '(no evidence yet)', ...Array<string>(12).fill('')]);
     for (const route of view.routes) {
       const served = route.pinned_model === null ? route.served_model : `${route.served_model} (pinned)`;
-      rows.push([view.workload, route.requested_model, served, ...Array<string>(8).fill(''), String(route.routed_calls), route.savings_usd.toFixed(4), route.eval_spend_usd.toFixed(4), route.net_savings_usd.toFixed(4)]);
+      rows.push([view.workload, route.requested_model, served, ...Array<string>(9).fill(''), String(route.routed_calls), route.savings_usd.toFixed(4), route.eval_spend_usd.toFixed(4), route.net_savings_usd.toFixed(4)]);
       for (const candidate of route.candidates) {
         const latency = candidate.latency_ms === null ? '-' : String(Math.round(candidate.latency_ms));
-        rows.push(['', '', '', candidate.model, candidate.state, String(candidate.evaluated), String(candidate.passed), candidate.lower_bound.toFixed(3), String(candidate.errors), latency, candidate.cost_per_call_usd.toPrecision(3), '', '', '', '']);
+        const lower = candidate.lower_bound === null ? '-' : candidate.lower_bound.toFixed(3);
+        const share = candidate.share === null || candidate.share === 0 ? '' : percent(candidate.share);
+        rows.push(['', '', '', candidate.model, candidate.state, String(candidate.evaluated), String(candidate.passed), lower, String(candidate.errors), latency, candidate.cost_per_call_usd.toPrecision(3), share, '', '', '', '']);
       }
-      notes.push(routeNote(view, route));
+      notes.push(phaseNote(view, route), routeNote(view, route));
     }
     const judges = view.judges.map((judge) => `${judge.model}${judge.same_family ? ' (same family as a candidate)' : ''}: ${judge.false_losses} of ${judge.self_checks} self-checks wrong`);
     if (judges.length > 0) notes.push(`${view.workload}: judges ${judges.join('; ')}`);
@@ -91,7 +102,37 @@ export function formatRoutes(views: readonly RoutesView[]): string {
   return [formatTable(rows), '', ...notes].join('\n').trimEnd();
 }
 
-function routeNote(view: RoutesView, route: RoutesView['routes'][number]): string {
+type RouteView = RoutesView['routes'][number];
+
+/** "34%", "2.5%": shares of calls. */
+function percent(share: number): string {
+  return `${(share * 100).toFixed(share < 0.1 ? 1 : 0)}%`;
+}
+
+/**
+ * The route's phase, what serves which share of the calls, and what it saved
+ * net of evaluating: "w big: split: 34% → mixtral (E[c−r] ≥ -0.021, 412
+ * samples); 66% → gpt-4; saved $1.2000 − eval spend $0.3000 = net $0.9000".
+ */
+export function phaseNote(view: Pick<RoutesView, 'workload'>, route: RouteView): string {
+  const cooling = route.candidates.filter((candidate) => candidate.cooling_down_until !== null).map((candidate) => `${candidate.model} until ${new Date(candidate.cooling_down_until! * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`);
+  const whole = (model: string) => `${model} serves every call`;
+  const phases: Record<string, string> = {
+    requested: `requested: ${whole(route.router_choice)}, nothing under test`,
+    exploring: `exploring: ${whole(route.router_choice)} while candidates are tested`,
+    split: `split: ${[...(route.split?.shares ?? []).map((entry) => `${percent(entry.share)} → ${entry.model} (E[c−r] ≥ ${entry.lower_bound_diff.toFixed(3)}, ${entry.samples} samples)`), `${percent(route.served_share)} → ${route.router_choice}`].join('; ')}`,
+    certified: `certified: ${whole(route.router_choice)}`,
+    cooling_down: `cooling down: ${whole(route.router_choice)}; demoted ${cooling.join(', ')}`,
+    unmonitored: `unmonitored: ${whole(route.router_choice)}; waiting to check ${cooling.join(', ')}`,
+    pinned: `pinned: ${whole(route.served_model)} (the router's choice: ${route.router_choice}${route.split === null ? '' : ` with shares to ${route.split.shares.map((entry) => entry.model).join(', ')}`})`,
+  };
+  const phase = phases[route.phase] ?? route.phase;
+  const judged = route.verdicts_from === 'evidence' && route.candidates.length > 0 ? ' (candidates judged from the evidence: the router has not decided on it yet)' : '';
+  const savings = `saved $${route.savings_usd.toFixed(4)} − eval spend $${route.eval_spend_usd.toFixed(4)} = net $${route.net_savings_usd.toFixed(4)}`;
+  return `${view.workload} ${route.requested_model}: ${phase}; ${savings}${judged}`;
+}
+
+function routeNote(view: RoutesView, route: RouteView): string {
   const { exploration, monitoring } = route;
   const rate = exploration.sample_rate === null ? 'not planned yet' : `${(exploration.sample_rate * 100).toPrecision(3)}% of calls${exploration.auto ? ' (auto)' : ''}`;
   const exploring = exploration.exploring.length === 0 ? 'nothing worth testing' : `testing ${exploration.exploring.join(', ')} on ${rate}`;

@@ -1,7 +1,8 @@
 /**
  * The workload page's route section: which model serves each requested model
- * and why, from the same JSON `GET /v1/projects/{p}/workloads/{w}/routes`
- * serves (so the page and the API cannot disagree).
+ * and why (the route's phase, and the share of calls each model serves),
+ * from the same JSON `GET /v1/projects/{p}/workloads/{w}/routes` serves (so
+ * the page and the API cannot disagree).
  */
 import type { createRoutingHandlers } from '../server/routing-handlers.js';
 import type { RouteCertificate } from '../store/routing-store.js';
@@ -16,7 +17,52 @@ type RouteChange = WorkloadRoutes['history'][number];
 
 function certificateText(certificate: RouteCertificate | null): SafeHtml {
   if (certificate === null) return html`<span class="muted">none</span>`;
+  if (certificate.qualityBar !== undefined) {
+    return html`<span class="mono">${certificate.model}: ${certificate.evaluated} paired samples, ${certificate.passed} not worse; quality ≥ ${certificate.qualityBar} × the requested model's (bound ${formatBound(certificate.lower)}) at ${certificate.confidence} confidence, contract v${certificate.contractVersion}, ${formatTime(certificate.at)}</span>`;
+  }
   return html`<span class="mono">n=${certificate.evaluated} k=${certificate.passed} lower=${formatRatio(certificate.lower)} ≥ ${certificate.passRate} at ${certificate.confidence} confidence, contract v${certificate.contractVersion}, ${formatTime(certificate.at)}</span>`;
+}
+
+/** "34%", "2.5%": a share of calls. */
+function formatShare(share: number): string {
+  return `${(share * 100).toFixed(share < 0.1 ? 1 : 0)}%`;
+}
+
+function formatBound(value: number): string {
+  return value.toFixed(3);
+}
+
+const PHASES: Record<RouteView['phase'], string> = {
+  requested: 'requested model',
+  exploring: 'exploring',
+  split: 'split',
+  certified: 'certified',
+  cooling_down: 'cooling down',
+  unmonitored: 'unmonitored',
+  pinned: 'pinned',
+};
+
+/** Who serves which share of the calls, and why the route is in its phase. */
+function servesText(route: RouteView): string {
+  const cooling = route.candidates.filter((candidate) => candidate.cooling_down_until !== null).map((candidate) => candidate.model);
+  switch (route.phase) {
+    case 'split': {
+      const shares = (route.split?.shares ?? []).map((entry) => `${formatShare(entry.share)} → ${entry.model} (E[c − r] ≥ ${formatBound(entry.lower_bound_diff)} on ${formatCount(entry.samples)} paired samples)`);
+      return [...shares, `${formatShare(route.served_share)} → ${route.router_choice}`].join('; ');
+    }
+    case 'pinned':
+      return `every call → ${route.served_model}, pinned by a person (the router's choice: ${route.router_choice})`;
+    case 'cooling_down':
+      return `every call → ${route.router_choice}; ${cooling.join(', ')} demoted, cooling down`;
+    case 'unmonitored':
+      return `every call → ${route.router_choice}; ${cooling.join(', ')} could not be checked and sits out until monitoring can resume`;
+    case 'exploring':
+      return `every call → ${route.router_choice}, while cheaper models are tested`;
+    case 'certified':
+      return `every call → ${route.router_choice}, certified`;
+    case 'requested':
+      return `every call → ${route.router_choice}, nothing under test`;
+  }
 }
 
 function renderRoute(route: RouteView): SafeHtml {
@@ -29,6 +75,7 @@ function renderRoute(route: RouteView): SafeHtml {
           columns: [
             { label: 'Candidate', kind: 'long', cell: (candidate) => candidate.model },
             { label: 'State', kind: 'fixed', cell: (candidate) => html`<span class="${`badge ${candidate.state}`}">${candidate.state.replace('_', ' ')}</span>` },
+            { label: 'Share', kind: 'number', cell: (candidate) => (candidate.share === null || candidate.share === 0 ? '' : formatShare(candidate.share)) },
             { label: 'n', kind: 'number', cell: (candidate) => formatCount(candidate.evaluated) },
             { label: 'k', kind: 'number', cell: (candidate) => formatCount(candidate.passed) },
             { label: 'Errors', kind: 'number', cell: (candidate) => formatCount(candidate.errors) },
@@ -46,17 +93,18 @@ function renderRoute(route: RouteView): SafeHtml {
   return html`<div class="route panel" data-requested="${route.requested_model}">
 <div class="route-head">
   <span class="arrow"><strong>${route.requested_model}</strong> → <strong data-field="served-model">${route.served_model}</strong></span>
-  ${route.pinned_model === null ? null : html`<span class="badge pinned">pinned (router's choice: ${route.router_choice})</span>`}
+  <span class="${`badge ${route.phase}`}" data-field="phase">${route.phase === 'pinned' ? `pinned (router's choice: ${route.router_choice})` : PHASES[route.phase]}</span>
   <span class="muted">${formatCount(route.calls)} calls, ${formatCount(route.routed_calls)} routed to a cheaper model, savings ${formatUsd(route.savings_usd)} − eval spend ${formatUsd(route.eval_spend_usd)} = <strong data-field="net-savings">${formatUsd(route.net_savings_usd)}</strong> net</span>
 </div>
 <dl class="facts">
+<dt>Serves</dt><dd data-field="shares">${servesText(route)}</dd>
 <dt>Certificate</dt><dd>${certificateText(route.certificate)}</dd>
 <dt>Exploring</dt><dd data-field="exploration">${exploration.exploring.length === 0 ? 'nothing worth testing now' : `${exploration.exploring.join(', ')} on ${rate}`}</dd>
 <dt>Monitoring</dt><dd data-field="monitoring">${watched}</dd>
 <dt>Latency limit</dt><dd>${route.latency.limit_ms === null ? 'none' : `p${route.latency.percentile} ≤ ${formatMs(route.latency.limit_ms)} (the requested model: ${formatMs(route.latency.requested_model_ms)})`}</dd>
 ${route.dropped_samples > 0 ? html`<dt>Dropped samples</dt><dd>${formatCount(route.dropped_samples)} (the router could not keep up)</dd>` : null}
 </dl>
-<h3>Candidates</h3>
+<h3>Candidates <span class="muted">${route.verdicts_from === 'router' ? "· as the router judged them, cheapest first" : route.candidates.length === 0 ? '' : '· judged from the evidence: the router has not decided on this route yet'}</span></h3>
 ${candidates}
 </div>`;
 }

@@ -16,6 +16,8 @@ function trace(fields: Partial<Trace>): Trace {
     user: null,
     requestedModel: 'acme-large',
     servedModel: 'acme-large',
+    routeReason: null,
+    routeShare: null,
     replica: 'large',
     attempts: null,
     status: 'ok',
@@ -88,5 +90,19 @@ describe('trace page attempts', () => {
       expect(page).not.toContain('Attempts');
       expect(page).not.toContain('trace-attempts');
     }
+  });
+});
+
+describe('trace page route', () => {
+  it('says why the served model served the call, and the share it was drawn for in a split', () => {
+    const split = renderTracePage({ account, feedback: null, trace: trace({ servedModel: 'acme-small', routeReason: 'split', routeShare: 0.25 }) }).text;
+    expect(split).toContain('<dt>Route</dt><dd>split (drawn for a 25.0% share of the calls)</dd>');
+    const routed = renderTracePage({ account, feedback: null, trace: trace({ servedModel: 'acme-small', routeReason: 'routed' }) }).text;
+    expect(routed).toContain('<dt>Route</dt><dd>routed</dd>');
+  });
+
+  it('shows a dash for a call that failed before it was routed', () => {
+    const page = renderTracePage({ account, feedback: null, trace: trace({ status: 'error', errorClass: 'invalid_api_key', httpStatus: 401, servedModel: null }) }).text;
+    expect(page).toContain('<dt>Route</dt><dd>—</dd>');
   });
 });

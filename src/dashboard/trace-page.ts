@@ -1,7 +1,7 @@
 /** `GET /dashboard/traces/{request_id}`: one call's trace, with its bodies when they were kept. */
 import type { Feedback } from '../store/routing-store.js';
 import type { Trace } from '../store/store.js';
-import { formatCount, formatMs, formatTime, formatUsd } from './format.js';
+import { formatCount, formatMs, formatRate, formatTime, formatUsd } from './format.js';
 import { dashboardPath, html, layout, type HtmlValue, type SafeHtml } from './html.js';
 
 export interface TracePageData {
@@ -64,6 +64,7 @@ export function renderTracePage({ account, trace, feedback }: TracePageData): Sa
     ['User', trace.user ?? '—'],
     ['Requested model', trace.requestedModel ?? '—'],
     ['Served model', trace.servedModel ?? '—'],
+    ['Route', trace.routeReason === null ? '—' : `${trace.routeReason}${trace.routeShare === null ? '' : ` (drawn for a ${formatRate(trace.routeShare)} share of the calls)`}`],
     ['Replica', trace.replica ?? '—'],
     ...(trace.attempts !== null && trace.attempts.length >= 2 ? [['Attempts', attemptsList(trace.attempts)] as [string, HtmlValue]] : []),
     ['Finish reason', trace.finishReason ?? '—'],

@@ -1,9 +1,9 @@
 /**
  * Problems of an eval contract as `path: message` pairs: zod's structural
  * issues in plain words, plus the rules zod cannot state (a pattern compiles,
- * a schema compiles, a field that only one method uses). The semantic rules
- * run on the raw input even when the structure has other problems, so one
- * error names every bad path.
+ * a schema compiles, a field that only one method uses, a quality bar needs
+ * an agreement check). The semantic rules run on the raw input even when the
+ * structure has other problems, so one error names every bad path.
  */
 import type { z } from 'zod';
 import { compileJsonSchema } from './json-schema-validator.js';
@@ -106,6 +106,11 @@ export function findSemanticIssues(input: unknown): EvalContractIssue[] {
     checks.forEach((check: unknown, index) => {
       if (isJsonObject(check)) issues.push(...checkIssues(check, ['checks', index]));
     });
+  }
+  const qualityBar = Object.hasOwn(input, 'quality_bar') ? input.quality_bar : undefined;
+  // Omitted checks are the default ones, which include agreement.
+  if (typeof qualityBar === 'number' && Array.isArray(checks) && !checks.some((check: unknown) => isJsonObject(check) && check.type === 'agreement')) {
+    issues.push({ path: ['quality_bar'], message: 'needs an agreement check in checks (the paired comparison with the requested model); add one, or set quality_bar to null' });
   }
   const candidates = Object.hasOwn(input, 'candidates') ? input.candidates : undefined;
   if (Array.isArray(candidates)) {

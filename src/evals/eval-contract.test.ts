@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../api/errors.js';
-import { DEFAULT_CONTRACT, checksKey, parseEvalContract, validateEvalContract } from './eval-contract.js';
+import { DEFAULT_CONTRACT, checksKey, isAbsoluteCheck, parseEvalContract, qualitySemantics, qualitySemanticsDetail, validateEvalContract, type EvalCheck } from './eval-contract.js';
 import { invalidRequestOf } from '../../test/helpers/invalid-request.js';
 
 const errorOf = (input: unknown): InvalidRequestError => invalidRequestOf(() => parseEvalContract(input));
@@ -9,6 +9,7 @@ describe('parseEvalContract: defaults', () => {
   it('fills every default: the structural checks and agreement when no checks are given, an adaptive sample rate, latency limits', () => {
     expect(parseEvalContract({})).toEqual({
       checks: [{ type: 'response_format_valid' }, { type: 'tool_call_valid' }, { type: 'agreement', method: 'auto' }],
+      quality_bar: 0.95,
       pass_rate: 0.95,
       confidence: 0.95,
       min_samples: 50,
@@ -133,6 +134,15 @@ describe('parseEvalContract: errors name every bad path', () => {
     ['schema keyword typo', { checks: [{ type: 'json_schema', schema: { type: 'object', requred: ['a'] } }] }, 'checks[0].schema: not a valid JSON Schema (strict mode: unknown keyword: "requred")', 'checks[0].schema'],
     ['schema with a remote $ref', { checks: [{ type: 'json_schema', schema: { $ref: 'https://example.com/s.json' } }] }, "checks[0].schema: not a valid JSON Schema (can't resolve reference", 'checks[0].schema'],
     ['pass_rate too low', { pass_rate: 0.4 }, 'pass_rate: must be at least 0.5', 'pass_rate'],
+    ['quality_bar too low', { quality_bar: 0.49 }, 'quality_bar: must be at least 0.5', 'quality_bar'],
+    ['quality_bar above 1', { quality_bar: 1.01 }, 'quality_bar: must be at most 1', 'quality_bar'],
+    ['quality_bar as a string', { quality_bar: '0.95' }, 'quality_bar: must be a number, got string "0.95"', 'quality_bar'],
+    [
+      'quality_bar without an agreement check',
+      { checks: [{ type: 'json_schema', schema: { type: 'object' } }], quality_bar: 0.9 },
+      'quality_bar: needs an agreement check in checks (the paired comparison with the requested model)',
+      'quality_bar',
+    ],
     ['confidence as a string', { confidence: '0.9' }, 'confidence: must be a number, got string "0.9"', 'confidence'],
     ['min_samples zero', { min_samples: 0 }, 'min_samples: must be at least 1', 'min_samples'],
     ['sample_rate above 1', { sample_rate: 1.5 }, 'sample_rate: must be at most 1', 'sample_rate'],
@@ -186,5 +196,97 @@ describe('checksKey', () => {
   it('treats an optional key set to undefined as absent', () => {
     const contract = parseEvalContract({ checks: [{ type: 'judge', rubric: 'r' }] });
     expect(checksKey({ ...contract, checks: [{ type: 'judge', rubric: 'r', model: undefined }] })).toBe(checksKey(contract));
+  });
+});
+
+describe('quality_bar and its two semantics', () => {
+  const agreement = { type: 'agreement', method: 'normalized' };
+  const regex = { type: 'regex', pattern: '^\\d+$' };
+
+  it.each<[string, Record<string, unknown>, number | null, 'relative' | 'absolute']>([
+    ['nothing given: the default bar', {}, 0.95, 'relative'],
+    ['checks with agreement, no pass_rate', { checks: [agreement, regex] }, 0.95, 'relative'],
+    ['pass_rate with the default checks: legacy', { pass_rate: 0.9 }, null, 'absolute'],
+    ['pass_rate with an agreement check: legacy', { checks: [regex, agreement], pass_rate: 0.9 }, null, 'absolute'],
+    ['pass_rate and a bar', { pass_rate: 0.9, quality_bar: 0.97 }, 0.97, 'relative'],
+    ['an explicit null: legacy', { quality_bar: null }, null, 'absolute'],
+    ['the bounds', { quality_bar: 1 }, 1, 'relative'],
+    ['absolute checks only: no bar to keep', { checks: [regex] }, null, 'absolute'],
+    ['absolute checks only, with pass_rate', { checks: [regex], pass_rate: 0.9 }, null, 'absolute'],
+    ['absolute checks only, explicit null', { checks: [regex], quality_bar: null }, null, 'absolute'],
+  ])('%s', (_case, input, bar, semantics) => {
+    const contract = parseEvalContract(input);
+    expect(Object.hasOwn(contract, 'quality_bar')).toBe(true);
+    expect(contract.quality_bar).toBe(bar);
+    expect(qualitySemantics(contract)).toBe(semantics);
+    // Stored contracts are parsed again on every read: the same contract, whatever was defaulted.
+    expect(parseEvalContract(JSON.parse(JSON.stringify(contract)))).toEqual(contract);
+  });
+
+  it('reads a contract stored before quality_bar (pass_rate set, no quality_bar key) as legacy, and keeps it so', () => {
+    // What every stored contract looked like: the parsed default, without the key.
+    const stored = Object.fromEntries(Object.entries(parseEvalContract({})).filter(([key]) => key !== 'quality_bar'));
+    const contract = parseEvalContract(stored);
+    expect(contract).toEqual({ ...stored, quality_bar: null });
+    expect(qualitySemantics(contract)).toBe('absolute');
+    expect(parseEvalContract(JSON.parse(JSON.stringify(contract)))).toEqual(contract);
+  });
+
+  it('is relative only with a bar and an agreement check', () => {
+    const base = parseEvalContract({});
+    expect(qualitySemantics(base)).toBe('relative');
+    expect(qualitySemantics({ ...base, quality_bar: null })).toBe('absolute');
+    // A contract built in code, past the parser: a bar with nothing to compare by means nothing.
+    expect(qualitySemantics({ ...base, checks: [{ type: 'tool_call_valid' }] })).toBe('absolute');
+  });
+
+  it('calls every check type but agreement absolute', () => {
+    const checks: EvalCheck[] = [
+      { type: 'json_schema', schema: {} },
+      { type: 'regex', pattern: 'a' },
+      { type: 'tool_call_valid' },
+      { type: 'response_format_valid' },
+      { type: 'judge', rubric: 'r' },
+      { type: 'agreement', method: 'auto' },
+    ];
+    expect(checks.map((check) => [check.type, isAbsoluteCheck(check)])).toEqual([
+      ['json_schema', true],
+      ['regex', true],
+      ['tool_call_valid', true],
+      ['response_format_valid', true],
+      ['judge', true],
+      ['agreement', false],
+    ]);
+  });
+
+  it('names the semantics in one sentence with the contract\'s numbers', () => {
+    expect(qualitySemanticsDetail(parseEvalContract({ pass_rate: 0.9, quality_bar: 0.97, checks: [regex, agreement, { type: 'judge', rubric: 'r' }] }))).toBe(
+      'A cheaper model serves a share of calls, up to all of them, when its quality by paired comparison with the requested model on the same calls ' +
+        "is certified at least 0.97 × the requested model's; pass_rate 0.9 applies to the absolute checks (regex, judge).",
+    );
+    expect(qualitySemanticsDetail(DEFAULT_CONTRACT)).toContain('pass_rate 0.95 applies to the absolute checks (response_format_valid, tool_call_valid).');
+    expect(qualitySemanticsDetail(parseEvalContract({ checks: [agreement], quality_bar: 0.9 }))).toContain('at least 0.9 × the requested model\'s; pass_rate 0.95 applies to no check');
+    expect(qualitySemanticsDetail(parseEvalContract({ pass_rate: 0.9 }))).toBe(
+      'Every model that serves must itself pass every check at pass_rate 0.9 (the absolute agreement semantics; set quality_bar to compare with the requested model instead).',
+    );
+    expect(qualitySemanticsDetail(parseEvalContract({ checks: [regex], pass_rate: 0.8 }))).toBe(
+      'Every model that serves must itself pass every check at pass_rate 0.8 (there is no agreement check, so no comparison with the requested model).',
+    );
+  });
+
+  it('names a bar without an agreement check along with the other problems', () => {
+    const validation = validateEvalContract({ quality_bar: 0.9, checks: [{ type: 'regex', pattern: '(' }], pass_rate: 2 });
+    expect(validation.ok).toBe(false);
+    if (validation.ok) return;
+    expect(validation.issues.map((issue) => issue.path)).toEqual([['quality_bar'], ['checks', 0, 'pattern'], ['pass_rate']]);
+    // With the default checks (agreement among them) a bar is fine.
+    expect(validateEvalContract({ quality_bar: 0.9 }).ok).toBe(true);
+  });
+
+  it('keeps the evidence when only the bar changes: checksKey depends on the checks alone', () => {
+    const key = checksKey(parseEvalContract({ pass_rate: 0.9 }));
+    expect(checksKey(parseEvalContract({ pass_rate: 0.9, quality_bar: 0.97 }))).toBe(key);
+    expect(checksKey(parseEvalContract({ quality_bar: 0.5 }))).toBe(key);
+    expect(checksKey(DEFAULT_CONTRACT)).toBe(key);
   });
 });

@@ -1,6 +1,7 @@
 /**
- * The eval contract of a workload: which checks a reply must pass, and how
- * sure the router must be before it serves the workload with a cheaper model.
+ * The eval contract of a workload: which checks a reply must pass, what
+ * quality it must keep against the requested model, and how sure the router
+ * must be before it serves the workload (or a share of it) with a cheaper model.
  * Set through the API, the CLI or the config; a workload with none uses
  * `DEFAULT_CONTRACT`. Parsing is strict: unknown keys are errors, and every
  * bad path is named in one error, so a caller fixes a contract in one round.
@@ -30,10 +31,31 @@ export type EvalCheck =
 
 export type EvalCheckOf<Type extends EvalCheck['type']> = Extract<EvalCheck, { type: Type }>;
 
+/**
+ * What the contract's bar means (see `qualitySemantics`).
+ * - `relative`: the agreement check is a paired comparison with the requested
+ *   model on the same sampled calls (agreeing replies are equal quality; only
+ *   disagreements are judged: which reply is right, or a tie). A candidate, or
+ *   a share of calls, passes when its quality is certified at least
+ *   `quality_bar` times the requested model's; `pass_rate` applies only to the
+ *   absolute checks (`isAbsoluteCheck`), which every serving model must pass.
+ * - `absolute`: every model that serves must itself pass every check,
+ *   agreement included, at `pass_rate` (the meaning before `quality_bar`).
+ */
+export type QualitySemantics = 'relative' | 'absolute';
+
 export interface EvalContract {
   /** All must pass (those that apply to the call) for a reply to pass. At least one. */
   checks: EvalCheck[];
-  /** The pass rate a candidate must be shown to reach: 0.5 to 0.9999. */
+  /**
+   * The share of the requested model's quality a cheaper model (or a share of
+   * calls) must be certified to keep, by paired comparison on the same calls:
+   * 0.5 to 1. Needs an agreement check. Null: `absolute` semantics. When the
+   * input leaves it out it is null if the input sets `pass_rate` (so contracts
+   * written before it keep their meaning) or has no agreement check, else 0.95.
+   */
+  quality_bar: number | null;
+  /** The pass rate a candidate must be shown to reach (under `relative` semantics, on the absolute checks only): 0.5 to 0.9999. */
   pass_rate: number;
   /** Confidence of that showing (1 minus the error the router accepts): 0.5 to 0.9999. */
   confidence: number;
@@ -73,6 +95,7 @@ export interface EvalContract {
  */
 export const DEFAULT_CONTRACT: EvalContract = Object.freeze({
   checks: Object.freeze(defaultChecks().map((check) => Object.freeze(check))) as EvalCheck[],
+  quality_bar: 0.95,
   pass_rate: 0.95,
   confidence: 0.95,
   min_samples: 50,
@@ -121,9 +144,13 @@ const checkSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('judge'), model: modelId.optional(), rubric: z.string().trim().min(1).max(MAX_RUBRIC_LENGTH) }).strict(),
 ]);
 
+const DEFAULT_QUALITY_BAR = 0.95;
+
 const contractSchema = z
   .object({
     checks: z.array(checkSchema).min(1).max(MAX_CHECKS).default(defaultChecks),
+    // Its default depends on the rest of the input: see qualityBarOf.
+    quality_bar: z.number().min(0.5).max(1).nullable().optional(),
     pass_rate: share.default(0.95),
     confidence: share.default(0.95),
     min_samples: z.number().int().min(1).max(1_000_000).default(50),
@@ -148,8 +175,49 @@ export function validateEvalContract(input: unknown): EvalContractValidation {
   const result = contractSchema.safeParse(input);
   const issues = [...(result.success ? [] : zodIssues(result.error.issues, input)), ...findSemanticIssues(input)];
   if (issues.length > 0 || !result.success) return { ok: false, issues: sortIssues(dedupe(issues), input) };
-  const contract: EvalContract = result.data;
+  const { checks, quality_bar: qualityBar, ...rest } = result.data;
+  const contract: EvalContract = { checks, quality_bar: qualityBarOf(input, qualityBar, checks), ...rest };
   return { ok: true, contract };
+}
+
+/**
+ * The bar given, or its default. A contract that sets `pass_rate` with the
+ * agreement check (its own or the default one) was written for the absolute
+ * meaning, as every contract stored before `quality_bar` was: it stays null.
+ * Without an agreement check a bar means nothing (and given, is an error), so
+ * the default is null there too, which keeps parse(parse(x)) = parse(x).
+ */
+function qualityBarOf(input: unknown, given: number | null | undefined, checks: EvalCheck[]): number | null {
+  if (given !== undefined) return given;
+  const setsPassRate = isJsonObject(input) && Object.hasOwn(input, 'pass_rate');
+  return !setsPassRate && checks.some((check) => !isAbsoluteCheck(check)) ? DEFAULT_QUALITY_BAR : null;
+}
+
+/** Every check type but `agreement`: a reply passes or fails it on its own, with no comparison with the requested model. */
+export function isAbsoluteCheck(check: EvalCheck): check is Exclude<EvalCheck, { type: 'agreement' }> {
+  return check.type !== 'agreement';
+}
+
+/** `relative` when the contract has a quality bar and an agreement check to compare by; else `absolute`. */
+export function qualitySemantics(contract: EvalContract): QualitySemantics {
+  return contract.quality_bar !== null && contract.checks.some((check) => !isAbsoluteCheck(check)) ? 'relative' : 'absolute';
+}
+
+/** One sentence saying what a model must do to serve under this contract, with its numbers (the eval API's `semantics_detail`). */
+export function qualitySemanticsDetail(contract: EvalContract): string {
+  const passRate = `pass_rate ${contract.pass_rate}`;
+  if (qualitySemantics(contract) === 'relative') {
+    const absolute = [...new Set(contract.checks.filter(isAbsoluteCheck).map((check) => check.type))];
+    const applies = absolute.length === 0 ? `${passRate} applies to no check (the contract has no absolute checks)` : `${passRate} applies to the absolute checks (${absolute.join(', ')})`;
+    return (
+      'A cheaper model serves a share of calls, up to all of them, when its quality by paired comparison with the requested model on the same calls ' +
+      `is certified at least ${contract.quality_bar} × the requested model's; ${applies}.`
+    );
+  }
+  if (contract.checks.some((check) => !isAbsoluteCheck(check))) {
+    return `Every model that serves must itself pass every check at ${passRate} (the absolute agreement semantics; set quality_bar to compare with the requested model instead).`;
+  }
+  return `Every model that serves must itself pass every check at ${passRate} (there is no agreement check, so no comparison with the requested model).`;
 }
 
 /** The contract, or an InvalidRequestError naming every bad path (`param`: the first). */

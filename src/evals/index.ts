@@ -2,7 +2,10 @@
 export {
   DEFAULT_CONTRACT,
   checksKey,
+  isAbsoluteCheck,
   parseEvalContract,
+  qualitySemantics,
+  qualitySemanticsDetail,
   validateEvalContract,
   type AgreementMethod,
   type EvalCheck,
@@ -10,6 +13,7 @@ export {
   type EvalContract,
   type EvalContractIssue,
   type EvalContractValidation,
+  type QualitySemantics,
 } from './eval-contract.js';
 export type { EvalInput, EvalOutcome, JudgeContext, JudgeRunner } from './evaluator.js';
 export { evaluateContract, guardChecks, type ContractResult, type EvaluateOptions } from './evaluate-contract.js';

@@ -53,7 +53,7 @@ export const evaluatePairwiseJudge: JudgeEvaluator<EvalCheckOf<'agreement'>> = a
 };
 
 /** The judge's answer, or the outcome when it could not answer. Only an abort of the caller's signal rejects. */
-async function ask(judge: JudgeContext, messages: ChatMessage[]): Promise<string | EvalOutcome> {
+export async function ask(judge: JudgeContext, messages: ChatMessage[]): Promise<string | EvalOutcome> {
   try {
     return await judge.run(judge.model, messages, judge.signal);
   } catch (error) {
@@ -62,7 +62,8 @@ async function ask(judge: JudgeContext, messages: ChatMessage[]): Promise<string
   }
 }
 
-function sameReply(left: AssistantMessage, right: AssistantMessage): boolean {
+/** Equal normalised content and equal tool calls: the same reply, whatever a judge would say. */
+export function sameReply(left: AssistantMessage, right: AssistantMessage): boolean {
   const calls = (message: AssistantMessage): string => toolCallsOf(message).map(toolCallKey).sort().join('\n');
   return normalizeText(left.content ?? '') === normalizeText(right.content ?? '') && calls(left) === calls(right);
 }

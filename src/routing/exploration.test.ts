@@ -235,3 +235,34 @@ describe('planExploration: what it expects to gain', () => {
     expect(waitsForTraffic(early, { ageMs: 2 * HOUR_MS })).toBe(false);
   });
 });
+
+describe('planExploration under a relative contract (shares)', () => {
+  const verdict = (model: string, costPerCall: number, evaluated: number, share: number) => ({ model, costPerCall, state: 'testing' as const, lower: -1, upper: Infinity, evaluated, passed: evaluated, share });
+  const input = (possibleShares: Map<string, number>, evaluated: number): ExplorationInput => ({
+    policy: DEFAULT_POLICY,
+    decision: { toTest: ['tiny', 'small'], verdicts: [verdict('tiny', 0.0001, evaluated, 0), verdict('small', 0.001, evaluated, 0)] },
+    servedCostPerCall: BIG,
+    referenceCostPerSample: 0,
+    judgeCostPerEval: 0.001,
+    callsPerDay: 2_000,
+    horizonDays: 30,
+    fixedRate: null,
+    budgetLeftToday: 10,
+    maxSamplesPerDay: 20_000,
+    possibleShares,
+  });
+
+  it('tests one candidate at a time, the cheapest first', () => {
+    const plan = planExploration(input(new Map([['tiny', 1], ['small', 1]]), 0));
+    expect(plan.candidates).toEqual(['tiny']);
+    expect(plan.sampleRate).toBe(1);
+  });
+
+  it('moves to the next once the cheaper one has nothing more to win, and stops when none has', () => {
+    expect(planExploration(input(new Map([['tiny', 0], ['small', 0.6]]), 200)).candidates).toEqual(['small']);
+    const done = planExploration(input(new Map([['tiny', 0], ['small', 0]]), 200));
+    expect(done.candidates).toEqual([]);
+    expect(done.sampleRate).toBe(0);
+    expect(done.assessed.map((entry) => entry.model)).toEqual(['tiny', 'small']);
+  });
+});

@@ -92,11 +92,21 @@ export interface ExplorationInput {
    * would pay a reference reply for nothing.
    */
   unavailable?: ReadonlySet<string>;
+  /**
+   * Relative contracts (split-decision.ts): per candidate, the share its
+   * sample means would certify. A candidate's gain is then the share it may
+   * still win over its certified one (`verdict.share`), and its tests as
+   * many again as it has had (bounds narrow by about √2 when the evidence
+   * doubles), or what `min_samples` still needs. Candidates are then tested
+   * one at a time, cheapest first: each sample replays one model, and a
+   * dearer one is tested only once the cheaper ones no longer pay.
+   */
+  possibleShares?: ReadonlyMap<string, number>;
 }
 
 export interface PlannedCandidate {
   model: string;
-  /** Probability it ends up certified. */
+  /** Probability it ends up certified (relative contracts: the share of the calls it may still win). */
   certifyChance: number;
   /** Scored replies its verdict still needs, expected. */
   evalsLeft: number;
@@ -122,9 +132,20 @@ export function planExploration(input: ExplorationInput): ExplorationPlan {
     .map((model) => input.decision.verdicts.find((verdict) => verdict.model === model))
     .filter((verdict): verdict is CandidateVerdict => verdict !== undefined);
   if (testing.length === 0 || input.callsPerDay <= 0) return { ...NOTHING, assessed: [] };
+  const available = testing.filter((verdict) => input.unavailable?.has(verdict.model) !== true);
+  if (input.possibleShares === undefined) return planAmong(input, testing, available);
+  // One candidate at a time, cheapest first (`toTest` is in cost order): the next is tested once the cheaper ones no longer pay for their tests.
+  for (const verdict of available) {
+    const plan = planAmong(input, testing, [verdict]);
+    if (plan.candidates.length > 0) return plan;
+  }
+  return planAmong(input, testing, []);
+}
 
-  const rate = (planned: CandidateVerdict[]): number => sampleRateFor(input, planned);
-  let planned = testing.filter((verdict) => input.unavailable?.has(verdict.model) !== true);
+/** The plan among `planned`: the worst dropped until the whole plan has a positive expected net; `testing` are all assessed. */
+function planAmong(input: ExplorationInput, testing: readonly CandidateVerdict[], available: readonly CandidateVerdict[]): ExplorationPlan {
+  const rate = (planned: readonly CandidateVerdict[]): number => sampleRateFor(input, planned);
+  let planned = [...available];
   let assessed = testing.map((verdict) => assess(input, verdict, rate(planned)));
   for (;;) {
     const sampleRate = rate(planned);
@@ -169,6 +190,8 @@ function sampleRateFor(input: ExplorationInput, planned: readonly CandidateVerdi
 }
 
 function assess(input: ExplorationInput, verdict: CandidateVerdict, sampleRate: number): PlannedCandidate {
+  const possible = input.possibleShares?.get(verdict.model);
+  if (possible !== undefined) return assessShare(input, verdict, sampleRate, possible);
   const { policy } = input;
   const prior = policy.prior ?? thresholdPrior(policy.passRate);
   const weight = prior.alpha + prior.beta + verdict.evaluated;
@@ -185,6 +208,21 @@ function assess(input: ExplorationInput, verdict: CandidateVerdict, sampleRate: 
     certifyChance,
     evalsLeft,
     gainUsd: certifyChance * saving * callsAfter,
+    costUsd: evalsLeft * (verdict.costPerCall + input.judgeCostPerEval),
+  };
+}
+
+/** A relative candidate: what a larger share would save, against as many tests again. */
+function assessShare(input: ExplorationInput, verdict: CandidateVerdict, sampleRate: number, possible: number): PlannedCandidate {
+  const evalsLeft = verdict.evaluated < input.policy.minSamples ? input.policy.minSamples - verdict.evaluated : verdict.evaluated;
+  const more = Math.max(0, possible - (verdict.share ?? 0));
+  const callsUntilMore = sampleRate > 0 ? evalsLeft / sampleRate : Infinity;
+  const callsAfter = Math.max(0, (input.callsSeen ?? input.callsPerDay) * input.horizonDays - callsUntilMore);
+  return {
+    model: verdict.model,
+    certifyChance: more,
+    evalsLeft,
+    gainUsd: more * Math.max(0, input.servedCostPerCall - verdict.costPerCall) * callsAfter,
     costUsd: evalsLeft * (verdict.costPerCall + input.judgeCostPerEval),
   };
 }

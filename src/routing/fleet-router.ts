@@ -28,7 +28,8 @@ import { catalogPrices, costAt, type PriceOf } from './model-prices.js';
 import { explorationRate, routeKey, type RouterSettings } from './router-context.js';
 import type { Leadership } from './router-leadership.js';
 import { decodeRouteState, emptyRouteStateRecord } from './router-state-record.js';
-import type { LeaderWorker, RouteActivity, RouterWorker } from './router-worker.js';
+import { activityOf, type RouteActivity } from './route-activity.js';
+import type { LeaderWorker, RouterWorker } from './router-worker.js';
 import { createHandoffInbox, createHandoffOutbox, type Handoff, type HandoffInbox } from './sample-handoff.js';
 
 export interface FleetRouter extends RouterWorker {
@@ -165,17 +166,7 @@ export function createFleetRouter(options: FleetRouterOptions): FleetRouter {
     activity(scope, requestedModel): RouteActivity {
       if (leadership.isLeader()) return worker.activity(scope, requestedModel);
       const record = followed.get(routeKey(scope, requestedModel))?.record ?? emptyRouteStateRecord();
-      return {
-        sampleRate: record.plan === null ? null : record.plan.candidates.length === 0 ? 0 : record.plan.sampleRate,
-        exploring: record.plan?.candidates ?? [],
-        assessed: record.plan?.assessed.map((entry) => entry.model) ?? [],
-        expectedNetUsd: record.plan?.expectedNetUsd ?? null,
-        callsPerDay: record.callsPerDay,
-        uncheckedCalls: record.uncheckedCalls,
-        monitoringProblem: record.monitoringProblem,
-        droppedSamples: record.dropped,
-        judges: record.judges.map(([model, judge]) => ({ model, sameFamily: judge.sameFamily })),
-      };
+      return activityOf(record, record.callsPerDay);
     },
     async idle() {
       await outbox.flush();

@@ -9,7 +9,9 @@ import {
   passesQualityBar,
   recordPairedSample,
   requestedQualityBounds,
+  requestedQualityLower,
   sampleValues,
+  withoutGrades,
   type PairedEvidence,
   type PairedSample,
   type QualityBarContract,
@@ -66,13 +68,13 @@ describe('paired evidence', () => {
     const evidence = evidenceOf([{ outcome: 'win' }, { outcome: 'tie' }, { outcome: 'loss' }, { outcome: 'same' }, { outcome: 'same', requestedRight: true }]);
     const errors = { judgeError: 0.1, gradeError: 0.05, ungradedRequestedRight: 0.5 };
     const values = sampleValues({ routed: evidence, kept: emptyPairedEvidence() }, errors).map(({ diff, requested }) => [diff, requested]);
-    // win: 1 − 2ε, R wrong − ε; tie: −2ε, κ − ε; loss: −1 − 2ε, R right − ε; same: 0, κ; graded: 0, 1 − δ.
+    // win: 1 − ε, R wrong − ε; tie: −ε, κ − ε; loss: −1 − ε − ε/(1 − ε), R right − ε; same: 0, κ; graded: 0, 1 − δ.
     expect(values).toEqual([
       [0, 1 - 0.05],
       [0, 0.5],
-      [0.8, -0.1],
-      [-1.2, 0.9],
-      [-0.2, 0.4],
+      [0.9, -0.1],
+      [-1.1 - 0.1 / 0.9, 0.9],
+      [-0.1, 0.4],
     ].map(([diff, requested]) => [expect.closeTo(diff ?? 0, 12), expect.closeTo(requested ?? 0, 12)]));
     const kept = sampleValues({ routed: emptyPairedEvidence(), kept: evidence }, errors);
     expect(kept.every((value) => value.diff === 0)).toBe(true);
@@ -197,5 +199,15 @@ describe('certifyPolicy', () => {
     const keepAll = certifyPolicy({ routed: emptyPairedEvidence(), kept: evidence }, contract);
     expect(keepAll.marginLower).toBeGreaterThan(0);
     expect(keepAll.marginLower).toBeGreaterThan(DIFF_RANGE.min);
+  });
+});
+
+describe('withoutGrades', () => {
+  it('counts every sample as ungraded, so only the verdicts bound the requested model’s quality', () => {
+    const graded = evidenceOf([{ outcome: 'same', requestedRight: true }, { outcome: 'tie', requestedRight: false }, { outcome: 'loss' }]);
+    const stripped = withoutGrades(graded);
+    expect(pairedSampleCount(stripped)).toBe(3);
+    expect(stripped.same).toEqual({ right: 0, wrong: 0, ungraded: 1 });
+    expect(requestedQualityLower(stripped, 0.95)).toBeLessThan(requestedQualityLower(graded, 0.95));
   });
 });

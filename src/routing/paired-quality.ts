@@ -28,15 +28,23 @@
  * d̲ + (1 − bar)·r̲ (bounded-mean-sequence.ts) is then one on
  * E[c] − bar·E[r], and the bar is certified when it is ≥ 0.
  *
- * Judge error. ε bounds the probability that a verdict on a disagreement is
- * wrong. A wrong verdict overstates d by at most 2 (a "win" that is a
- * loss) and understates it otherwise, so E[d] ≥ E[d_verdict] − 2ε·P(judged):
- *   d̲ = 0 (same), 1 − 2ε (win), −2ε (tie), −1 − 2ε (loss).
- * Wins count less and ties and losses count more; the charge falls on every
- * judged sample because ε is one rate for all verdicts (errors may all be
- * on wins). ε is a measured rate: pass an upper confidence bound of it. A
- * later, larger ε only lowers every value, so re-deciding the same evidence
- * with an updated ε stays valid (the ranges below do not depend on ε).
+ * Judge error. ε bounds the probability that the judge's verdict on a
+ * disagreement is wrong, whatever the truth of the pair: a true tie, a true
+ * loss or a true win is misjudged at most ε of the time (what the judge's
+ * self-checks measure on true ties: two replies of R). A wrong verdict
+ * overstates d by at most 1 on a true tie (called a win) and 2 on a true
+ * loss (called a win), and never on a true win, so the overstatement is at
+ * most ε·(P(true tie) + 2·P(true loss)) ≤ ε·P(judged) + ε·P(true loss), and
+ * P(true loss) ≤ P(verdict loss)/(1 − ε) (a true loss is called one at
+ * least 1 − ε of the time). Every judged sample is charged ε, and a "loss"
+ * another ε/(1 − ε):
+ *   d̲ = 0 (same), 1 − ε (win), −ε (tie), −1 − ε − ε/(1 − ε) (loss).
+ * A judge whose errors all favour the candidate (every error on a true
+ * loss a "win") is covered; one that errs more often on some kind of pair
+ * than ε is not: ε must bound the worst kind. ε is a measured rate: pass an
+ * upper confidence bound of it. A later, larger ε only lowers every value,
+ * so re-deciding the same evidence with an updated ε stays valid (the
+ * ranges below do not depend on ε).
  *
  * R's quality E[r]. A grade g of R's reply gives r̲ = g − δ (δ bounds the
  * grade's error). Without a grade only the verdict says anything: "loss"
@@ -131,13 +139,13 @@ export interface QualityBarVerdict {
  * The largest judge or grader error rate accepted; the value ranges below
  * rely on it. A wider range would cost power on every decision (the bets
  * scale with it), and a judge wrong more often is worth little anyway: its
- * charge 2ε·P(disagree) soon exceeds the slack (1 − bar)·E[r] (at 0.3
- * disagreements and E[r] = 0.8, from ε ≈ 0.07 at a bar of 0.95).
+ * charge ε·P(disagree) soon exceeds the slack (1 − bar)·E[r] (at 0.3
+ * disagreements and E[r] = 0.8, from ε ≈ 0.13 at a bar of 0.95).
  */
 export const MAX_ERROR_RATE = 0.1;
 
 /** Ranges of d̲ and r̲ for every allowed error rate, so that they do not move when an error rate is re-measured. */
-export const DIFF_RANGE: MeanRange = { min: -1 - 2 * MAX_ERROR_RATE, max: 1 };
+export const DIFF_RANGE: MeanRange = { min: -1 - MAX_ERROR_RATE - MAX_ERROR_RATE / (1 - MAX_ERROR_RATE), max: 1 };
 export const REQUESTED_RANGE: MeanRange = { min: -MAX_ERROR_RATE, max: 1 };
 /** Range of the upper-bound proxy of r (ungraded agreements counted right, a "wrong" grade may be wrong). */
 const REQUESTED_UPPER_RANGE: MeanRange = { min: 0, max: 1 + MAX_ERROR_RATE };
@@ -181,7 +189,7 @@ export interface SampleValues {
  */
 export function sampleValues(evidence: PolicyEvidence, errors: EvidenceErrors = {}): SampleValues[] {
   const { judgeError, gradeError, ungradedRequestedRight } = resolveErrors(errors);
-  const verdictDiff: Record<PairedOutcome, number> = { same: 0, win: 1 - 2 * judgeError, tie: -2 * judgeError, loss: -1 - 2 * judgeError };
+  const verdictDiff: Record<PairedOutcome, number> = { same: 0, win: 1 - judgeError, tie: -judgeError, loss: -1 - judgeError - judgeError / (1 - judgeError) };
   const judgeCharge = (outcome: PairedOutcome): number => (outcome === 'same' ? 0 : judgeError);
   const verdictRequested: Record<PairedOutcome, number> = { same: ungradedRequestedRight, tie: ungradedRequestedRight, win: 0, loss: 1 };
   const values: SampleValues[] = [];
@@ -231,7 +239,7 @@ export function requestedQualityBounds(evidence: PairedEvidence, confidence: num
     for (const grade of GRADES) {
       const count = evidence[outcome][grade];
       if (count === 0) continue;
-      // A wrong "win" may hide a right R; ε is one rate for all verdicts, so every judged sample carries the charge.
+      // A wrong "win" may hide a right R: every judged sample carries the charge.
       const verdictCeiling = outcome === 'win' ? 0 : 1;
       const value = grade === 'ungraded' ? verdictCeiling + (outcome === 'same' ? 0 : judgeError) : (grade === 'right' ? 1 : 0) + gradeError;
       upperTally.push({ value, count });
@@ -267,6 +275,12 @@ export function certifyPolicy(evidence: PolicyEvidence, contract: QualityBarCont
   const range = marginRange(1, contract.qualityBar);
   const certified = certifiesMeanAbove(tally, range, 0, contract.confidence);
   return { passes: enough && certified, marginLower: meanLowerBound(tally, range, contract.confidence), samples };
+}
+
+/** The evidence with every grade forgotten (a grader found too unreliable): each sample counts as ungraded. */
+export function withoutGrades(evidence: PairedEvidence): PairedEvidence {
+  const ungraded = (cell: Readonly<Record<Grade, number>>) => ({ right: 0, wrong: 0, ungraded: cell.right + cell.wrong + cell.ungraded });
+  return { same: ungraded(evidence.same), win: ungraded(evidence.win), loss: ungraded(evidence.loss), tie: ungraded(evidence.tie) };
 }
 
 /** The counts of two streams of paired samples together (e.g. a policy's routed and kept samples, for E[r]). */

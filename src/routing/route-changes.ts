@@ -8,15 +8,27 @@
  */
 import type { CatalogModel } from '../catalog/catalog.js';
 import { errorFields } from '../log/logger.js';
-import type { CandidateCounts, RouteChange, RouteRecord, Scope } from '../store/routing-store.js';
+import type { CandidateCounts, RouteChange, RouteRecord, RouteSplit, Scope } from '../store/routing-store.js';
 import { decodeSketch } from '../tracking/latency-sketch.js';
 import { costPerCall, eligibleCandidates, type CallShape, NO_CALL_SHAPE } from './candidates.js';
 import { judgeLatency, latencyPolicyOf, type LatencySketches } from './latency-limit.js';
+import { qualitySemantics } from '../evals/eval-contract.js';
+import { gradeErrorOf, judgeErrorOf, relativePolicyOf } from './judge-error.js';
+import { calibratedJudgeError } from './judge-ladder.js';
+import { activityOf } from './route-activity.js';
+import { isAllowedTransition, phaseOf } from './route-lifecycle.js';
+import { emptyPairedEvidence, MAX_ERROR_RATE, withoutGrades } from './paired-quality.js';
 import { decideRoute, DEFAULT_ROUTING, type RouteDecision } from './route-decision.js';
+import { decideSplit, type SplitDecision } from './split-decision.js';
 import { dayOf, nextDayStart, routeState, type RouteState, type RouterContext } from './router-context.js';
 
-/** A route's decision, from the evidence in the store. `fresh`: judge every candidate anew (a changed pass rate), not keeping a certificate. */
-export async function decide(context: RouterContext, scope: Scope, requested: CatalogModel, shape: CallShape, fresh = false): Promise<RouteDecision> {
+/**
+ * A route's decision, from the evidence in the store: under a relative
+ * contract a split (split-decision.ts), else the cheapest certified model
+ * (route-decision.ts). `fresh`: judge every candidate anew (a changed pass
+ * rate), not keeping a certificate.
+ */
+export async function decide(context: RouterContext, scope: Scope, requested: CatalogModel, shape: CallShape, fresh = false): Promise<RouteDecision | SplitDecision> {
   const { contract, evidenceVersion } = context.routes.contract(scope);
   const rows = new Map((await context.routing.listEvidence(scope, requested.id, evidenceVersion)).map((counts) => [counts.candidateModel, counts]));
   const reference = sketchesOf(rows.get(requested.id));
@@ -35,61 +47,127 @@ export async function decide(context: RouterContext, scope: Scope, requested: Ca
         evaluated: counts?.evaluated ?? 0,
         passed: counts?.passed ?? 0,
         errors: counts?.errors ?? 0,
+        paired: counts?.paired ?? emptyPairedEvidence(),
+        constraintsEvaluated: counts?.constraintsEvaluated ?? 0,
+        constraintsPassed: counts?.constraintsPassed ?? 0,
         coolingDown: (cooldowns[model.id] ?? 0) > now,
         certified: model.id === holder,
         latency: judgeLatency(latencyPolicy, sketchesOf(counts), reference),
       };
     });
+  const requestedCostPerCall = costPerCall(requested, shape, context.priceOf);
+  if (qualitySemantics(contract) === 'relative') {
+    const state = routeState(context, scope, requested.id);
+    const judgeError = Math.min(MAX_ERROR_RATE, calibratedJudgeError(judgeErrorOf(await context.routing.listJudgeChecks(scope)), state.judgeCalibration));
+    const gradeError = gradeErrorOf(judgeError, state.graderChecks);
+    const relativeCandidates = gradeError === null ? candidates.map((candidate) => ({ ...candidate, paired: withoutGrades(candidate.paired) })) : candidates;
+    return decideSplit({ requestedModel: requested.id, requestedCostPerCall, candidates: relativeCandidates, policy: relativePolicyOf(contract, judgeError, gradeError) });
+  }
   return decideRoute({
     requestedModel: requested.id,
-    requestedCostPerCall: costPerCall(requested, shape, context.priceOf),
+    requestedCostPerCall,
     candidates,
     policy: { passRate: contract.pass_rate, confidence: contract.confidence, minSamples: contract.min_samples, maxSamples: DEFAULT_ROUTING.maxSamples },
   });
+}
+
+export function isSplitDecision(decision: RouteDecision): decision is SplitDecision {
+  return 'shares' in decision;
 }
 
 export function sketchesOf(counts: CandidateCounts | undefined): LatencySketches {
   return { latency: counts?.latency == null ? null : decodeSketch(counts.latency), ttft: counts?.ttft == null ? null : decodeSketch(counts.ttft) };
 }
 
-/** Stores and applies the decision when it changes the served model; `reason` defaults to certified (cheaper) or demoted (dearer). */
+/**
+ * Stores and applies the decision when it changes the served model or, under
+ * a relative contract, the shares (`splitChanged`); `reason` defaults to
+ * certified (cheaper), demoted (dearer) or split (the shares alone).
+ */
 export async function applyDecision(
   context: RouterContext,
   scope: Scope,
   requested: CatalogModel,
-  decision: RouteDecision,
+  decision: RouteDecision | SplitDecision,
   change: { reason?: RouteChange['reason']; detail?: string | null; cooldowns?: Record<string, number> } = {},
 ): Promise<void> {
   const current = context.routes.route(scope, requested.id);
   const from = current?.servedModel ?? requested.id;
   const cooldowns = change.cooldowns ?? current?.cooldowns ?? {};
-  if (decision.servedModel === from && change.cooldowns === undefined) return;
   const at = context.now();
-  const { version } = context.routes.contract(scope);
+  const { version, contract } = context.routes.contract(scope);
+  const held = current?.split ?? null;
+  const split = isSplitDecision(decision) && decision.shares.length > 0 ? { shares: decision.shares, requestedLower: decision.requestedLower, qualityBar: contract.quality_bar ?? 1, confidence: contract.confidence, contractVersion: version, at } : null;
+  const shares = splitChanged(held, split) ? split : held;
+  if (decision.servedModel === from && change.cooldowns === undefined && shares === held) return;
   const certificate = decision.certificate === null ? null : { ...decision.certificate, contractVersion: version, at };
   const toCost = decision.verdicts.find((verdict) => verdict.model === decision.servedModel)?.costPerCall ?? Infinity;
   const fromCost = decision.verdicts.find((verdict) => verdict.model === from)?.costPerCall ?? Infinity;
-  const reason = change.reason ?? (toCost > fromCost ? 'demoted' : 'certified');
-  const route: RouteRecord = { scope, requestedModel: requested.id, servedModel: decision.servedModel, pinnedModel: current?.pinnedModel ?? null, certificate, cooldowns, fallbacks: fallbacksOf(decision), updatedAt: at };
-  const history = decision.servedModel === from ? null : { requestedModel: requested.id, fromModel: from, toModel: decision.servedModel, reason, certificate, detail: change.detail ?? null, at };
+  const reason = change.reason ?? (decision.servedModel === from ? 'split' : toCost > fromCost ? 'demoted' : 'certified');
+  const route: RouteRecord = { scope, requestedModel: requested.id, servedModel: decision.servedModel, pinnedModel: current?.pinnedModel ?? null, certificate, cooldowns, fallbacks: fallbacksOf(decision), split: shares, updatedAt: at };
+  const modelsChanged = decision.servedModel !== from || splitModels(held) !== splitModels(shares);
+  const detail = change.detail ?? (shares === null ? null : describeSplit(shares));
+  const history = modelsChanged ? { requestedModel: requested.id, fromModel: from, toModel: decision.servedModel, reason, certificate, detail, at } : null;
+  const state = routeState(context, scope, requested.id);
+  if (history !== null) checkTransition(context, state, current, route, reason);
   await context.routing.saveRoute(route, history);
   context.routes.apply(route);
-  if (history === null) return;
-  const state = routeState(context, scope, requested.id);
+  // Another model serves, or takes or loses a share: what watched the last ones starts again.
+  if (!modelsChanged) return;
   state.detector = null;
   state.detectorModel = null;
   state.uncheckedCalls = 0;
   state.servedLatencies.length = 0;
   state.servedTtfts.length = 0;
   state.plan = null;
-  context.logger.info('route changed', { project: scope.project, workload: scope.workload, requested: requested.id, from, to: decision.servedModel, reason });
+  context.logger.info('route changed', { project: scope.project, workload: scope.workload, requested: requested.id, from, to: decision.servedModel, shares: shares === null ? null : describeSplit(shares), reason });
+}
+
+/**
+ * Every change of phase the router makes is one route-lifecycle.ts allows:
+ * one that is not is a bug of the router's, logged (the change is still
+ * made: the table describes, it does not decide).
+ */
+function checkTransition(context: RouterContext, state: RouteState, before: RouteRecord | undefined, after: RouteRecord, reason: RouteChange['reason']): void {
+  const activity = activityOf(state, 0);
+  const now = context.now();
+  const from = phaseOf(before, activity, now);
+  const to = phaseOf(after, activity, now);
+  if (from === to && from !== 'split' && from !== 'certified') return;
+  if (!isAllowedTransition(from, to, reason)) context.logger.warn('route change outside the route lifecycle', { workload: state.scope.workload, requested: state.requestedModel, from, to, reason });
+}
+
+/**
+ * Whether new shares are worth a write: another set of models, or a share
+ * moved by more than a tenth of itself (and a point). Shares follow the
+ * bounds after every sample; writing each wobble would write the route on
+ * every sample.
+ */
+export function splitChanged(held: RouteSplit | null, next: RouteSplit | null): boolean {
+  if (splitModels(held) !== splitModels(next)) return true;
+  if (held === null || next === null) return false;
+  return next.shares.some((entry, index) => {
+    const before = held.shares[index]?.share ?? 0;
+    return Math.abs(entry.share - before) > Math.max(0.01, before / 10);
+  });
+}
+
+function splitModels(split: RouteSplit | null): string {
+  return split === null ? '' : split.shares.map((entry) => entry.model).join('\u0000');
+}
+
+/** "34% of calls to m (E[c − r] ≥ -0.021 on 412 samples)", for the route's history. */
+export function describeSplit(split: RouteSplit): string {
+  const parts = split.shares.map((entry) => `${(entry.share * 100).toFixed(1)}% of calls to ${entry.model} (E[c − r] ≥ ${entry.diffLower.toFixed(3)} on ${entry.samples} paired samples)`);
+  return `${parts.join('; ')}; the requested model's quality ≥ ${split.requestedLower.toFixed(3)}; workload quality certified ≥ ${split.qualityBar} × the requested model's at ${split.confidence}`;
 }
 
 /** Takes the serving model off its route (quality or latency): it cools down, and its evidence starts again from zero. */
 export async function demote(context: RouterContext, state: RouteState, requested: CatalogModel, servedModel: string, reason: 'demoted' | 'too_slow', detail: string): Promise<void> {
   await change(context, state, async () => {
     const current = context.routes.route(state.scope, requested.id);
-    if (current === undefined || current.servedModel !== servedModel) return;
+    const inSplit = current?.split?.shares.some((entry) => entry.model === servedModel) === true;
+    if (current === undefined || (current.servedModel !== servedModel && !inSplit)) return;
     const { evidenceVersion } = context.routes.contract(state.scope);
     await context.routing.resetEvidence(state.scope, requested.id, servedModel, evidenceVersion);
     const cooldowns = { ...current.cooldowns, [servedModel]: context.now() + context.settings.cooldownMs };
@@ -108,10 +186,11 @@ export async function demote(context: RouterContext, state: RouteState, requeste
 export async function fallBack(context: RouterContext, state: RouteState, requested: CatalogModel): Promise<void> {
   await change(context, state, async () => {
     const current = context.routes.route(state.scope, requested.id);
-    if (current === undefined || current.servedModel === requested.id) return;
+    const unchecked = current === undefined ? [] : current.servedModel !== requested.id ? [current.servedModel] : (current.split?.shares.map((entry) => entry.model) ?? []);
+    if (current === undefined || unchecked.length === 0) return;
     const requestedPool = context.pools.get(requested.id);
     if (requestedPool === undefined || requestedPool.replicaStates().every((replica) => replica.circuit === 'open')) {
-      context.logger.warn('route unmonitored, kept: the requested model cannot serve either', { workload: state.scope.workload, requested: requested.id, served: current.servedModel });
+      context.logger.warn('route unmonitored, kept: the requested model cannot serve either', { workload: state.scope.workload, requested: requested.id, served: unchecked.join(', ') });
       state.uncheckedCalls = 0;
       return;
     }
@@ -120,10 +199,10 @@ export async function fallBack(context: RouterContext, state: RouteState, reques
     const budgetSpent = (await context.routing.getEvalSpend(state.scope, dayOf(now))) >= contract.daily_budget_usd;
     if (budgetSpent) state.monitoringProblem = `the day's eval budget of $${contract.daily_budget_usd} is spent`;
     const until = budgetSpent ? nextDayStart(now) : now + context.settings.unmonitoredRetryMs;
-    const cooldowns = { ...current.cooldowns, [current.servedModel]: until };
-    state.probation.add(current.servedModel);
+    const cooldowns = { ...current.cooldowns, ...Object.fromEntries(unchecked.map((model) => [model, until])) };
+    for (const model of unchecked) state.probation.add(model);
     context.routes.apply({ ...current, cooldowns });
-    const detail = `${current.servedModel} went ${state.uncheckedCalls} calls without a check (${state.monitoringProblem ?? 'no check could be made'}); back ${budgetSpent ? `when the budget renews (${dayOf(until)})` : 'in a few minutes'}`;
+    const detail = `${unchecked.join(' and ')} went ${state.uncheckedCalls} calls without a check (${state.monitoringProblem ?? 'no check could be made'}); back ${budgetSpent ? `when the budget renews (${dayOf(until)})` : 'in a few minutes'}`;
     await applyDecision(context, state.scope, requested, await decide(context, state.scope, requested, shapeOf(state)), { reason: 'unmonitored', detail, cooldowns });
   });
 }

@@ -96,6 +96,13 @@ export interface CandidateVerdict {
   evaluated: number;
   passed: number;
   costPerCall: number;
+  /**
+   * Relative contracts (split-decision.ts): the candidate's certified share of
+   * the workload's calls, and `lower` is then the lower bound on E[c − r]
+   * (`upper` is not bounded), `evaluated` counts paired samples and `passed`
+   * those that were not losses.
+   */
+  share?: number;
   /** Copied from the evidence: a cooling-down candidate neither serves nor is tested. */
   coolingDown?: boolean;
 }
@@ -104,7 +111,7 @@ export interface RouteDecision {
   /** The model that should serve: the cheapest certified candidate, else the requested model. */
   servedModel: string;
   /** The evidence for servedModel (null when it is the requested model). */
-  certificate: { model: string; evaluated: number; passed: number; lower: number; passRate: number; confidence: number } | null;
+  certificate: { model: string; evaluated: number; passed: number; lower: number; passRate: number; confidence: number; qualityBar?: number } | null;
   /** Cheapest first. */
   verdicts: CandidateVerdict[];
   /** Candidates still worth sampling (testing, cheaper than the served model), cheapest first: what the worker should replay on next. */

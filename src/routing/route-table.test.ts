@@ -13,7 +13,7 @@ import { createRouteTable, type RouteTable } from './route-table.js';
 const scope = { accountId: 'acct-1', project: 'shop', workload: 'sums' };
 
 function route(fields: Partial<RouteRecord>, updatedAt: number): RouteRecord {
-  return { scope, requestedModel: 'big', servedModel: 'big', pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], ...fields, updatedAt };
+  return { scope, requestedModel: 'big', servedModel: 'big', pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, ...fields, updatedAt };
 }
 
 /**

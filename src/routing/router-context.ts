@@ -12,7 +12,9 @@ import type { RoutingStore, Scope } from '../store/routing-store.js';
 import type { CallShape } from './candidates.js';
 import type { CusumState } from './cusum.js';
 import type { ExplorationPlan } from './exploration.js';
+import type { JudgeCalibration } from './judge-ladder.js';
 import type { PriceOf } from './model-prices.js';
+import type { CandidateVerdict } from './route-decision.js';
 import type { ReplayGate } from './replay-gate.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import { scopeKey, type RouteTable } from './route-table.js';
@@ -43,6 +45,20 @@ export interface RouterSettings {
   workers: number;
   /** One judged sample in this many also judges the reference against itself. */
   judgeSelfCheckEvery: number;
+  /**
+   * Relative contracts: the share of agreeing samples whose reference reply a
+   * judge grades on its own (ties are always graded). The grades are what
+   * bounds the requested model's quality, which sets the slack a share may
+   * spend; a random share of them is as good an estimate at a fraction of
+   * the judge spend.
+   */
+  gradeShare: number;
+  /** Relative contracts: every agreement is graded until a candidate's evidence holds this many graded agreements. */
+  gradeAllAgreementsUntil: number;
+  /** Share of the reference judge's verdicts also asked of a cheaper judge being measured (judge-ladder.ts). */
+  judgeCalibrationShare: number;
+  /** Share of the win and loss verdicts on which the grader also grades the requested model's reply, to measure the grader (judge-error.ts). */
+  graderCheckShare: number;
   replayTimeoutMs: number;
 }
 
@@ -60,6 +76,10 @@ export const DEFAULT_ROUTER_SETTINGS: RouterSettings = {
   latencyWindow: 200,
   workers: 4,
   judgeSelfCheckEvery: 20,
+  gradeShare: 0.2,
+  gradeAllAgreementsUntil: 100,
+  judgeCalibrationShare: 0.25,
+  graderCheckShare: 0.2,
   replayTimeoutMs: 120_000,
 };
 
@@ -82,6 +102,8 @@ export interface RouteState {
   monitoringProblem: string | null;
   plan: ExplorationPlan | null;
   planAt: number;
+  /** The verdicts of the route's last decision (with the plan), as the router judged its candidates: what the routes view shows. */
+  verdicts: CandidateVerdict[];
   /** When a call was last sampled to make a plan. */
   planAskedAt: number;
   /** Recent production latencies (and times to first token) of the serving model, newest last. */
@@ -93,6 +115,10 @@ export interface RouteState {
   judges: Map<string, { sameFamily: boolean }>;
   /** The judge of the last judged reply: the one the self-checks measure. */
   lastJudge: string | null;
+  /** Cheaper judges measured against the reference judge (judge-ladder.ts). */
+  judgeCalibration: JudgeCalibration;
+  /** Graders measured against the judge's win and loss verdicts (judge-error.ts). */
+  graderChecks: JudgeCalibration;
   /** Judged samples at which the next self-check of the judge is due. */
   nextSelfCheckAt: number;
   /** Judge spend per scored candidate reply, smoothed. */
@@ -148,12 +174,15 @@ export function routeState(context: RouterContext, scope: Scope, requestedModel:
       monitoringProblem: null,
       plan: null,
       planAt: 0,
+      verdicts: [],
       planAskedAt: -Infinity,
       servedLatencies: [],
       servedTtfts: [],
       shape: null,
       judges: new Map(),
       lastJudge: null,
+      judgeCalibration: {},
+      graderChecks: {},
       nextSelfCheckAt: 1,
       judgeCostPerEval: 0,
       judgedSamples: 0,

@@ -7,6 +7,7 @@ import type { RouterSettings } from './router-context.js';
 import { parseConfig } from '../config/load-config.js';
 import type { ModelPool } from '../engines/engine-pool.js';
 import { silentLogger } from '../log/logger.js';
+import { capturingLogger } from '../../test/helpers/capturing-logger.js';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
@@ -15,18 +16,18 @@ import { boundedReplay, createRouterWorker, fallbacksOf } from './router-worker.
 const scope = { accountId: 'acct-1', project: 'shop', workload: 'sums' };
 const parameters: GenerationParameters = { messages: [{ role: 'user', content: 'What is 2 + 2?' }] };
 
-/** A pool whose model always answers "4", recording what it was asked. */
-/** What a fake pool's replays do: answer "4", or fail as an engine error would. */
+/** What a fake pool's replays do: answer "4" (and PASS when asked to grade a reply), or fail as an engine error would. */
 const failing = new Set<string>();
 
 function answeringPool(calls: GenerationParameters[], model = ''): ModelPool {
-  const completion = { choices: [{ index: 0, message: { role: 'assistant' as const, content: '4' }, finish_reason: 'stop' as const }], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } };
+  const answer = (content: string) => ({ choices: [{ index: 0, message: { role: 'assistant' as const, content }, finish_reason: 'stop' as const }], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } });
   return {
     complete: () => Promise.reject(new Error('replays go through replay()')),
     async replay(request) {
       calls.push(request);
       if (failing.has(model)) throw new EngineError(`engine of ${model} is down`);
-      return { replica: 'fake', completion, latencyMs: 1, ttftMs: null };
+      const grading = request.messages.some((message) => typeof message.content === 'string' && message.content.includes('<rubric>'));
+      return { replica: 'fake', completion: answer(grading ? 'PASS: right.' : '4'), latencyMs: 1, ttftMs: null };
     },
     openStream: () => Promise.reject(new Error('not used')),
     inFlight: () => 0,
@@ -42,7 +43,7 @@ beforeEach(async () => {
   await store.migrate();
   routes = createRouteTable({ routing: store.routing, logger: silentLogger });
   routes.applyContract(scope, {
-    contract: { ...DEFAULT_CONTRACT, checks: [{ type: 'agreement', method: 'auto' }], pass_rate: 0.9, min_samples: 5, sample_rate: 1 },
+    contract: { ...DEFAULT_CONTRACT, checks: [{ type: 'agreement', method: 'auto' }], pass_rate: 0.9, quality_bar: null, min_samples: 5, sample_rate: 1 },
     version: 1,
     evidenceVersion: 1,
   });
@@ -52,7 +53,7 @@ afterEach(async () => {
   await store.close();
 });
 
-function setUp(busy: ReadonlySet<string> = new Set(), settings: Partial<RouterSettings> = {}, now: () => number = Date.now) {
+function setUp(busy: ReadonlySet<string> = new Set(), settings: Partial<RouterSettings> = {}, now: () => number = Date.now, logger = silentLogger) {
   const config = parseConfig(
     `engines: [{ id: e, type: openai, base_url: "http://127.0.0.1:1/v1" }]
 models:
@@ -64,7 +65,7 @@ models:
   );
   const calls = { big: [] as GenerationParameters[], small: [] as GenerationParameters[], tiny: [] as GenerationParameters[] };
   const pools = new Map(Object.entries(calls).map(([id, list]) => [id, answeringPool(list, id)]));
-  const worker = createRouterWorker({ routing: store.routing, routes, catalog: createCatalog(config.models), pools, logger: silentLogger, isBusy: (model) => busy.has(model), settings, now });
+  const worker = createRouterWorker({ routing: store.routing, routes, catalog: createCatalog(config.models), pools, logger, isBusy: (model) => busy.has(model), settings, now });
   const offer = (environment: 'production' | 'staging' = 'production', servedModel = 'big') =>
     worker.offer({ scope, environment, requestedModel: 'big', servedModel, parameters, reply: { role: 'assistant', content: '4' }, usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 }, latencyMs: 1, ttftMs: null, stream: false });
   return { worker, calls, offer };
@@ -97,6 +98,35 @@ describe('router worker', () => {
     await worker.idle();
     expect(calls.tiny).toHaveLength(0);
     expect(calls.small.length).toBeGreaterThan(0);
+  });
+});
+
+describe('router worker, relative contract (quality_bar)', () => {
+  it('sends a growing share of the calls to a cheaper model that agrees, then the whole workload, grading the reference on the way', async () => {
+    routes.applyContract(scope, { contract: { ...DEFAULT_CONTRACT, sample_rate: 1 }, version: 1, evidenceVersion: 1 });
+    const { logger, lines } = capturingLogger();
+    const { worker, calls, offer } = setUp(new Set(), {}, Date.now, logger);
+    const route = () => routes.route(scope, 'big');
+    let sawSplit = false;
+    for (let sample = 0; sample < 600 && route()?.servedModel !== 'tiny'; sample++) {
+      offer();
+      await worker.idle();
+      sawSplit ||= (route()?.split?.shares.length ?? 0) > 0;
+    }
+    expect(sawSplit).toBe(true);
+    expect(route()).toMatchObject({ servedModel: 'tiny', split: null, certificate: { model: 'tiny', qualityBar: 0.95 } });
+    const tiny = (await store.routing.listEvidence(scope, 'big', 1)).find((row) => row.candidateModel === 'tiny');
+    // Every reply agreed: no judge was needed to compare, and the reference's reply was graded on the first hundred.
+    expect(tiny?.paired.same.right).toBeGreaterThanOrEqual(100);
+    expect(tiny?.paired.win.ungraded ?? 0).toBe(0);
+    expect(tiny?.paired.loss.ungraded ?? 0).toBe(0);
+    expect(calls.tiny.length).toBeGreaterThan(0);
+    const history = await store.routing.listRouteChanges(scope, 10);
+    expect(history.map((change) => change.reason)).toContain('split');
+    expect(history[0]).toMatchObject({ reason: 'certified', toModel: 'tiny' });
+    // Every change went from phase to phase as the route lifecycle says (route-lifecycle.ts).
+    expect(lines.filter((line) => line.msg === 'route change outside the route lifecycle')).toEqual([]);
+    expect(lines.filter((line) => line.msg === 'route changed').length).toBeGreaterThanOrEqual(2);
   });
 });
 

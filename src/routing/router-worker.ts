@@ -27,31 +27,15 @@ import { createDisabledTelemetry } from '../telemetry/disabled-telemetry.js';
 import type { CallOrigin, Telemetry } from '../telemetry/telemetry.js';
 import { decodeRouteState, encodeRouteState, restoreRouteState } from './router-state-record.js';
 import { createTrafficMeter } from './traffic-meter.js';
+import { activityOf, type RouteActivity } from './route-activity.js';
 import { catalogPrices, costAt, type PriceOf } from './model-prices.js';
 
 export type { ReplaySample } from './sample-processor.js';
 
-export { boundedReplay } from './sample-processor.js';
+export { boundedReplay } from './replays.js';
 export { fallbacksOf } from './route-changes.js';
 
-/** What the routes view shows of a route's life in this process. */
-export interface RouteActivity {
-  /** Share of calls sampled to explore; null before the first plan. */
-  sampleRate: number | null;
-  /** Candidates the plan replays on, and the net saving it expects over the horizon. */
-  exploring: string[];
-  /** Every candidate the plan weighed, tested or not. */
-  assessed: string[];
-  expectedNetUsd: number | null;
-  callsPerDay: number;
-  /** Routed calls since the serving model was last checked, and why a check failed. */
-  uncheckedCalls: number;
-  monitoringProblem: string | null;
-  /** Samples of this route dropped because the queue was full. */
-  droppedSamples: number;
-  /** Judges used, and whether one shared a candidate's family. */
-  judges: Array<{ model: string; sameFamily: boolean }>;
-}
+export type { RouteActivity } from './route-activity.js';
 
 export interface RouterWorker {
   /**
@@ -246,18 +230,7 @@ export function createRouterWorker(options: RouterWorkerOptions): LeaderWorker {
     },
     decideAgain: (scope, detail) => decideAgain(context, scope, detail),
     activity(scope, requestedModel) {
-      const state = routeState(context, scope, requestedModel);
-      return {
-        sampleRate: state.plan === null ? null : state.plan.candidates.length === 0 ? 0 : state.plan.sampleRate,
-        exploring: state.plan?.candidates ?? [],
-        assessed: state.plan?.assessed.map((entry) => entry.model) ?? [],
-        expectedNetUsd: state.plan?.expectedNetUsd ?? null,
-        callsPerDay: context.traffic.callsPerDay(routeKey(scope, requestedModel), context.now()),
-        uncheckedCalls: state.uncheckedCalls,
-        monitoringProblem: state.monitoringProblem,
-        droppedSamples: state.dropped,
-        judges: [...state.judges].map(([model, judge]) => ({ model, sameFamily: judge.sameFamily })),
-      };
+      return activityOf(routeState(context, scope, requestedModel), context.traffic.callsPerDay(routeKey(scope, requestedModel), context.now()));
     },
     async idle() {
       while (running.size > 0 || queue.length > 0) await Promise.all(running);

@@ -20,24 +20,23 @@
  *
  * Every replay and judge call goes through the pool's replay path (healthy
  * replicas only, never counted against their circuits) and the engine's
- * replay slots (replay-gate.ts).
+ * replay slots (replays.ts, replay-gate.ts); how replies are scored is in
+ * sample-scoring.ts.
  */
-import type { AssistantMessage, ChatMessage, GenerationParameters, Usage } from '../api/chat-types.js';
+import type { AssistantMessage, GenerationParameters, Usage } from '../api/chat-types.js';
 import type { CatalogModel } from '../catalog/catalog.js';
-import { NoReplicaForReplayError } from '../engines/engine-pool.js';
-import type { EvalContract } from '../evals/eval-contract.js';
-import { chooseJudge, evaluateContract, JUDGE_MAX_TOKENS } from '../evals/index.js';
-import { errorFields } from '../log/logger.js';
+import { qualitySemantics, type EvalContract } from '../evals/eval-contract.js';
 import type { Environment } from '../store/store.js';
-import type { Scope } from '../store/routing-store.js';
+import type { CandidateCounts, Scope } from '../store/routing-store.js';
 import { callShapeOf, costPerCall, NO_CALL_SHAPE } from './candidates.js';
 import { cusumOptionsFor, initialCusum, updateCusum } from './cusum.js';
 import { planExploration, waitsForTraffic } from './exploration.js';
 import { latencyLimitMs, latencyPolicyOf, percentileOf } from './latency-limit.js';
-import { costAt } from './model-prices.js';
-import { applyDecision, change, decide, demote, sketchesOf } from './route-changes.js';
+import { boundedReplay, replay, restModel } from './replays.js';
+import { applyDecision, change, decide, demote, isSplitDecision, sketchesOf } from './route-changes.js';
 import { DEFAULT_ROUTING } from './route-decision.js';
 import { dayOf, routeKey, routeState, type RouteState, type RouterContext } from './router-context.js';
+import { score, scorePaired, selfCheckJudge, toScored, type Scoring } from './sample-scoring.js';
 import { newSketch } from '../tracking/latency-sketch.js';
 import type { CallOrigin } from '../telemetry/telemetry.js';
 
@@ -65,13 +64,6 @@ export interface QueuedSample extends ReplaySample {
   explore: boolean;
 }
 
-type Replayed =
-  | { kind: 'reply'; message: AssistantMessage; usage: Usage | null; costUsd: number; latencyMs: number; ttftMs: number | null }
-  /** The engine failed or timed out: counted apart from quality. */
-  | { kind: 'error'; reason: string }
-  /** Not tried: no healthy replica, production calls waiting, or the model resting after errors. `unavailable`: no replica could take it now (no engine, model file missing, circuits open). */
-  | { kind: 'skipped'; reason: string; unavailable?: boolean };
-
 export async function processSample(context: RouterContext, sample: QueuedSample): Promise<void> {
   const requested = context.catalog.resolve(sample.requestedModel);
   if (requested === undefined) return;
@@ -94,8 +86,13 @@ export async function processSample(context: RouterContext, sample: QueuedSample
     context.routing.addEvidence(scope, requested.id, model, evidenceVersion, delta, context.now());
   const none = { evaluated: 0, passed: 0, errors: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMsTotal: 0 };
 
+  const relative = qualitySemantics(contract) === 'relative';
   const routed = sample.servedModel !== requested.id;
-  const wanted = (sample.monitor && monitorBudgetLeft() > 0) || (sample.explore && exploreBudgetLeft() > 0);
+  // A call drawn into a share explores nothing: the calls the requested model served are as random a sample, and their reference is free.
+  const drawn = context.routes.route(scope, requested.id)?.split?.shares.some((entry) => entry.model === sample.servedModel) === true;
+  // A sample taken to remake a stale plan pays no reference when the new plan has nothing to test.
+  const explore = sample.explore && !drawn && (!routed || sample.monitor || (await replan(context, state, requested, contract, exploreBudgetLeft())).candidates.length > 0);
+  const wanted = (sample.monitor && monitorBudgetLeft() > 0) || (explore && exploreBudgetLeft() > 0);
   let reference: AssistantMessage | null = routed ? null : sample.reply;
   if (!routed) {
     // The requested model's own latency on this workload: the yardstick of the candidates'.
@@ -110,26 +107,26 @@ export async function processSample(context: RouterContext, sample: QueuedSample
       state.monitoringProblem = `the requested model could not be replayed for a reference (${replayed.reason})`;
     }
   }
-  const scoring = { context, state, contract, parameters: sample.parameters, requested, spend };
+  const scoring: Scoring = { context, state, contract, parameters: sample.parameters, requested, spend };
 
   // An exploration sample paid for a reference reply: the serving model is checked on it too.
   if (routed && (sample.monitor || reference !== null)) {
     const served = context.catalog.resolve(sample.servedModel);
     if (monitorBudgetLeft() <= 0) state.monitoringProblem = `the day's eval budget of $${contract.daily_budget_usd} is spent`;
     else if (served !== undefined && reference !== null) {
-      const passed = await score(scoring, reference, sample.reply, served);
-      if (passed === 'judge_down') state.monitoringProblem = 'the judge could not be reached';
-      else if (passed !== null) {
+      const scored = relative ? await scorePaired(scoring, reference, sample.reply, served) : toScored(await score(scoring, reference, sample.reply, served));
+      if (scored === 'judge_down') state.monitoringProblem = 'the judge could not be reached';
+      else if (scored !== null) {
         state.uncheckedCalls = 0;
         state.monitoringProblem = null;
-        await record(served.id, { ...none, evaluated: 1, passed: passed ? 1 : 0, latencyMs: sample.latencyMs, ttftMs: sample.ttftMs, latencyMsTotal: sample.latencyMs });
-        if (await watch(context, state, requested, served.id, passed, contract)) return;
+        await record(served.id, { ...none, ...scored.delta, latencyMs: sample.latencyMs, ttftMs: sample.ttftMs, latencyMsTotal: sample.latencyMs });
+        if (await watch(context, state, requested, served.id, scored.passed, contract)) return;
       }
     }
   }
 
   // Without a reference a candidate's reply cannot be scored: no replays to waste.
-  if (sample.explore && exploreBudgetLeft() > 0 && reference !== null) {
+  if (explore && exploreBudgetLeft() > 0 && reference !== null) {
     const plan = await replan(context, state, requested, contract, exploreBudgetLeft());
     if (plan.candidates.length > 0) context.traffic.observeSample(routeKey(scope, requested.id), context.now());
     for (const modelId of plan.candidates) {
@@ -142,14 +139,13 @@ export async function processSample(context: RouterContext, sample: QueuedSample
       if (replayed.kind === 'skipped' && replayed.unavailable === true) restModel(context, candidate.id, context.backoffs.get(candidate.id));
       if (replayed.kind !== 'reply') continue;
       await spend(replayed.costUsd);
-      const passed = await score(scoring, reference, replayed.message, candidate);
+      const scored = relative ? await scorePaired(scoring, reference, replayed.message, candidate) : toScored(await score(scoring, reference, replayed.message, candidate));
       // The judge is down: nothing more can be scored in this sample (the candidate's replay stays unscored).
-      if (passed === 'judge_down') break;
+      if (scored === 'judge_down') break;
       const usage = replayed.usage;
       await record(candidate.id, {
-        evaluated: passed === null ? 0 : 1,
-        passed: passed === true ? 1 : 0,
-        errors: 0,
+        ...none,
+        ...scored?.delta,
         promptTokens: usage?.prompt_tokens ?? 0,
         completionTokens: usage?.completion_tokens ?? 0,
         costUsd: replayed.costUsd,
@@ -186,8 +182,10 @@ export async function replan(context: RouterContext, state: RouteState, requeste
     maxSamplesPerDay: context.settings.maxSamplesPerDay,
     samplesToday: traffic.samplesToday,
     unavailable: new Set(decision.toTest.filter((model) => (context.backoffs.get(model)?.until ?? 0) > now)),
+    ...(isSplitDecision(decision) ? { possibleShares: decision.possibleShares } : {}),
   });
   state.plan = plan;
+  state.verdicts = decision.verdicts;
   // Made again on a call 5 s later (explorationRate), not kept for planTtlMs: a new route's first calls decide nothing.
   state.planAt = waitsForTraffic(plan, { ageMs: traffic.ageMs }) ? 0 : now;
   return plan;
@@ -195,7 +193,9 @@ export async function replan(context: RouterContext, state: RouteState, requeste
 
 /** The rollback detector and the latency watch of the serving model; true when it was demoted. */
 async function watch(context: RouterContext, state: RouteState, requested: CatalogModel, servedModel: string, passed: boolean, contract: EvalContract): Promise<boolean> {
-  const options = cusumOptionsFor(contract.pass_rate);
+  const { evidenceVersion } = context.routes.contract(state.scope);
+  const rows = await context.routing.listEvidence(state.scope, requested.id, evidenceVersion);
+  const options = cusumOptionsFor(healthyRateOf(contract, rows.find((row) => row.candidateModel === servedModel)));
   if (state.detectorModel !== servedModel) {
     // Back after going unchecked: its evidence predates the gap, so its detector starts halfway to the alarm.
     const onProbation = state.probation.delete(servedModel);
@@ -209,8 +209,6 @@ async function watch(context: RouterContext, state: RouteState, requested: Catal
     return true;
   }
   const policy = latencyPolicyOf(contract);
-  const { evidenceVersion } = context.routes.contract(state.scope);
-  const rows = await context.routing.listEvidence(state.scope, requested.id, evidenceVersion);
   const limit = latencyLimitMs(policy, sketchesOf(rows.find((row) => row.candidateModel === requested.id)).latency);
   const recent = newSketch();
   for (const latency of state.servedLatencies) recent.accept(latency);
@@ -222,147 +220,22 @@ async function watch(context: RouterContext, state: RouteState, requested: Catal
   return false;
 }
 
-interface Scoring {
-  context: RouterContext;
-  state: RouteState;
-  contract: EvalContract;
-  parameters: GenerationParameters;
-  requested: CatalogModel;
-  spend: (costUsd: number) => Promise<void>;
-}
-
 /**
- * true/false; null when no check of the contract applies; 'judge_down' when a
- * judge was needed and its engine failed (no verdict either way: the sample
- * is not counted, as an engine error of a candidate is not). A judge that
- * answered without a verdict, or no judge at all, fails the reply: counting
- * only the replies that pass by rule would certify anything.
+ * The pass rate the rollback detector holds a serving model to: the
+ * contract's under the absolute semantics; under a relative contract the
+ * share of its paired samples that were not losses, as certified (a model
+ * that loses one call in five to the requested model may serve a share if
+ * it wins others; it is demoted when it starts to lose more).
  */
-async function score(scoring: Scoring, reference: AssistantMessage, candidate: AssistantMessage, candidateModel: CatalogModel): Promise<boolean | null | 'judge_down'> {
-  const { context, state, contract } = scoring;
-  let judgeSpend = 0;
-  let judgeNeeded = false;
-  let judgeDown = false;
-  const result = await evaluateContract(
-    contract,
-    { request: scoring.parameters, reference, candidate },
-    {
-      signal: context.signal,
-      judgeModel: (checkIndex) => {
-        judgeNeeded = true;
-        const check = contract.checks[checkIndex];
-        const preferred = check?.type === 'judge' ? check.model : check?.type === 'agreement' ? check.judge_model : undefined;
-        const shape = state.shape ?? NO_CALL_SHAPE;
-        const available = context.catalog.list().filter((model) => context.pools.has(model.id)).map((model) => ({ id: model.id, family: model.family, costPerCall: costPerCall(model, shape) }));
-        const choice = chooseJudge(candidateModel.family, available, preferred);
-        if (choice !== null) {
-          state.judges.set(choice.model, { sameFamily: choice.sameFamily || state.judges.get(choice.model)?.sameFamily === true });
-          state.lastJudge = choice.model;
-        }
-        return choice?.model ?? null;
-      },
-      judge: async (modelId, messages: ChatMessage[]) => {
-        const judge = context.catalog.resolve(modelId);
-        if (judge === undefined) throw new Error(`no judge model '${modelId}'`);
-        const replayed = await replay(context, judge, { messages, temperature: 0, max_tokens: JUDGE_MAX_TOKENS }, false, { scope: scoring.state.scope });
-        if (replayed.kind !== 'reply') {
-          judgeDown = true;
-          throw new Error(replayed.reason);
-        }
-        judgeSpend += replayed.costUsd;
-        await scoring.spend(replayed.costUsd);
-        return typeof replayed.message.content === 'string' ? replayed.message.content : '';
-      },
-    },
-  );
-  if (judgeNeeded && !judgeDown) {
-    state.judgedSamples += 1;
-    state.judgeCostPerEval = state.judgeCostPerEval === 0 ? judgeSpend : 0.9 * state.judgeCostPerEval + 0.1 * judgeSpend;
-  }
-  if (result.passed !== null) return result.passed;
-  if (judgeDown) return 'judge_down';
-  return judgeNeeded ? false : null;
-}
-
-/**
- * A judge's own error on this workload: now and then, the reference is
- * replayed and judged against its own production reply. Both are the
- * reference, so a judge that fails one of them is wrong; the rate shows in
- * the routes view, next to the pass rates it vouches for.
- */
-async function selfCheckJudge(scoring: Scoring, sample: ReplaySample, reference: AssistantMessage): Promise<void> {
-  const { context, state, requested } = scoring;
-  const judge = state.lastJudge;
-  if (judge === null || state.judgedSamples < state.nextSelfCheckAt) return;
-  state.nextSelfCheckAt = state.judgedSamples + context.settings.judgeSelfCheckEvery;
-  const second = await replay(context, requested, boundedReplay(sample.parameters, sample.usage.completion_tokens), false, sample);
-  if (second.kind !== 'reply') return;
-  await scoring.spend(second.costUsd);
-  const selfCheck: EvalContract = { ...scoring.contract, checks: [{ type: 'agreement', method: 'judge', judge_model: judge }] };
-  const judged = { ...scoring, state: { ...state, judges: new Map(state.judges) } };
-  const passed = await score({ ...judged, contract: selfCheck }, reference, second.message, requested);
-  if (typeof passed === 'boolean') await context.routing.addJudgeCheck(sample.scope, judge, !passed);
-}
-
-/** One replay through the pool's replay path and the engine's replay slots; `of` names the workload and, for a sample's replays, the call replayed (its span's root links to it). */
-export async function replay(context: RouterContext, model: CatalogModel, parameters: GenerationParameters, stream: boolean, of: Pick<ReplaySample, 'scope' | 'origin'>): Promise<Replayed> {
-  const pool = context.pools.get(model.id);
-  if (pool === undefined) return { kind: 'skipped', reason: 'no engine serves it', unavailable: true };
-  const rest = context.backoffs.get(model.id);
-  const now = context.now();
-  if (rest !== undefined && rest.until > now) return { kind: 'skipped', reason: `resting after ${rest.failures} failed or skipped replays` };
-  if (context.isBusy(model.id)) return { kind: 'skipped', reason: 'production calls are waiting for it' };
-  try {
-    const signal = AbortSignal.any([context.signal, AbortSignal.timeout(context.settings.replayTimeoutMs)]);
-    const span = context.telemetry.startReplay(model.id, of.origin, of.scope);
-    const result = await pool.replay(parameters, signal, { stream, gate: context.gate.acquire }).catch((error: unknown) => {
-      span.end({ replica: null, error });
-      throw error;
-    });
-    span.end({ replica: result.replica, usage: result.completion.usage, finishReason: result.completion.choices[0]?.finish_reason ?? null });
-    context.backoffs.delete(model.id);
-    const message = result.completion.choices[0]?.message;
-    if (message === undefined) return { kind: 'error', reason: 'the reply has no choice' };
-    const usage = result.completion.usage;
-    return { kind: 'reply', message, usage, costUsd: usage === null ? 0 : costAt(context.priceOf, model, usage), latencyMs: result.latencyMs, ttftMs: result.ttftMs };
-  } catch (error) {
-    if (error instanceof NoReplicaForReplayError) return { kind: 'skipped', reason: error.message, unavailable: true };
-    if (context.signal.aborted) return { kind: 'skipped', reason: 'the router is closing' };
-    const failures = restModel(context, model.id, rest);
-    context.logger.debug('replay failed', { model: model.id, failures, ...errorFields(error) });
-    return { kind: 'error', reason: error instanceof Error ? error.message : String(error) };
-  }
-}
-
-/**
- * The model rests (5 s, doubling to a minute) before its next replay: after
- * an error, or when a candidate's replay found no replica. Either way it is
- * tried again within a minute of its engine's recovery. `previous` is the
- * rest the replay started from: replays that fail together count once.
- * Returns the count.
- */
-function restModel(context: RouterContext, modelId: string, previous: { failures: number } | undefined): number {
-  const failures = (previous?.failures ?? 0) + 1;
-  const wait = Math.min(context.settings.maxBackoffMs, context.settings.backoffMs * 2 ** (failures - 1));
-  context.backoffs.set(modelId, { failures, until: context.now() + wait });
-  return failures;
-}
-
-/**
- * A replay may not run far past the reply it is compared with: a candidate
- * still writing at several times the reference's length has failed anyway,
- * and an unbounded replay would hold an engine slot for as long as the
- * context allows.
- */
-export function boundedReplay(parameters: GenerationParameters, referenceTokens: number): GenerationParameters {
-  const limit = Math.max(64, 4 * referenceTokens);
-  return { ...parameters, max_tokens: Math.min(parameters.max_tokens ?? limit, limit) };
+function healthyRateOf(contract: EvalContract, counts: CandidateCounts | undefined): number {
+  if (qualitySemantics(contract) !== 'relative' || counts === undefined || counts.evaluated === 0) return contract.pass_rate;
+  return Math.min(0.99, Math.max(0.5, counts.passed / counts.evaluated));
 }
 
 /** The route row exists from the first sample on, so the API lists what is being tested. */
 async function ensureRoute(context: RouterContext, scope: Scope, requestedModel: string): Promise<void> {
   if (context.routes.route(scope, requestedModel) !== undefined) return;
-  const route = { scope, requestedModel, servedModel: requestedModel, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], updatedAt: context.now() };
+  const route = { scope, requestedModel, servedModel: requestedModel, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, updatedAt: context.now() };
   // Only if absent: another process may have written this route (a pin) since this table last read.
   context.routes.apply(await context.routing.createRoute(route));
 }

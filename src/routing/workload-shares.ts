@@ -111,9 +111,10 @@ export function certifiedPolicyShare(evidence: PolicyEvidence, contract: Quality
  * Certified shares for several candidates at once that save the most;
  * `requested` is the evidence that bounds E[r] (one stream: the same calls
  * replayed on two candidates must not count twice; e.g. the candidate with
- * the most samples).
+ * the most samples). Two candidates share the calls only when that saves
+ * `minPairGain` (a fraction, default 0) more than the best one alone.
  */
-export function certifiedShares(requested: PairedEvidence, candidates: readonly ShareCandidate[], contract: QualityBarContract): ShareAllocation {
+export function certifiedShares(requested: PairedEvidence, candidates: readonly ShareCandidate[], contract: QualityBarContract, options: { minPairGain?: number } = {}): ShareAllocation {
   checkContract(contract);
   const level = 1 - (1 - contract.confidence) / (candidates.length + 1);
   const requestedLower = lowerBounds({ routed: requested, kept: emptyPairedEvidence() }, contract, level).requestedLower;
@@ -124,21 +125,24 @@ export function certifiedShares(requested: PairedEvidence, candidates: readonly 
       ? [{ index, saving: candidate.savingPerCall, cost: -(diffLowers[index] ?? DIFF_RANGE.min) }]
       : [],
   );
-  let best: { saving: number; shares: Map<number, number> } = { saving: 0, shares: new Map() };
-  const consider = (shares: Map<number, number>): void => {
+  type Allocation = { saving: number; shares: Map<number, number> };
+  const consider = (best: Allocation, shares: Map<number, number>): Allocation => {
     let saving = 0;
     for (const [index, share] of shares) saving += share * (candidates[index]?.savingPerCall ?? 0);
-    if (saving > best.saving) best = { saving, shares };
+    return saving > best.saving ? { saving, shares } : best;
   };
+  let single: Allocation = { saving: 0, shares: new Map() };
+  let pair: Allocation = single;
   for (const [position, one] of eligible.entries()) {
-    consider(new Map([[one.index, one.cost <= 0 ? 1 : Math.min(1, budget / one.cost)]]));
+    single = consider(single, new Map([[one.index, one.cost <= 0 ? 1 : Math.min(1, budget / one.cost)]]));
     for (const other of eligible.slice(position + 1)) {
       if (one.cost === other.cost) continue;
       // Both constraints tight: s_one + s_other = 1 and s_one·cost_one + s_other·cost_other = budget.
       const shareOne = (budget - other.cost) / (one.cost - other.cost);
-      if (shareOne >= 0 && shareOne <= 1) consider(new Map([[one.index, shareOne], [other.index, 1 - shareOne]]));
+      if (shareOne >= 0 && shareOne <= 1) pair = consider(pair, new Map([[one.index, shareOne], [other.index, 1 - shareOne]]));
     }
   }
+  const best = pair.saving > single.saving * (1 + (options.minPairGain ?? 0)) ? pair : single;
   return {
     shares: candidates.map((candidate, index) => ({ model: candidate.model, share: best.shares.get(index) ?? 0, diffLower: diffLowers[index] ?? DIFF_RANGE.min })),
     requestedLower,

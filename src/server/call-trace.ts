@@ -13,6 +13,10 @@ export class CallTrace {
   user: string | null = null;
   requestedModel: string | null = null;
   servedModel: string | null = null;
+  /** Why `servedModel` served (`Trace.routeReason`), set once the call is routed. */
+  routeReason: string | null = null;
+  /** The share of the workload's calls `servedModel` was drawn for, when drawn into a split. */
+  routeShare: number | null = null;
   replica: string | null = null;
   /** Filled in by the engine pool (`ReplicaAttempt`) when it tried the call on more than one replica. */
   attempts: Array<{ replica: string; outcome: string }> | null = null;
@@ -66,6 +70,8 @@ export class CallTrace {
       user: this.user,
       requestedModel: this.requestedModel,
       servedModel: this.servedModel,
+      routeReason: this.routeReason,
+      routeShare: this.routeShare,
       replica: this.replica,
       attempts: this.attempts,
       status,

@@ -17,9 +17,8 @@ import type { ModelPool } from '../engines/engine-pool.js';
 import type { EngineCompletion } from '../engines/engine.js';
 import { guardChecks } from '../evals/evaluate-contract.js';
 import type { RouteTable } from '../routing/route-table.js';
-import type { RouteRecord } from '../store/routing-store.js';
 import type { RouterWorker } from '../routing/router-worker.js';
-import { routeReason } from '../routing/route-reason.js';
+import { drawRoute, routeReason } from '../routing/route-reason.js';
 import type { CallSpan, Telemetry } from '../telemetry/telemetry.js';
 import type { Metrics } from '../tracking/metrics.js';
 import type { MeasuredPrices } from '../tracking/measured-prices.js';
@@ -109,9 +108,8 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     throw new NotFoundError(`The model '${name.slice(0, 256)}' does not exist. GET /v1/models lists the models this gateway serves.`, 'model_not_found', 'model');
   }
 
-  /** The route's model, unless it has left the catalog or has no engine (then the requested one serves). */
-  function servedModelFor(route: RouteRecord | undefined, requested: CatalogModel): CatalogModel {
-    const servedId = route === undefined ? requested.id : (route.pinnedModel ?? route.servedModel);
+  /** The model the route named for the call, unless it has left the catalog or has no engine (then the requested one serves). */
+  function servedModelFor(servedId: string, requested: CatalogModel): CatalogModel {
     if (servedId === requested.id) return requested;
     const served = catalog.resolve(servedId);
     return served !== undefined && pools.has(served.id) ? served : requested;
@@ -160,13 +158,17 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     checkModelTakesContent(chat.messages, requested);
     const routeScope: Scope = { accountId: call.key.accountId, project: scope.project, workload: scope.workload };
     const route = routes.route(routeScope, requested.id);
-    const routed = servedModelFor(route, requested);
+    const draw = drawRoute(route, requested.id, Math.random);
+    const routed = servedModelFor(draw.model, requested);
     // A route picked on text calls may name a model without vision: an image call stays on the model asked for.
     const model = canTakeContent(chat.messages, routed) ? routed : requested;
     const pool = pools.get(model.id);
     if (pool === undefined) throw new EngineUnavailableError(`No engine serves '${model.id}'.`);
     call.servedModel = model.id;
-    if (telemetry.enabled) span.setRouteReason(routeReason(route, requested.id, routed.id, model.id));
+    const reason = routeReason(route, draw, requested.id, routed.id, model.id);
+    call.routeReason = reason;
+    call.routeShare = reason === 'split' ? draw.share : null;
+    if (telemetry.enabled) span.setRouteReason(reason);
     const created = scopes.ensure(call.key.accountId, scope.project, scope.workload);
     if (created !== undefined) await created;
 
@@ -241,6 +243,8 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     if (fallback === undefined) return unchanged;
     router.countGuardFailure(reply.scope, reply.requested.id, reply.model.id);
     reply.call.servedModel = fallbackModel.id;
+    reply.call.routeReason = 'guard_fallback';
+    reply.call.routeShare = null;
     reply.span.setRouteReason('guard_fallback');
     const second = await engineReply(reply, fallbackModel, fallback, true);
     return { completion: second.completion, replica: second.replica, model: fallbackModel, extraCostUsd: costOf(reply.model, first.completion.usage ?? noUsage) };

@@ -47,6 +47,8 @@ export function traceView(trace: Trace): Record<string, unknown> {
     user: trace.user,
     requested_model: trace.requestedModel,
     served_model: trace.servedModel,
+    route_reason: trace.routeReason,
+    route_share: trace.routeShare,
     replica: trace.replica,
     // Always a list here: one attempt (or none) is not stored as one, but is told the same way.
     attempts: engineAttempts(trace),

@@ -1,21 +1,32 @@
 /**
  * `GET /v1/projects/{p}/workloads/{w}/routes`: what the router decided for a
- * workload and on what evidence. Per requested model: the model serving,
- * its certificate and fallbacks, every candidate's counts, bounds, latency
- * and state; what the route saved, what its evaluation cost, and the net;
+ * workload and on what evidence. Per requested model: its phase
+ * (route-lifecycle.ts), the model serving, its certificate, shares and
+ * fallbacks, every candidate's counts, bounds, latency and state; what the
+ * route saved, what its evaluation cost, and the net;
  * how it explores (the sample rate and the plan's expected net) and how its
  * serving model is watched (calls since the last check, and why a check
  * failed); samples dropped under load. For the workload: the eval spend of
  * the day against its budget, and each judge's own measured error.
+ *
+ * The candidates are the router's own verdicts of its last decision, in its
+ * order (cheapest first at the cost per call it ranks by), as the router
+ * process reports them (`RouteActivity.verdicts`, the leader's state on a
+ * follower). Only while the router has not decided on the route under the
+ * evidence in force (none yet, a restart of an older leader, a contract edit
+ * not yet decided on) are they judged here from the evidence, the absolute
+ * way, and the route says so (`verdicts_from: 'evidence'`).
  */
 import { costOf, type Catalog, type CatalogModel } from '../catalog/catalog.js';
-import { DEFAULT_CONTRACT, parseEvalContract } from '../evals/eval-contract.js';
+import { DEFAULT_CONTRACT, parseEvalContract, qualitySemantics, type QualitySemantics } from '../evals/eval-contract.js';
 import { judgeLatency, latencyLimitMs, latencyPolicyOf, percentileOf } from '../routing/latency-limit.js';
 import { catalogPrices, costAt, type PriceOf } from '../routing/model-prices.js';
 import { sketchesOf } from '../routing/route-changes.js';
-import { judgeCandidate, DEFAULT_ROUTING } from '../routing/route-decision.js';
+import { pairedSampleCount } from '../routing/paired-quality.js';
+import { judgeCandidate, DEFAULT_ROUTING, type CandidateVerdict, type DecisionPolicy } from '../routing/route-decision.js';
+import { phaseOf } from '../routing/route-lifecycle.js';
 import type { RouterWorker } from '../routing/router-worker.js';
-import type { CandidateCounts, ModelUsage, Scope } from '../store/routing-store.js';
+import type { CandidateCounts, ModelUsage, RouteRecord, Scope } from '../store/routing-store.js';
 import type { Store } from '../store/store.js';
 
 export interface RoutesViewDependencies {
@@ -41,6 +52,9 @@ const empty = (requestedModel: string, candidateModel: string, contractVersion: 
   latencyMsTotal: 0,
   latency: null,
   ttft: null,
+  paired: { same: { right: 0, wrong: 0, ungraded: 0 }, win: { right: 0, wrong: 0, ungraded: 0 }, loss: { right: 0, wrong: 0, ungraded: 0 }, tie: { right: 0, wrong: 0, ungraded: 0 } },
+  constraintsEvaluated: 0,
+  constraintsPassed: 0,
   updatedAt: 0,
 });
 
@@ -48,6 +62,7 @@ export async function routesView({ store, catalog, router, priceOf = catalogPric
   const stored = await store.routing.getContract(scope);
   const contract = stored === null ? DEFAULT_CONTRACT : parseEvalContract(stored.contract);
   const evidenceVersion = stored?.evidenceVersion ?? 0;
+  const semantics = qualitySemantics(contract);
   const policy = { passRate: contract.pass_rate, confidence: contract.confidence, minSamples: contract.min_samples, maxSamples: DEFAULT_ROUTING.maxSamples };
   const latencyPolicy = latencyPolicyOf(contract);
   const percentile = latencyPolicy.percentile;
@@ -65,48 +80,76 @@ export async function routesView({ store, catalog, router, priceOf = catalogPric
     for (const model of [...Object.keys(route.cooldowns), ...(activity?.assessed ?? [])]) {
       if (!rows.some((counts) => counts.candidateModel === model)) rows.push(empty(route.requestedModel, model, evidenceVersion));
     }
-    const candidates = rows
-      .map((counts) => {
-        const perCall = counts.evaluated > 0 ? counts.costUsd / counts.evaluated : 0;
-        const sketches = sketchesOf(counts);
-        const latency = judgeLatency(latencyPolicy, sketches, reference);
-        const verdict = judgeCandidate({ model: counts.candidateModel, costPerCall: perCall, evaluated: counts.evaluated, passed: counts.passed, errors: counts.errors, latency }, policy);
-        const coolingUntil = route.cooldowns[counts.candidateModel] ?? 0;
-        // Still open, but the plan does not test it: its tests would cost more than they may save, or it saves nothing on the model serving.
-        const paused = verdict.state === 'testing' && activity !== undefined && activity.sampleRate !== null && !activity.exploring.includes(counts.candidateModel);
-        return {
-          model: counts.candidateModel,
-          state: coolingUntil > now() ? 'cooling_down' : paused ? 'paused' : verdict.state,
-          /** Why it is out or paused, or what it waits for, when that is not its pass rate alone. */
-          reason: verdict.reason ?? (paused ? 'not tested further: more tests are expected to cost more than they would save' : null),
-          cooling_down_until: coolingUntil > now() ? Math.floor(coolingUntil / 1000) : null,
-          evaluated: counts.evaluated,
-          passed: counts.passed,
-          errors: counts.errors,
-          pass_rate: counts.evaluated > 0 ? counts.passed / counts.evaluated : null,
-          lower_bound: verdict.lower,
-          upper_bound: verdict.upper,
-          cost_per_call_usd: perCall,
-          mean_latency_ms: counts.evaluated > 0 ? counts.latencyMsTotal / counts.evaluated : null,
-          latency_ms: percentileOf(sketches.latency, percentile, 1),
-          ttft_ms: percentileOf(sketches.ttft, percentile, 1),
-          latency_measured: sketches.latency?.count ?? 0,
-          in_exploration_plan: activity?.exploring.includes(counts.candidateModel) ?? false,
-        };
-      })
-      .sort((left, right) => left.cost_per_call_usd - right.cost_per_call_usd);
+    const countsOf = new Map(rows.map((counts) => [counts.candidateModel, counts]));
+    const fromRouter = activity !== undefined && verdictsHold(activity.verdicts, route, countsOf, semantics);
+    const verdicts = fromRouter
+      ? routerVerdicts(activity.verdicts, rows)
+      : rows.map((counts) => evidenceVerdict(counts, route, policy, latencyPolicy, reference)).sort((left, right) => left.verdict.costPerCall - right.verdict.costPerCall);
+    const candidates = verdicts.map(({ verdict, considered }) => {
+      const counts = countsOf.get(verdict.model) ?? empty(route.requestedModel, verdict.model, evidenceVersion);
+      const sketches = sketchesOf(counts);
+      const coolingUntil = route.cooldowns[verdict.model] ?? 0;
+      // Still open, but the plan does not test it: its tests would cost more than they may save, or it saves nothing on the model serving.
+      const paused = verdict.state === 'testing' && activity !== undefined && activity.sampleRate !== null && !activity.exploring.includes(verdict.model);
+      const state = !considered ? 'not_considered' : coolingUntil > now() ? 'cooling_down' : paused ? 'paused' : verdict.state;
+      return {
+        model: verdict.model,
+        state,
+        /** Why it is out or paused, or what it waits for, when that is not its pass rate alone. */
+        reason: !considered ? 'not weighed by the router now: left the catalog or its engines, or the contract leaves it out' : (verdict.reason ?? (paused ? 'not tested further: more tests are expected to cost more than they would save' : null)),
+        cooling_down_until: coolingUntil > now() ? Math.floor(coolingUntil / 1000) : null,
+        /** The share of the workload's calls the router certified for it (relative contracts; 1: the whole workload); null under absolute ones. */
+        share: verdict.share ?? null,
+        /** Replies scored and passed as the evidence holds them now (feedback and guard failures count at once, before the router decides again). */
+        evaluated: counts.evaluated,
+        passed: counts.passed,
+        errors: counts.errors,
+        pass_rate: counts.evaluated > 0 ? counts.passed / counts.evaluated : null,
+        /** The counts the verdict rests on, as the router counted them at its last decision: paired samples and those not lost under a relative contract. */
+        verdict_evaluated: verdict.evaluated,
+        verdict_passed: verdict.passed,
+        /** Pass-rate bounds (absolute), or the lower bound on E[c − r] (relative; null without a share, `upper_bound` always null). */
+        lower_bound: finiteOrNull(verdict.lower),
+        upper_bound: finiteOrNull(verdict.upper),
+        /** Paired outcomes against the requested model, by its own reply's grade (relative contracts; null under absolute ones). */
+        paired: semantics === 'relative' ? counts.paired : null,
+        /** The router's expected USD per call on this workload (what it ranks by); from the evidence, the replays' mean cost. */
+        cost_per_call_usd: verdict.costPerCall,
+        eval_cost_per_sample_usd: counts.evaluated > 0 ? counts.costUsd / counts.evaluated : null,
+        mean_latency_ms: counts.evaluated > 0 ? counts.latencyMsTotal / counts.evaluated : null,
+        latency_ms: percentileOf(sketches.latency, percentile, 1),
+        ttft_ms: percentileOf(sketches.ttft, percentile, 1),
+        latency_measured: sketches.latency?.count ?? 0,
+        in_exploration_plan: activity?.exploring.includes(verdict.model) ?? false,
+      };
+    });
+    const split =
+      route.split === null
+        ? null
+        : {
+            shares: route.split.shares.map((entry) => ({ model: entry.model, share: entry.share, lower_bound_diff: entry.diffLower, samples: entry.samples })),
+            requested_quality_lower: route.split.requestedLower,
+            quality_bar: route.split.qualityBar,
+            confidence: route.split.confidence,
+          };
     const calls = usage.filter((row) => requested !== undefined && catalog.resolve(row.requestedModel)?.id === requested.id);
     const routed = calls.filter((row) => row.servedModel !== requested?.id);
     const savings = requested === undefined ? 0 : routed.reduce((sum, row) => sum + savedOn(row, requested, catalog.resolve(row.servedModel), priceOf), 0);
     const evalSpend = spendByRoute[route.requestedModel] ?? 0;
     routes.push({
       requested_model: route.requestedModel,
+      phase: phaseOf(route, activity, now()),
+      semantics,
       served_model: route.pinnedModel ?? route.servedModel,
       router_choice: route.servedModel,
       pinned_model: route.pinnedModel,
       certificate: route.certificate,
+      /** Shares of the calls drawn to cheaper models; the rest (`served_share`) go to `router_choice`. */
+      split,
+      served_share: 1 - (route.split?.shares.reduce((sum, entry) => sum + entry.share, 0) ?? 0),
       /** Where the inline guard re-asks a failing reply: certified models dearer than the served one. */
       fallbacks: route.fallbacks,
+      verdicts_from: fromRouter ? ('router' as const) : ('evidence' as const),
       candidates,
       latency: { percentile, requested_model_ms: percentileOf(reference.latency, percentile, 1), requested_model_measured: reference.latency?.count ?? 0, limit_ms: limit ?? null },
       calls: calls.reduce((sum, row) => sum + row.calls, 0),
@@ -151,6 +194,8 @@ export async function routesView({ store, catalog, router, priceOf = catalogPric
     project: scope.project,
     workload: scope.workload,
     contract_version: stored?.version ?? 0,
+    semantics,
+    quality_bar: contract.quality_bar,
     pass_rate: contract.pass_rate,
     confidence: contract.confidence,
     eval_spend_today_usd: await store.routing.getEvalSpend(scope, new Date(now()).toISOString().slice(0, 10)),
@@ -162,6 +207,61 @@ export async function routesView({ store, catalog, router, priceOf = catalogPric
     routes,
     history,
   };
+}
+
+interface ShownVerdict {
+  verdict: CandidateVerdict;
+  /** False for a model with evidence that the router no longer weighs. */
+  considered: boolean;
+}
+
+/**
+ * Whether the router's last verdicts are its judgement of the evidence and
+ * route in force: no verdict counts more than the evidence holds (evidence
+ * that started again: new checks, a demotion), and they choose what the route
+ * serves (not a decision made since on the same evidence, such as a stricter
+ * pass rate, before the router decided again).
+ */
+function verdictsHold(verdicts: readonly CandidateVerdict[], route: RouteRecord, countsOf: ReadonlyMap<string, CandidateCounts>, semantics: QualitySemantics): boolean {
+  if (verdicts.length === 0) return false;
+  const counted = (counts: CandidateCounts | undefined) => (counts === undefined ? 0 : semantics === 'relative' ? pairedSampleCount(counts.paired) : counts.evaluated);
+  if (verdicts.some((verdict) => verdict.evaluated > counted(countsOf.get(verdict.model)))) return false;
+  const serves = (verdict: CandidateVerdict) => verdict.coolingDown !== true && (semantics === 'relative' ? (verdict.share ?? 0) >= 1 : verdict.state === 'certified' && !route.fallbacks.includes(verdict.model));
+  const served = verdicts.find(serves)?.model ?? route.requestedModel;
+  if (served !== route.servedModel) return false;
+  if (semantics === 'absolute') return true;
+  const shared = (models: string[]) => models.sort().join('\u0000');
+  const inSplit = verdicts.filter((verdict) => (verdict.share ?? 0) > 0 && (verdict.share ?? 0) < 1).map((verdict) => verdict.model);
+  return shared(inSplit) === shared(route.split?.shares.map((entry) => entry.model) ?? []);
+}
+
+/** The router's verdicts in its order, then any model with evidence it no longer weighs. */
+function routerVerdicts(verdicts: readonly CandidateVerdict[], rows: readonly CandidateCounts[]): ShownVerdict[] {
+  const weighed = new Set(verdicts.map((verdict) => verdict.model));
+  const dropped = rows
+    .filter((counts) => !weighed.has(counts.candidateModel))
+    .map((counts) => ({ verdict: { model: counts.candidateModel, state: 'eliminated' as const, lower: Number.NaN, upper: Number.NaN, evaluated: counts.evaluated, passed: counts.passed, costPerCall: counts.evaluated > 0 ? counts.costUsd / counts.evaluated : 0 }, considered: false }));
+  return [...verdicts.map((verdict) => ({ verdict, considered: true })), ...dropped];
+}
+
+/**
+ * A candidate judged here from its evidence, the absolute way, before the
+ * router has verdicts of its own; ordered by its replays' mean cost. A model
+ * the route serves (its certificate, or a share) is certified: the route
+ * record is the router's word on that.
+ */
+function evidenceVerdict(counts: CandidateCounts, route: RouteRecord, policy: DecisionPolicy, latencyPolicy: ReturnType<typeof latencyPolicyOf>, reference: ReturnType<typeof sketchesOf>): ShownVerdict {
+  const model = counts.candidateModel;
+  const serving = (route.servedModel === model && route.certificate?.model === model) || route.split?.shares.some((entry) => entry.model === model) === true;
+  const latency = judgeLatency(latencyPolicy, sketchesOf(counts), reference);
+  const costPerCall = counts.evaluated > 0 ? counts.costUsd / counts.evaluated : 0;
+  const verdict = judgeCandidate({ model, costPerCall, evaluated: counts.evaluated, passed: counts.passed, errors: counts.errors, latency, certified: serving }, policy);
+  const share = route.split?.shares.find((entry) => entry.model === model)?.share;
+  return { verdict: share === undefined ? verdict : { ...verdict, share }, considered: true };
+}
+
+function finiteOrNull(value: number): number | null {
+  return Number.isFinite(value) ? value : null;
 }
 
 /**

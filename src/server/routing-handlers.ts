@@ -7,7 +7,7 @@
 import { InvalidRequestError, NotFoundError } from '../api/errors.js';
 import { parseJsonObject } from '../api/parse-json-body.js';
 import type { Catalog, CatalogModel } from '../catalog/catalog.js';
-import { checksKey, DEFAULT_CONTRACT, parseEvalContract } from '../evals/eval-contract.js';
+import { checksKey, DEFAULT_CONTRACT, parseEvalContract, qualitySemantics, qualitySemanticsDetail } from '../evals/eval-contract.js';
 import type { PriceOf } from '../routing/model-prices.js';
 import type { RouteTable } from '../routing/route-table.js';
 import type { RouterWorker } from '../routing/router-worker.js';
@@ -37,7 +37,7 @@ export function createRoutingHandlers({ store, catalog, routes, router, priceOf,
   }
 
   async function saveRoute(scope: Scope, requestedModel: string, change: (route: RouteRecord) => RouteRecord, reason: RouteChange['reason'], detail: string | null): Promise<RouteRecord> {
-    const current = routes.route(scope, requestedModel) ?? { scope, requestedModel, servedModel: requestedModel, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], updatedAt: 0 };
+    const current = routes.route(scope, requestedModel) ?? { scope, requestedModel, servedModel: requestedModel, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, updatedAt: 0 };
     const next = { ...change(current), updatedAt: now() };
     const from = current.pinnedModel ?? current.servedModel;
     const to = next.pinnedModel ?? next.servedModel;
@@ -50,7 +50,8 @@ export function createRoutingHandlers({ store, catalog, routes, router, priceOf,
     async getEval(key: ApiKey, project: string, workload: string) {
       const scope = await scopeOf(key, project, workload);
       const stored = await store.routing.getContract(scope);
-      return { object: 'eval_contract', project, workload, version: stored?.version ?? 0, default: stored === null, contract: stored === null ? DEFAULT_CONTRACT : parseEvalContract(stored.contract) };
+      const contract = stored === null ? DEFAULT_CONTRACT : parseEvalContract(stored.contract);
+      return { object: 'eval_contract', project, workload, version: stored?.version ?? 0, default: stored === null, contract, semantics: qualitySemantics(contract), semantics_detail: qualitySemanticsDetail(contract) };
     },
 
     /**
@@ -66,17 +67,17 @@ export function createRoutingHandlers({ store, catalog, routes, router, priceOf,
       const keepEvidence = checksKey(contract) === checksKey(previous);
       const stored = await store.routing.putContract(scope, contract, now(), keepEvidence);
       routes.applyContract(scope, { contract, version: stored.version, evidenceVersion: stored.evidenceVersion });
-      const decisive = (['pass_rate', 'confidence', 'min_samples'] as const).filter((field) => contract[field] !== previous[field]);
+      const decisive = (['pass_rate', 'quality_bar', 'confidence', 'min_samples'] as const).filter((field) => contract[field] !== previous[field]);
       if (!keepEvidence) {
         for (const route of await store.routing.listRoutes(scope)) {
           if (route.servedModel === route.requestedModel && route.certificate === null) continue;
-          await saveRoute(scope, route.requestedModel, (current) => ({ ...current, servedModel: current.requestedModel, certificate: null }), 'contract_changed', `contract version ${stored.version}: new checks, evidence starts again`);
+          await saveRoute(scope, route.requestedModel, (current) => ({ ...current, servedModel: current.requestedModel, certificate: null, split: null }), 'contract_changed', `contract version ${stored.version}: new checks, evidence starts again`);
         }
       } else if (decisive.length > 0 && router !== undefined) {
         const changes = decisive.map((field) => `${field} ${String(previous[field])} → ${String(contract[field])}`).join(', ');
         await router.decideAgain(scope, `contract version ${stored.version}: ${changes}, decided again on the same evidence`);
       }
-      return { object: 'eval_contract', project, workload, version: stored.version, default: false, evidence_kept: keepEvidence, contract };
+      return { object: 'eval_contract', project, workload, version: stored.version, default: false, evidence_kept: keepEvidence, contract, semantics: qualitySemantics(contract), semantics_detail: qualitySemanticsDetail(contract) };
     },
 
     async getRoutes(key: ApiKey, project: string, workload: string) {

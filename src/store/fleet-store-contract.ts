@@ -148,7 +148,7 @@ export function describeFleetStoreContract(openStore: () => Promise<Store>, open
     it('route writes of processes with clocks 5 s apart all reach a reader polling by revision', async () => {
       const now = Date.now();
       const route = (fields: Partial<RouteRecord>, clockOffsetMs: number): RouteRecord => ({
-        scope, requestedModel: 'big', servedModel: 'big', pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], ...fields, updatedAt: now + clockOffsetMs,
+        scope, requestedModel: 'big', servedModel: 'big', pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, ...fields, updatedAt: now + clockOffsetMs,
       });
       await first.routing.saveRoute(route({}, 0), null);
       let last = (await second.routing.listRoutesChangedAfter(0)).at(-1)?.revision ?? 0;
@@ -165,7 +165,7 @@ export function describeFleetStoreContract(openStore: () => Promise<Store>, open
       // Each process writes its own routes, each route a rising count; a third party polls meanwhile.
       const writer = async (store: Store, name: string) => {
         for (let count = 1; count <= 15; count++) {
-          await store.routing.saveRoute({ scope, requestedModel: `${name}-${count % 3}`, servedModel: `${count}`, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], updatedAt: count }, null);
+          await store.routing.saveRoute({ scope, requestedModel: `${name}-${count % 3}`, servedModel: `${count}`, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, updatedAt: count }, null);
         }
       };
       const held = new Map<string, string>();

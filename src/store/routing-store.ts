@@ -38,6 +38,13 @@ export interface RouteCertificate {
   confidence: number;
   contractVersion: number;
   at: number;
+  /**
+   * Set when the certificate is relative (a contract with `quality_bar`): the
+   * model's quality was certified ≥ this × the requested model's by paired
+   * comparison; then `evaluated` counts paired samples, `passed` those that
+   * were not losses, and `lower` is the lower bound on E[c] − bar·E[r].
+   */
+  qualityBar?: number;
 }
 
 /**
@@ -63,13 +70,30 @@ export interface CandidateCounts {
   latency: Uint8Array | null;
   /** DDSketch of the times to first token of streamed replies, null before the first. */
   ttft: Uint8Array | null;
+  /** Paired comparisons with the requested model on the same calls (relative contracts); all zero before the first. */
+  paired: PairedCounts;
+  /** Replies scored by the contract's absolute checks alone (reference-free checks and rubric judges), and those that passed them. */
+  constraintsEvaluated: number;
+  constraintsPassed: number;
   updatedAt: number;
 }
+
+/** Paired outcomes of a candidate against the requested model on the same calls (routing/paired-quality.ts says what each means). */
+export type PairedOutcomeName = 'same' | 'win' | 'loss' | 'tie';
+/** How the requested model's own reply was graded on the sample: right, wrong, or not graded. */
+export type RequestedGrade = 'right' | 'wrong' | 'ungraded';
+/** Counts of paired samples by outcome and grade of the requested model's reply. */
+export type PairedCounts = Record<PairedOutcomeName, Record<RequestedGrade, number>>;
 
 export interface EvidenceDelta extends Pick<CandidateCounts, 'evaluated' | 'passed' | 'errors' | 'promptTokens' | 'completionTokens' | 'costUsd' | 'latencyMsTotal'> {
   /** One reply's latency to add to the sketch (null: none measured). */
   latencyMs?: number | null;
   ttftMs?: number | null;
+  /** One paired sample to count. */
+  paired?: { outcome: PairedOutcomeName; grade: RequestedGrade };
+  /** Absolute-check results to add. */
+  constraintsEvaluated?: number;
+  constraintsPassed?: number;
 }
 
 export interface RouteRecord {
@@ -88,16 +112,41 @@ export interface RouteRecord {
    * empty).
    */
   fallbacks: string[];
+  /**
+   * Shares of the calls drawn, one by one at random, to cheaper models (relative
+   * contracts): the rest go to `servedModel`. Null when no share is certified.
+   */
+  split: RouteSplit | null;
   updatedAt: number;
+}
+
+/** A route's certified shares, and the evidence behind them (routing/workload-shares.ts). */
+export interface RouteSplit {
+  /** Each share in (0, 1); together less than 1. */
+  shares: Array<{
+    model: string;
+    share: number;
+    /** Anytime-valid lower bound on E[c − r] on the workload. */
+    diffLower: number;
+    /** Paired samples behind it. */
+    samples: number;
+  }>;
+  /** Anytime-valid lower bound on the requested model's quality E[r]. */
+  requestedLower: number;
+  qualityBar: number;
+  confidence: number;
+  contractVersion: number;
+  at: number;
 }
 
 /**
  * `demoted`: the rollback detector saw the pass rate drop; `too_slow`: the
  * serving model's latency drifted past the contract's limit; `unmonitored`:
  * the serving model could not be checked for too long (budget spent, judge or
- * reference down); `contract_changed`: new checks, or a stricter pass rate.
+ * reference down); `split`: the certified shares of cheaper models changed
+ * (the serving model may stay the same); `contract_changed`: new checks, or a stricter pass rate.
  */
-export type RouteChangeReason = 'certified' | 'demoted' | 'too_slow' | 'unmonitored' | 'pinned' | 'unpinned' | 'contract_changed';
+export type RouteChangeReason = 'certified' | 'split' | 'demoted' | 'too_slow' | 'unmonitored' | 'pinned' | 'unpinned' | 'contract_changed';
 
 export interface RouteChange {
   requestedModel: string;

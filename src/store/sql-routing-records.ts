@@ -5,7 +5,9 @@
  * state.
  */
 import { decodeSketch, encodeSketch, newSketch } from '../tracking/latency-sketch.js';
-import type { CandidateCounts, Feedback, Revised, RouteChange, RouteRecord, RouterStateRecord, Scope, StoredContract } from './routing-store.js';
+import type {
+  CandidateCounts, EvidenceDelta, Feedback, PairedCounts, PairedOutcomeName, RequestedGrade, Revised, RouteChange, RouteRecord, RouterStateRecord, Scope, StoredContract,
+} from './routing-store.js';
 import { bytesOf, jsonOrNull, selectList } from './sql-records.js';
 
 /** A row of `eval_contracts`: the contract as JSON; rows written before evidence versions have none. */
@@ -24,8 +26,37 @@ export function nextContractVersion(latest: Pick<ContractRow, 'version' | 'evide
   return { version, evidenceVersion };
 }
 
-/** A row of `route_evidence` (scope and key columns aside): the sketches as bytes. */
-export type EvidenceRow = Omit<CandidateCounts, 'latency' | 'ttft'> & { latency: Buffer | null; ttft: Buffer | null };
+/** The column of one cell of `CandidateCounts.paired`. */
+export type PairedColumn = `paired_${PairedOutcomeName}_${RequestedGrade}`;
+
+/**
+ * The cells of `CandidateCounts.paired`, each with its column. Released
+ * migrations add these columns from this list (SQLite 0014, PostgreSQL 0009),
+ * so it only ever grows, and a cell added to it needs a migration of its own.
+ */
+export const pairedCells: ReadonlyArray<{ outcome: PairedOutcomeName; grade: RequestedGrade; column: PairedColumn }> = (['same', 'win', 'loss', 'tie'] as const).flatMap(
+  (outcome) => (['right', 'wrong', 'ungraded'] as const).map((grade) => ({ outcome, grade, column: `paired_${outcome}_${grade}` as const })),
+);
+
+/**
+ * The counts an evidence upsert adds besides the first ones (evaluated …
+ * latency_ms_total): the paired cells, then the constraint counts. Each back
+ * end adds them up with `column = column + excluded.column`.
+ */
+export const addedCountColumns: readonly string[] = [...pairedCells.map((cell) => cell.column), 'constraints_evaluated', 'constraints_passed'];
+
+/** A delta's values for `addedCountColumns`, in that order: 1 in the cell of its paired sample (if any), 0 in the others, then its constraint counts. */
+export function addedCountValues(delta: EvidenceDelta): number[] {
+  const { paired } = delta;
+  return [
+    ...pairedCells.map((cell) => (paired !== undefined && paired.outcome === cell.outcome && paired.grade === cell.grade ? 1 : 0)),
+    delta.constraintsEvaluated ?? 0,
+    delta.constraintsPassed ?? 0,
+  ];
+}
+
+/** A row of `route_evidence` (scope and key columns aside): the sketches as bytes, the paired counts in a column per cell. */
+export type EvidenceRow = Omit<CandidateCounts, 'latency' | 'ttft' | 'paired'> & { latency: Buffer | null; ttft: Buffer | null } & Record<PairedColumn, number>;
 
 export const evidenceColumns = selectList<EvidenceRow>({
   requestedModel: 'requested_model',
@@ -40,11 +71,33 @@ export const evidenceColumns = selectList<EvidenceRow>({
   latencyMsTotal: 'latency_ms_total',
   latency: 'latency',
   ttft: 'ttft',
+  constraintsEvaluated: 'constraints_evaluated',
+  constraintsPassed: 'constraints_passed',
   updatedAt: 'updated_at',
+  ...(Object.fromEntries(pairedCells.map((cell) => [cell.column, cell.column])) as Record<PairedColumn, string>),
 });
 
 export function fromEvidenceRow(row: EvidenceRow): CandidateCounts {
-  return { ...row, latency: bytesOf(row.latency), ttft: bytesOf(row.ttft) };
+  const paired: PairedCounts = { same: { right: 0, wrong: 0, ungraded: 0 }, win: { right: 0, wrong: 0, ungraded: 0 }, loss: { right: 0, wrong: 0, ungraded: 0 }, tie: { right: 0, wrong: 0, ungraded: 0 } };
+  for (const cell of pairedCells) paired[cell.outcome][cell.grade] = row[cell.column];
+  return {
+    requestedModel: row.requestedModel,
+    candidateModel: row.candidateModel,
+    contractVersion: row.contractVersion,
+    evaluated: row.evaluated,
+    passed: row.passed,
+    errors: row.errors,
+    promptTokens: row.promptTokens,
+    completionTokens: row.completionTokens,
+    costUsd: row.costUsd,
+    latencyMsTotal: row.latencyMsTotal,
+    latency: bytesOf(row.latency),
+    ttft: bytesOf(row.ttft),
+    paired,
+    constraintsEvaluated: row.constraintsEvaluated,
+    constraintsPassed: row.constraintsPassed,
+    updatedAt: row.updatedAt,
+  };
 }
 
 /** A stored sketch with one more value (a new sketch when there was none); unchanged when the value is null. */
@@ -55,8 +108,13 @@ export function sketchWithValue(encoded: Buffer | null, value: number | null): B
   return Buffer.from(encodeSketch(sketch));
 }
 
-/** A row of `routes`: the scope in three columns, certificate, cooldowns and fallbacks as JSON. */
-export type RouteRow = Scope & Omit<RouteRecord, 'scope' | 'certificate' | 'cooldowns' | 'fallbacks'> & { certificate: string | null; cooldowns: string; fallbacks: string };
+/** A row of `routes`: the scope in three columns, certificate, cooldowns, fallbacks and split as JSON. */
+export type RouteRow = Scope & Omit<RouteRecord, 'scope' | 'certificate' | 'cooldowns' | 'fallbacks' | 'split'> & {
+  certificate: string | null;
+  cooldowns: string;
+  fallbacks: string;
+  split: string | null;
+};
 
 export const routeColumns = selectList<RouteRow>({
   accountId: 'account_id',
@@ -68,6 +126,7 @@ export const routeColumns = selectList<RouteRow>({
   certificate: 'certificate',
   cooldowns: 'cooldowns',
   fallbacks: 'fallbacks',
+  split: 'split',
   updatedAt: 'updated_at',
 });
 
@@ -80,6 +139,7 @@ export function fromRouteRow(row: RouteRow): RouteRecord {
     certificate: row.certificate === null ? null : (JSON.parse(row.certificate) as RouteRecord['certificate']),
     cooldowns: JSON.parse(row.cooldowns) as Record<string, number>,
     fallbacks: JSON.parse(row.fallbacks) as string[],
+    split: row.split === null ? null : (JSON.parse(row.split) as RouteRecord['split']),
     updatedAt: row.updatedAt,
   };
 }
@@ -93,6 +153,7 @@ export function toRouteRow(route: RouteRecord): RouteRow {
     certificate: jsonOrNull(route.certificate),
     cooldowns: JSON.stringify(route.cooldowns),
     fallbacks: JSON.stringify(route.fallbacks),
+    split: jsonOrNull(route.split),
     updatedAt: route.updatedAt,
   };
 }

@@ -18,6 +18,8 @@ const traceColumnOf: { readonly [Property in keyof Trace]-?: string } = {
   user: 'end_user',
   requestedModel: 'requested_model',
   servedModel: 'served_model',
+  routeReason: 'route_reason',
+  routeShare: 'route_share',
   replica: 'replica',
   attempts: 'attempts',
   status: 'status',
@@ -55,7 +57,8 @@ export type TraceRow<Stream> = Omit<Trace, 'stream' | 'metadata' | 'attempts'> &
 export function traceValues<Stream>(trace: Trace, stream: Stream): unknown[] {
   return [
     trace.requestId, trace.accountId, trace.keyId, trace.environment, trace.project, trace.workload, trace.user,
-    trace.requestedModel, trace.servedModel, trace.replica, trace.attempts === null ? null : JSON.stringify(trace.attempts), trace.status, trace.errorClass, trace.errorMessage,
+    trace.requestedModel, trace.servedModel, trace.routeReason, trace.routeShare, trace.replica,
+    trace.attempts === null ? null : JSON.stringify(trace.attempts), trace.status, trace.errorClass, trace.errorMessage,
     trace.httpStatus, trace.finishReason, trace.promptTokens, trace.completionTokens, trace.costUsd, trace.engineSeconds,
     trace.measuredCostUsd, trace.latencyMs, trace.ttftMs, stream, trace.metadata === null ? null : JSON.stringify(trace.metadata), trace.startedAt,
     trace.requestBody, trace.replyBody,

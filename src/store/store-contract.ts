@@ -11,7 +11,7 @@ import { decodeSketch } from '../tracking/latency-sketch.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describeFleetStoreContract, type OpenSharedStores } from './fleet-store-contract.js';
 import { describeRetentionRollupContract } from './retention-rollup-contract.js';
-import type { Revised, RouteRecord } from './routing-store.js';
+import type { PairedCounts, Revised, RouteChange, RouteRecord, RouteSplit } from './routing-store.js';
 import type { ApiKey, NewApiKey, Page, PageRequest, Store, Trace, TraceFilter } from './store.js';
 
 /**
@@ -235,6 +235,10 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
       it('stores every field and reads it back unchanged', async () => {
         const full = trace({
           requestId: 'req-full',
+          // Drawn into a certified share of a cheaper model.
+          servedModel: 'qwen2.5-1.5b-instruct',
+          routeReason: 'split',
+          routeShare: 0.312_5,
           metadata: { team: 'search', 'ticket-id': '42' },
           stream: true,
           ttftMs: 12.5,
@@ -253,6 +257,8 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
           user: null,
           requestedModel: null,
           servedModel: null,
+          routeReason: null,
+          routeShare: null,
           replica: null,
           attempts: null,
           status: 'error',
@@ -269,7 +275,9 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
         expect(await store.traces.insertBatch([full, sparse])).toBe(2);
         expect(await store.traces.get('acct-1', 'req-full')).toEqual(full);
         expect(await store.traces.get('acct-1', 'req-sparse')).toEqual(sparse);
-        expect((await store.traces.list('acct-1', {}, { limit: 10 })).items.find((item) => item.requestId === 'req-full')?.attempts).toEqual(full.attempts);
+        const listed = (await store.traces.list('acct-1', {}, { limit: 10 })).items.find((item) => item.requestId === 'req-full');
+        expect(listed?.attempts).toEqual(full.attempts);
+        expect(listed).toMatchObject({ routeReason: 'split', routeShare: 0.312_5 });
         expect(await store.traces.get('acct-1', 'req-missing')).toBeNull();
       });
 
@@ -431,9 +439,87 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
         expect(await store.routing.listEvidence(scope, 'big', 2)).toHaveLength(1);
       });
 
+      it('counts paired samples per outcome and grade, and absolute-check results, beside the other counts', async () => {
+        const workload = { ...scope, workload: 'paired' };
+        const none = { ...delta, evaluated: 0, passed: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMsTotal: 0 };
+        const zero = (): PairedCounts => ({ same: { right: 0, wrong: 0, ungraded: 0 }, win: { right: 0, wrong: 0, ungraded: 0 }, loss: { right: 0, wrong: 0, ungraded: 0 }, tie: { right: 0, wrong: 0, ungraded: 0 } });
+        await store.routing.addEvidence(workload, 'big', 'small', 1, none, 10);
+        expect(await store.routing.listEvidence(workload, 'big', 1)).toEqual([expect.objectContaining({ paired: zero(), constraintsEvaluated: 0, constraintsPassed: 0 })]);
+
+        // Each cell a different number of times (1 to 12), all at once: a sample counted in
+        // another cell, or an increment lost to a concurrent one, changes the totals.
+        const expected = zero();
+        const samples: Array<Parameters<typeof store.routing.addEvidence>[4]> = [];
+        let times = 0;
+        for (const outcome of ['same', 'win', 'loss', 'tie'] as const) {
+          for (const grade of ['right', 'wrong', 'ungraded'] as const) {
+            times += 1;
+            expected[outcome][grade] = times;
+            for (let index = 0; index < times; index++) samples.push({ ...none, evaluated: 1, passed: outcome === 'loss' ? 0 : 1, paired: { outcome, grade } });
+          }
+        }
+        await Promise.all(samples.map((sample) => store.routing.addEvidence(workload, 'big', 'small', 1, sample, 20)));
+        await store.routing.addEvidence(workload, 'big', 'small', 1, { ...none, constraintsEvaluated: 3, constraintsPassed: 2 }, 30);
+        await store.routing.addEvidence(workload, 'big', 'small', 1, { ...delta, constraintsEvaluated: 2, constraintsPassed: 2, paired: { outcome: 'win', grade: 'wrong' } }, 40);
+        expected.win.wrong += 1;
+        const [small] = await store.routing.listEvidence(workload, 'big', 1);
+        expect(small?.paired).toEqual(expected);
+        expect(small).toMatchObject({ evaluated: 79, passed: 79 - (7 + 8 + 9), constraintsEvaluated: 5, constraintsPassed: 4, promptTokens: 100, updatedAt: 40 });
+
+        // Another candidate, or another evidence version, counts on its own.
+        await store.routing.addEvidence(workload, 'big', 'tiny', 1, { ...none, paired: { outcome: 'tie', grade: 'ungraded' } }, 50);
+        await store.routing.addEvidence(workload, 'big', 'small', 2, { ...none, constraintsEvaluated: 1, constraintsPassed: 0 }, 50);
+        const tiny = zero();
+        tiny.tie.ungraded = 1;
+        expect((await store.routing.listEvidence(workload, 'big', 1)).find((row) => row.candidateModel === 'tiny')).toMatchObject({ paired: tiny, constraintsEvaluated: 0 });
+        expect(await store.routing.listEvidence(workload, 'big', 2)).toEqual([expect.objectContaining({ paired: zero(), constraintsEvaluated: 1, constraintsPassed: 0 })]);
+        expect((await store.routing.listEvidence(workload, 'big', 1)).find((row) => row.candidateModel === 'small')?.paired).toEqual(expected);
+
+        // Reset: the candidate starts afresh, paired and constraint counts too.
+        await store.routing.resetEvidence(workload, 'big', 'small', 1);
+        await store.routing.addEvidence(workload, 'big', 'small', 1, { ...none, paired: { outcome: 'loss', grade: 'right' } }, 60);
+        const afresh = zero();
+        afresh.loss.right = 1;
+        expect((await store.routing.listEvidence(workload, 'big', 1)).find((row) => row.candidateModel === 'small')).toMatchObject({ evaluated: 0, paired: afresh, constraintsEvaluated: 0, constraintsPassed: 0 });
+      });
+
+      it("keeps a route's split, and a relative certificate's quality bar, through every write and read", async () => {
+        const workload = { ...scope, workload: 'split' };
+        const certificate = { model: 'mid', evaluated: 400, passed: 391, lower: 0.012_5, passRate: 0.95, confidence: 0.95, contractVersion: 2, at: 700, qualityBar: 0.97 };
+        const split: RouteSplit = {
+          shares: [{ model: 'small', share: 0.3, diffLower: -0.012_5, samples: 250 }, { model: 'tiny', share: 0.125, diffLower: -0.02, samples: 180 }],
+          requestedLower: 0.9,
+          qualityBar: 0.97,
+          confidence: 0.95,
+          contractVersion: 2,
+          at: 700,
+        };
+        const created: RouteRecord = { scope: workload, requestedModel: 'big', servedModel: 'mid', pinnedModel: null, certificate, cooldowns: {}, fallbacks: ['big'], split, updatedAt: 700 };
+        expect(await store.routing.createRoute(created)).toEqual(created);
+        // A second create returns the route held, split and all.
+        expect(await store.routing.createRoute({ ...created, certificate: null, split: null, updatedAt: 750 })).toEqual(created);
+        expect(await store.routing.listRoutes(workload)).toEqual([created]);
+        const [first] = await store.routing.listRoutesChangedAfter(0);
+        expect(first?.record).toEqual(created);
+
+        // The shares change, the serving model stays: a change of reason `split`.
+        const resplit: RouteRecord = { ...created, split: { ...split, shares: [{ model: 'small', share: 0.4, diffLower: -0.01, samples: 320 }], at: 800 }, updatedAt: 800 };
+        const change: RouteChange = { requestedModel: 'big', fromModel: 'mid', toModel: 'mid', reason: 'split', certificate, detail: 'small 40%; tiny dropped', at: 800 };
+        await store.routing.saveRoute(resplit, change);
+        expect(await store.routing.listRoutes(workload)).toEqual([resplit]);
+        expect((await store.routing.listRoutesChangedAfter(first?.revision ?? 0)).map((revised) => revised.record)).toEqual([resplit]);
+        expect(await store.routing.listRouteChanges(workload, 10)).toEqual([change]);
+        expect((await store.routing.listRouteChanges(workload, 10))[0]?.certificate?.qualityBar).toBe(0.97);
+
+        // No share certified any more: the split is gone.
+        await store.routing.saveRoute({ ...resplit, split: null, updatedAt: 900 }, null);
+        expect((await store.routing.listRoutes(workload))[0]?.split).toBeNull();
+        expect((await store.routing.listRoutesChangedAfter(0)).map((revised) => revised.record.split)).toEqual([null]);
+      });
+
       it('saves routes with their history, and lists what was written after a revision', async () => {
         const certificate = { model: 'small', evaluated: 120, passed: 119, lower: 0.951, passRate: 0.95, confidence: 0.95, contractVersion: 1, at: 500 };
-        const route = { scope, requestedModel: 'big', servedModel: 'small', pinnedModel: null, certificate, cooldowns: { tiny: 9_000 }, fallbacks: ['mid'], updatedAt: 500 };
+        const route = { scope, requestedModel: 'big', servedModel: 'small', pinnedModel: null, certificate, cooldowns: { tiny: 9_000 }, fallbacks: ['mid'], split: null, updatedAt: 500 };
         await store.routing.saveRoute(route, { requestedModel: 'big', fromModel: 'big', toModel: 'small', reason: 'certified', certificate, detail: null, at: 500 });
         const [certified] = await store.routing.listRoutesChangedAfter(0);
         expect(certified).toEqual({ record: route, revision: expect.any(Number) });
@@ -453,7 +539,7 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
       });
 
       it('creates a route only when the workload has none for its model: a default never overwrites a pin another process wrote', async () => {
-        const fresh = { scope, requestedModel: 'fresh', servedModel: 'fresh', pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], updatedAt: 100 };
+        const fresh = { scope, requestedModel: 'fresh', servedModel: 'fresh', pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, updatedAt: 100 };
         expect(await store.routing.createRoute(fresh)).toEqual(fresh);
         const pinned = { ...fresh, pinnedModel: 'small', updatedAt: 200 };
         await store.routing.saveRoute(pinned, null);
@@ -465,7 +551,7 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
         // Three processes write: one 5 s ahead, one on time, one 5 s behind. updatedAt is their clock; the revision is the store's.
         const now = Date.now();
         const route = (requestedModel: string, fields: Partial<RouteRecord>, clockOffsetMs: number): RouteRecord => ({
-          scope, requestedModel, servedModel: requestedModel, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], ...fields, updatedAt: now + clockOffsetMs,
+          scope, requestedModel, servedModel: requestedModel, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, ...fields, updatedAt: now + clockOffsetMs,
         });
         const poll = async (after: number) => {
           const changed = await store.routing.listRoutesChangedAfter(after);
@@ -576,6 +662,8 @@ function trace(overrides: Partial<Trace>): Trace {
     user: null,
     requestedModel: 'qwen2.5-7b-instruct',
     servedModel: 'qwen2.5-7b-instruct',
+    routeReason: 'routed',
+    routeShare: null,
     replica: 'gpu-a',
     attempts: null,
     status: 'ok',

@@ -116,6 +116,15 @@ export interface Trace {
   user: string | null;
   requestedModel: string | null;
   servedModel: string | null;
+  /**
+   * Why `servedModel` served: `requested` (no route), `routed` (the router's
+   * certified model), `split` (drawn into a certified share of a cheaper
+   * model), `pinned`, `content` (the route's model cannot take the content),
+   * `no_engine`, `guard_fallback`. Null when the call failed before it was routed.
+   */
+  routeReason: string | null;
+  /** The share of the workload's calls the served model was drawn for (`split`), else null. */
+  routeShare: number | null;
   /** The engine id that served (or last failed) the call. */
   replica: string | null;
   /**

@@ -17,6 +17,8 @@ export function traceFixture(overrides: Partial<Trace> = {}): Trace {
     user: null,
     requestedModel: 'small',
     servedModel: 'small',
+    routeReason: null,
+    routeShare: null,
     replica: 'cpu',
     attempts: null,
     status: 'ok',

@@ -22,6 +22,8 @@ const finished: Trace = {
   user: null,
   requestedModel: 'auto',
   servedModel: 'qwen-0.5b',
+  routeReason: null,
+  routeShare: null,
   replica: 'cpu-1',
   attempts: null,
   status: 'ok',

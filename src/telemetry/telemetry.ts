@@ -46,6 +46,8 @@ export type RouteReason =
   | 'requested'
   /** The router's certified (cheaper) model serves. */
   | 'routed'
+  /** Drawn into a certified share of the workload's calls that a cheaper model serves. */
+  | 'split'
   /** The operator pinned the route to a model. */
   | 'pinned'
   /** The route's model cannot take the call's content (an image): the model asked for serves. */

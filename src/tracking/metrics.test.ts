@@ -102,6 +102,8 @@ function trace(overrides: Partial<Trace> = {}): Trace {
     user: null,
     requestedModel: 'small',
     servedModel: 'qwen-small',
+    routeReason: null,
+    routeShare: null,
     replica: 'llama-1',
     attempts: null,
     status: 'ok',

@@ -5,7 +5,7 @@ import { decodeSketch } from './latency-sketch.js';
 
 const base: Trace = {
   requestId: 'req_0', accountId: 'acct_a', keyId: 'key_a', environment: 'production', project: 'shop', workload: 'support', user: null,
-  requestedModel: 'big', servedModel: 'big', replica: 'mock', attempts: null, status: 'ok', errorClass: null, errorMessage: null, httpStatus: 200,
+  requestedModel: 'big', servedModel: 'big', routeReason: null, routeShare: null, replica: 'mock', attempts: null, status: 'ok', errorClass: null, errorMessage: null, httpStatus: 200,
   finishReason: 'stop', promptTokens: 10, completionTokens: 5, costUsd: 0.001, engineSeconds: null, measuredCostUsd: null,
   latencyMs: 100, ttftMs: null, stream: false, metadata: null, startedAt: 10 * MINUTE_MS, requestBody: null, replyBody: null,
 };

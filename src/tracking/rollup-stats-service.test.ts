@@ -39,6 +39,8 @@ function traces(count: number, seed: number): Trace[] {
       user: null,
       requestedModel: 'big',
       servedModel: index % 3 === 0 ? 'small' : 'big',
+      routeReason: null,
+      routeShare: null,
       replica: 'gpu-a',
       attempts: null,
       status: failed ? 'error' : aborted ? 'aborted' : 'ok',

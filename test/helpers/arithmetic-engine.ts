@@ -10,7 +10,9 @@
  * outage), replies in varied prose instead of the bare number ("The sum is
  * 42.", "42 is the answer"), and judge models that answer the pairwise judge
  * prompt (MT-Bench layout) by checking both answers' sums, right with their
- * own accuracy.
+ * own accuracy. Every model grades one reply against a rubric (PASS when its
+ * sum is right), as any instruction-following model answers that prompt:
+ * a judge model with its accuracy, another with its accuracy at sums.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -86,6 +88,15 @@ export async function startArithmeticEngine(accuracy: Record<string, number>, se
     return `The question asks for ${right}. ${reading('A', aRight)} ${reading('B', bRight)} [[${verdict}]]`;
   }
 
+  /** A rubric verdict on one reply: PASS when the sum it gives is right. */
+  function gradeAnswer(model: string, prompt: string): string {
+    const section = (tag: string) => prompt.slice(prompt.indexOf(`<${tag}>`) + tag.length + 2, prompt.indexOf(`</${tag}>`));
+    const question = /(\d+)\s*\+\s*(\d+)/.exec(section('conversation'));
+    const right = question !== null && Number(/-?\d+/.exec(section('reply'))?.[0]) === Number(question[1]) + Number(question[2]);
+    const truthful = random() < (judgeAccuracy.get(model) ?? accuracies.get(model) ?? 0);
+    return (right === truthful) ? 'PASS: the sum is right.' : 'FAIL: the sum is wrong.';
+  }
+
   const server: Server = createServer((request, response) => {
     if (request.method === 'GET' && request.url?.endsWith('/models') === true) {
       // What a gateway's readiness check asks for.
@@ -107,7 +118,7 @@ export async function startArithmeticEngine(accuracy: Record<string, number>, se
         }
         const question = [...parsed.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
         const judging = judgeAccuracy.has(parsed.model) && question.includes('[User Question]');
-        const answer = judging ? judgeAnswer(parsed.model, question) : sumAnswer(parsed.model, question);
+        const answer = judging ? judgeAnswer(parsed.model, question) : question.includes('<rubric>') ? gradeAnswer(parsed.model, question) : sumAnswer(parsed.model, question);
         response.writeHead(200, { 'content-type': 'application/json' });
         response.end(
           JSON.stringify({

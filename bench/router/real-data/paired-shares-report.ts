@@ -1,55 +1,110 @@
 /**
- * The paired-shares rule's sections of the real-data report: how it is
- * simulated, what limits it (its variants, each with one thing changed), and
- * why evidence pooled over workloads is not used.
+ * The relative default's sections of the real-data report: how it is
+ * simulated, the issue's targets beside its figures, what limits it (its
+ * variants, each with one thing changed), and why evidence pooled over
+ * workloads is not used.
  */
 import { DEFAULT_CONTRACT } from '../../../src/evals/eval-contract.js';
-import { JUDGE_OVERHEAD_TOKENS, PAIRED_SHARES } from './paired-shares.js';
-import type { PairedSharesRun, PooledShare } from './paired-shares-run.js';
+import { DEFAULT_ROUTER_SETTINGS } from '../../../src/routing/router-context.js';
+import { ROUTER_DEFAULT } from './relative-variants.js';
+import type { RelativeGroupFigures, RelativeRun, PooledShare } from './paired-shares-run.js';
+import type { RealRunPlan } from './real-data-run.js';
+import { JUDGE_ANSWER_TOKENS, JUDGE_INSTRUCTION_TOKENS } from './sample-judging.js';
 import { count, percent, table } from './markdown.js';
 
-export function describePairedShares(): string[] {
-  const grading = PAIRED_SHARES.grading.by === 'judge' ? PAIRED_SHARES.grading.agreementShare : 1;
+/** Issue 37's targets on this data: MMLU's net saving per run (by its sample rate), and quality for every run. */
+export const TARGETS = { mmluNet: { fixed: 0.25, auto: 0.3 }, qualityRatio: 0.95, worstAfterFirstFifth: 0.9 };
+
+export function describeRelativeRouter(): string[] {
+  const settings = DEFAULT_ROUTER_SETTINGS;
   return [
-    '## The paired-shares rule (issue 37\'s design, simulated before it is wired in)',
+    '## The router (relative default)',
     '',
-    `Per workload, with the statistics of \`src/routing/paired-quality.ts\` and \`workload-shares.ts\`: each call goes to Mixtral with probability the share certified so far (\`certifiedShare\`, quality_bar 0.95, confidence ${DEFAULT_CONTRACT.confidence}, min_samples ${DEFAULT_CONTRACT.min_samples}), else to GPT-4; shares start at 0. ` +
-      'A sampled call (drawn at the rate, whatever its content or route) is replayed on the other model: on Mixtral when GPT-4 served it (eval spend: Mixtral\'s cost of the call), on GPT-4 when Mixtral did (GPT-4\'s cost). Equal answers are "same"; different ones go to a judge priced as GPT-4 on the prompt, both replies and ' +
-      `${JUDGE_OVERHEAD_TOKENS} tokens of instructions and verdict, whose verdict is the data's truth (win, loss, or tie when both are wrong) reversed with probability ε = ${PAIRED_SHARES.judgeError}. ` +
-      `A gateway has no gold answers, so GPT-4's reply is graded by the same judge (error ε, priced on the prompt and one reply) on a random ${percent(grading, 0)} of the agreements, with \`agreementGradesSampled\`. ` +
-      'Sampling stops for good once the share is certified at 1, or once (ŝ − s) × saving per call × calls left < eval spend per sample so far × samples so far: ŝ is the share the sample means would give, s the certified one, and "as many samples again" stands for the samples still needed (the bounds narrow by about √2 when the evidence doubles). Calls left are those of the run, which the simulation knows; production would use a payback window of traffic. ' +
-      `Run (a) samples at its fixed rate; run (b) at the largest rate at which even the dearest sample (a Mixtral-served call replayed on GPT-4, then judged) keeps a workload's day within the default $${DEFAULT_CONTRACT.daily_budget_usd} eval budget: ${DEFAULT_CONTRACT.daily_budget_usd} / (calls a day × mean cost of such a sample). Nothing watches for drift once sampling stops (the data does not drift).`,
+    `\`bench/router/real-data/paired-shares.ts\` runs the worker's loop with the router's own functions: \`drawRoute\` (a call goes to Mixtral with its certified share), \`explorationRate\` and \`planExploration\` (with \`possibleShares\`, the route's traffic from the router's traffic meter, horizon ${settings.horizonDays} days, at most ${count(settings.maxSamplesPerDay)} samples a day, the default $${DEFAULT_CONTRACT.daily_budget_usd} daily budget less the ${percent(settings.monitorBudgetShare, 0)} kept for monitoring, the judge spend per judged reply smoothed as the worker does), \`decideSplit\` with \`relativePolicyOf(DEFAULT_CONTRACT, ${ROUTER_DEFAULT.judgeError})\` (after every sample up to 200, then every 1% more) applied as \`applyDecision\` does (\`splitChanged\`; a new serving model, or Mixtral taking or losing its share, starts the rollback detector and the plan again), and the rollback detector on the ${percent(settings.shadowRate, 0)} shadow checks of calls Mixtral served. ` +
+      'A sampled call GPT-4 served is replayed on Mixtral; a call drawn into the share explores nothing; a call Mixtral served pays a GPT-4 replay as its reference (a call Mixtral served outright, sampled only to remake a stale plan, pays it only when the new plan has something to test). Equal answers are "same" (no judge); a disagreement gets one pairwise verdict, the data\'s truth (a tie when both are wrong) wrong with probability ε; GPT-4\'s reply is graded on every tie and on a random ' +
+      `${percent(settings.gradeShare, 0)} of the agreements, right or wrong from the data, wrong with probability ε. The judges are those \`chooseJudge\` picks: GPT-4 judges Mixtral's replies, Mixtral grades GPT-4's. A judge call costs the prompt, the reply or replies it reads, its prompt's instructions (${JUDGE_INSTRUCTION_TOKENS.pairwise} tokens pairwise, ${JUDGE_INSTRUCTION_TOKENS.grade} for a grade, measured from \`judge-prompts.ts\`) and its answer (assumed ${JUDGE_ANSWER_TOKENS.pairwise} and ${JUDGE_ANSWER_TOKENS.grade} tokens) at the judge's price. ` +
+      `Every ${settings.judgeSelfCheckEvery} judged samples, a second GPT-4 reply checks the judge (the same answer here, so no judge is called). Latency is taken as within the contract's limit.`,
+  ];
+}
+
+/** The issue's targets beside the relative default's figures, each said met or missed. */
+export function renderTargets(plan: RealRunPlan, router: RelativeRun): string[] {
+  const mmlu = router.groups.find((group) => group.name.startsWith('MMLU'));
+  const all = router.groups.find((group) => group.name.startsWith('all '));
+  const netTarget = typeof plan.sampleRate === 'number' ? TARGETS.mmluNet.fixed : TARGETS.mmluNet.auto;
+  const line = (what: string, value: number | undefined, target: number): string =>
+    `- ${what}: ${value === undefined ? 'n/a' : percent(value)}, target ≥ ${percent(target, 0)}: **${value !== undefined && value >= target ? 'met' : 'missed'}**`;
+  return [
+    `Issue 37's targets, ${router.variant.label}:`,
+    '',
+    line('MMLU net saving', mmlu?.netSavings, netTarget),
+    line("served accuracy / GPT-4's over all calls (all workloads)", all?.qualityRatio, TARGETS.qualityRatio),
+    line('worst workload after its first fifth', all?.minQualityRatioAfterFirstFifth, TARGETS.worstAfterFirstFifth),
+    '',
   ];
 }
 
 /** The variants side by side, per group: the certified share against the oracle's, savings, and where the eval spend goes. */
-export function renderPairedLimits(design: PairedSharesRun, variants: PairedSharesRun[]): string[] {
-  const rows = [design, ...variants].flatMap((run, index) =>
+export function renderRelativeLimits(runs: RelativeRun[]): string[] {
+  const rows = runs.flatMap((run, index) =>
     run.groups
       .filter((group) => !group.name.startsWith('all '))
       .map((group) => [
-        index === 0 ? `**${run.variant.label}** (the design)` : run.variant.label,
+        index === 0 ? `**${run.variant.label}**` : run.variant.label,
         group.name,
         `${percent(group.meanShare)} (${percent(group.meanOracleShare)})`,
         percent(group.savings, 1),
         percent(group.netSavings, 1),
-        `${percent(group.spendShares.replays, 2)} / ${percent(group.spendShares.verdicts, 2)} / ${percent(group.spendShares.grades, 2)}`,
+        spendCells(group),
         Number.isFinite(group.evaluationShareOfSaving) ? percent(group.evaluationShareOfSaving, 0) : 'n/a',
-        count(group.medianSamples),
+        `${count(group.medianSamples)} (${count(group.medianLastExploration)})`,
         percent(group.qualityRatio),
         percent(group.minQualityRatioAfterFirstFifth),
         group.medianFirstSaving === null ? 'never' : count(group.medianFirstSaving),
+        `${group.demotions} / ${group.fallbacks}`,
       ]),
   );
+  const [router] = runs;
+  const days = router?.groups[0]?.medianDailyExploration ?? [];
+  const shown = [1, 2, 3, 7, 14, 30].filter((day) => day <= days.length);
+  const ramp =
+    router === undefined || days.length < 2
+      ? []
+      : [
+          `Exploration replays a workload-day, median over the workloads, ${router.variant.label}: ${router.groups
+            .filter((group) => !group.name.startsWith('all '))
+            .map((group) => `${group.name} ${shown.map((day) => `day ${day} ${count(group.medianDailyExploration[day - 1] ?? 0)}`).join(', ')}`)
+            .join('; ')}.`,
+          '',
+        ];
   return [
-    'What limits the paired shares: the design, then each variant with one thing changed (the same sample rate and calls).',
+    ...ramp,
+    'What limits it: the router as it ships, then from it one thing changed each (the same calls).',
     '',
     table(
-      ['Paired shares', 'group', 'mean share certified at the end (the oracle\'s)', 'gross', 'net', 'eval spend: replays / verdicts / grades (of GPT-4 alone)', 'eval / gross', 'median samples', "served / GPT-4's", 'worst after 1st fifth', 'median calls to the first saving'],
+      [
+        'Relative default',
+        'group',
+        "mean share certified at the end (the oracle's)",
+        'gross',
+        'net',
+        'eval spend, of GPT-4 alone: Mixtral replays / GPT-4 references / verdicts / grades / self-checks',
+        'eval / gross',
+        'median exploration replays (call of the last)',
+        "served / GPT-4's",
+        'worst after 1st fifth',
+        'median calls to the first saving',
+        'demotions / fallbacks',
+      ],
       rows,
     ),
     '',
   ];
+}
+
+function spendCells(group: RelativeGroupFigures): string {
+  const shares = group.spendShares;
+  return [shares.candidateReplays, shares.referenceReplays, shares.verdicts, shares.grades, shares.selfChecks].map((value) => percent(value, 2)).join(' / ');
 }
 
 export function renderPooling(pooled: PooledShare): string[] {

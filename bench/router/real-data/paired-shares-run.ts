@@ -1,73 +1,76 @@
 /**
- * The paired-shares rule (paired-shares.ts) on every recorded workload, on
- * the same calls as today's router, measured the same way (summarizeRun),
- * with what only this rule has: its certified shares against the oracle's,
- * its samples, and where its eval spend goes.
+ * The router's relative default (paired-shares.ts) on every recorded
+ * workload, on the same calls as the absolute router, measured the same way
+ * (summarizeRun), with what only it has: its certified shares against the
+ * oracle's, its samples, and where its eval spend goes.
  */
-import { DEFAULT_CONTRACT } from '../../../src/evals/eval-contract.js';
-import { simulatePairedShares, type PairedSharesPlan, type PairedSharesVariant } from './paired-shares.js';
+import { simulateRelativeRouter, type EvalSpend, type RouterRunPlan } from './paired-shares.js';
+import type { RelativeVariant } from './relative-variants.js';
 import { largestShare } from './oracles.js';
 import { groupsOf, median, summarizeRun, type GroupFigures, type RealRunPlan, type ServedFigures } from './real-data-run.js';
 import { realWorkload, type RealWorkload } from './real-workloads.js';
 import type { RecordedData } from './routellm-data.js';
 
-export interface PairedWorkloadFigures extends ServedFigures {
-  sampleRate: number;
-  samples: number;
-  /** The certified share at the end. */
+export interface RelativeWorkloadFigures extends ServedFigures {
+  samples: { exploration: number; monitoring: number };
+  lastExplorationCall: number | null;
+  /** The certified share at the end (1: Mixtral serves outright, since `wholeFromCall`). */
   share: number;
+  wholeFromCall: number | null;
   diffLower: number;
   requestedLower: number;
-  stopped: { atCall: number; reason: string } | null;
-  spend: { replays: number; verdicts: number; grades: number };
+  spend: EvalSpend;
+  demotions: number;
+  fallbacks: number;
+  /** Exploration replays per day of the run. */
+  dailyExploration: number[];
 }
 
-export interface PairedGroupFigures extends GroupFigures {
+export interface RelativeGroupFigures extends GroupFigures {
   /** Eval spend / gross saving (∞ when nothing was saved). */
   evaluationShareOfSaving: number;
   /** Each kind of eval spend as a share of GPT-4 serving every call. */
-  spendShares: { replays: number; verdicts: number; grades: number };
+  spendShares: EvalSpend;
   /** Mean over the workloads of the certified share at the end, and of the oracle's share. */
   meanShare: number;
   meanOracleShare: number;
+  /** Medians over the workloads: exploration replays, and the call of the last one (the run's length when one never stopped). */
   medianSamples: number;
-  sampleRates: { min: number; max: number };
+  medianLastExploration: number;
+  /** Per day of the run, the median over the workloads of that day's exploration replays. */
+  medianDailyExploration: number[];
+  demotions: number;
+  fallbacks: number;
 }
 
-export interface PairedSharesRun {
-  variant: PairedSharesVariant;
-  plan: PairedSharesPlan;
-  workloads: PairedWorkloadFigures[];
-  groups: PairedGroupFigures[];
+export interface RelativeRun {
+  variant: RelativeVariant;
+  plan: RouterRunPlan;
+  workloads: RelativeWorkloadFigures[];
+  groups: RelativeGroupFigures[];
 }
 
-/** The rule's plan for one of the real-data runs: its calls and traffic, and its sample rate. */
-export function pairedPlan(plan: RealRunPlan): PairedSharesPlan {
-  return { calls: plan.callsPerWorkload, callsPerDay: plan.callsPerDay, sampleRate: plan.pairedSampleRate, dailyBudgetUsd: DEFAULT_CONTRACT.daily_budget_usd };
-}
-
-/** The data's workloads as both rules run them (the same calls); build once per plan and pass to each variant. */
+/** The data's workloads as every rule runs them (the same calls); build once per plan and pass to each variant. */
 export function realWorkloads(data: RecordedData, plan: RealRunPlan, seed: number): RealWorkload[] {
   return data.workloads.map((recorded, id) => realWorkload(data, recorded, id, plan.callsPerWorkload, seed));
 }
 
-export function runPairedShares(data: RecordedData, plan: RealRunPlan, variant: PairedSharesVariant, seed: number, reals = realWorkloads(data, plan, seed)): PairedSharesRun {
-  const rulePlan = pairedPlan(plan);
+export function runRelativeRouter(data: RecordedData, plan: RealRunPlan, variant: RelativeVariant, seed: number, reals = realWorkloads(data, plan, seed)): RelativeRun {
+  const routerPlan: RouterRunPlan = { calls: plan.callsPerWorkload, callsPerDay: plan.callsPerDay, sampleRate: plan.sampleRate };
+  const calls = plan.callsPerWorkload;
   const runs = reals.map((real) => {
-    const recorded = real.recorded;
-    const outcome = simulatePairedShares(real, data, rulePlan, variant, seed);
-    const evaluation = outcome.spend.replays + outcome.spend.verdicts + outcome.spend.grades;
+    const outcome = simulateRelativeRouter(real, data, routerPlan, variant, seed);
+    const evaluation = Object.values(outcome.spend).reduce((sum, value) => sum + value, 0);
     let cheapRight = 0;
     let agree = 0;
-    for (let call = 0; call < plan.callsPerWorkload; call += 1) {
+    for (let call = 0; call < calls; call += 1) {
       const prompt = real.prompts[real.promptOf(call)];
       cheapRight += Number(prompt?.cheapCorrect === true);
       agree += Number(prompt?.agrees === true);
     }
-    const calls = plan.callsPerWorkload;
     const figures = {
-      name: recorded.name,
-      prompts: recorded.prompts.length,
+      name: real.recorded.name,
+      prompts: real.recorded.prompts.length,
       calls,
       cheapAccuracy: cheapRight / calls,
       requestedAccuracy: outcome.served.requestedRight / calls,
@@ -84,17 +87,20 @@ export function runPairedShares(data: RecordedData, plan: RealRunPlan, variant: 
       savings: 1 - outcome.production / outcome.requestedCost,
       netSavings: 1 - (outcome.production + evaluation) / outcome.requestedCost,
       firstSavingCall: outcome.firstSavingCall,
-      sampleRate: outcome.sampleRate,
       samples: outcome.samples,
+      lastExplorationCall: outcome.lastExplorationCall,
       share: outcome.share,
+      wholeFromCall: outcome.wholeFromCall,
       diffLower: outcome.diffLower,
       requestedLower: outcome.requestedLower,
-      stopped: outcome.stopped,
       spend: outcome.spend,
+      demotions: outcome.demotions,
+      fallbacks: outcome.fallbacks,
+      dailyExploration: outcome.daily.exploration,
     };
     return { real, figures };
   });
-  const { workloads, groups } = summarizeRun(data, runs, plan.callsPerWorkload);
+  const { workloads, groups } = summarizeRun(data, runs, calls);
   const memberLists = groupsOf(data.workloads).map(({ members }) =>
     workloads.filter((_, index) => {
       const recorded = runs[index]?.real.recorded;
@@ -103,24 +109,25 @@ export function runPairedShares(data: RecordedData, plan: RealRunPlan, variant: 
   );
   return {
     variant,
-    plan: rulePlan,
+    plan: routerPlan,
     workloads,
     groups: groups.map((group, index) => {
       const members = memberLists[index] ?? [];
-      const total = (pick: (item: PairedWorkloadFigures) => number): number => members.reduce((sum, item) => sum + pick(item), 0);
+      const total = (pick: (item: RelativeWorkloadFigures) => number): number => members.reduce((sum, item) => sum + pick(item), 0);
+      const medianOf = (pick: (item: RelativeWorkloadFigures) => number): number => median(members.map(pick).sort((left, right) => left - right)) ?? 0;
       const saved = group.requestedCost - group.production;
+      const spendShare = (kind: keyof EvalSpend): number => total((item) => item.spend[kind]) / group.requestedCost;
       return {
         ...group,
         evaluationShareOfSaving: saved > 0 ? group.evaluation / saved : Number.POSITIVE_INFINITY,
-        spendShares: {
-          replays: total((item) => item.spend.replays) / group.requestedCost,
-          verdicts: total((item) => item.spend.verdicts) / group.requestedCost,
-          grades: total((item) => item.spend.grades) / group.requestedCost,
-        },
+        spendShares: { candidateReplays: spendShare('candidateReplays'), referenceReplays: spendShare('referenceReplays'), verdicts: spendShare('verdicts'), grades: spendShare('grades'), selfChecks: spendShare('selfChecks') },
         meanShare: total((item) => item.share) / members.length,
         meanOracleShare: total((item) => item.oracleShare) / members.length,
-        medianSamples: median(members.map((item) => item.samples).sort((left, right) => left - right)) ?? 0,
-        sampleRates: { min: Math.min(...members.map((item) => item.sampleRate)), max: Math.max(...members.map((item) => item.sampleRate)) },
+        medianSamples: medianOf((item) => item.samples.exploration),
+        medianLastExploration: medianOf((item) => item.lastExplorationCall ?? 0),
+        medianDailyExploration: (members[0]?.dailyExploration ?? []).map((_, day) => medianOf((item) => item.dailyExploration[day] ?? 0)),
+        demotions: total((item) => item.demotions),
+        fallbacks: total((item) => item.fallbacks),
       };
     }),
   };

@@ -1,223 +1,376 @@
 /**
- * The "paired shares" rule: issue 37's paired-comparison design, simulated
- * on one recorded workload before it is wired into the router. It uses the
- * pure statistics the router will use (src/routing/paired-quality.ts,
- * workload-shares.ts); the loop around them is this file's guess at the
- * production wiring, kept simple:
+ * The router's relative default (`quality_bar` 0.95 in the default
+ * contract) on one recorded workload: GPT-4 requested (R), Mixtral its one
+ * cheaper candidate (C). The loop does what the worker does
+ * (router-worker.ts `offer`, sample-processor.ts `processSample`), calling
+ * the router's own pure functions for every decision:
  *
- * - Routing: each call goes to the candidate (Mixtral) with probability the
- *   currently certified share (`certifiedShare`, quality_bar 0.95,
- *   confidence 0.95, min_samples 50), else to the requested model (GPT-4).
- *   The share starts at 0 and is recomputed after every sample (after 200
- *   samples, every 1% more: the bounds hold at every n, so looking less
- *   often costs nothing in validity).
- * - Sampling: each call at the plan's rate, independently of its content and
- *   of where it went, so the samples are a random sample of the workload's
- *   calls, whoever served them. A call served by GPT-4 is replayed on
- *   Mixtral, one served by Mixtral on GPT-4; the eval spend is the replay.
- * - Comparing: equal answers are "same" (no judge). Different answers go to a
- *   judge priced as GPT-4 on the prompt, both replies and
- *   `JUDGE_OVERHEAD_TOKENS`; its verdict is the truth from the data (win,
- *   loss, or tie when both are wrong), wrong with probability ε (a win or
- *   loss reversed, a tie read as a win or a loss at random).
- * - Grades of GPT-4's reply (the bound on E[r]): a gateway has no gold
- *   answers, so by default the judge grades GPT-4's reply on a random 20% of
- *   the agreements (priced on the prompt, one reply and the overhead; wrong
- *   with probability ε), and the contract sets `agreementGradesSampled`.
- *   Verdicts already say who was right on a disagreement. Variants grade
- *   every agreement, or read gold grades on every sample for free (what no
- *   gateway has: the ceiling of better grades). Other variants price the
- *   judge as Mixtral, or replay only calls GPT-4 served (still a random
- *   sample of the calls, because a call's route is drawn at random), or
- *   never stop sampling; every variant keeps the design's sample rate.
- * - Stopping: sampling stops for good once the share is certified at 1, or
- *   once the saving still possible is below what more evidence would cost:
- *   (ŝ − s) · saving per call · calls left < eval spend per sample so far × n,
- *   where ŝ is the share the sample means would give (1 before min_samples),
- *   s the certified share, and n the samples so far (the bounds narrow by
- *   about √2 when the evidence doubles, so "as many again" stands for the
- *   samples still needed). Calls left: those left in the run, which the
- *   simulation knows; production would take a payback window of traffic.
+ * - Each call is drawn by `drawRoute`: to C with its certified share, else
+ *   to the route's serving model. Time runs at the plan's calls a day (one
+ *   call every 86,400 s / calls a day), counted by the router's traffic
+ *   meter (`createTrafficMeter`), so the plan sees the traffic the router
+ *   would, a young route's first hour unscaled.
+ * - Sampling: a call C served is shadow-checked at `shadowRate`; a call is
+ *   an exploration sample at `explorationRate` (the contract's fixed rate,
+ *   or the plan's; a plan older than `planTtlMs` asks for one call to make a
+ *   new one). A call drawn into a share explores nothing.
+ * - A sample: R's reply is the reference, free when R served the call, else
+ *   a replay of R (paid); an exploration sample of a call C served outright
+ *   (not monitored) first remakes the plan and pays the reference only if
+ *   the plan has candidates. A call C served is scored as monitoring; an
+ *   exploration sample with a reference is replayed on each candidate of a
+ *   plan made then (`planExploration` with `possibleShares`, the default
+ *   contract's daily budget less the share kept for monitoring, the judge
+ *   spend per judged reply smoothed as the worker does). Scoring is
+ *   sample-judging.ts. Every scored reply of C, monitoring or exploration,
+ *   adds to its paired evidence; the monitoring outcomes feed the rollback
+ *   detector (`updateCusum` at the worker's healthy rate), whose alarm
+ *   resets C's evidence and cools it down for a day. Every
+ *   `judgeSelfCheckEvery` judged samples a sample R served pays a second
+ *   replay of R to check the judge (here the two replies are the same
+ *   answer, so no judge is called and ε is never measured above its assumption).
+ * - The route: `decideSplit` on the evidence (the policy
+ *   `relativePolicyOf(DEFAULT_CONTRACT, ε)`, costs per call at the last
+ *   sampled call's tokens as the worker's call shape), after every sample
+ *   up to 200 samples, then after every 1% more (the bounds are
+ *   anytime-valid, so looking less often is still valid); applied as
+ *   `applyDecision` does (`splitChanged`: a share that moved by less than a
+ *   tenth of itself is not rewritten; another serving model, or C taking or
+ *   losing its share, starts the detector and the plan again). A route whose shares went unchecked
+ *   for `maxUnmonitoredCalls` falls back as `fallBack` does.
+ * - Latency is taken as within the contract's limit (the data has none).
  */
-import { DEFAULT_CONTRACT } from '../../../src/evals/eval-contract.js';
-import { emptyPairedEvidence, pairedSampleCount, recordPairedSample, sampleValues, type PairedEvidence, type PairedOutcome, type QualityBarContract } from '../../../src/routing/paired-quality.js';
-import { certifiedShare, shareFromBounds } from '../../../src/routing/workload-shares.js';
+import { DEFAULT_CONTRACT, type EvalContract } from '../../../src/evals/eval-contract.js';
+import { cusumOptionsFor, initialCusum, updateCusum, type CusumState } from '../../../src/routing/cusum.js';
+import { planExploration, waitsForTraffic, type ExplorationPlan } from '../../../src/routing/exploration.js';
+import { emptyPairedEvidence, pairedSampleCount, recordPairedSample, type PairedEvidence } from '../../../src/routing/paired-quality.js';
+import { splitChanged } from '../../../src/routing/route-changes.js';
+import { DEFAULT_ROUTING } from '../../../src/routing/route-decision.js';
+import { drawRoute } from '../../../src/routing/route-reason.js';
+import { dayOf, DEFAULT_ROUTER_SETTINGS, explorationRate, nextDayStart, type RouterSettings } from '../../../src/routing/router-context.js';
+import { decideSplit, type SplitDecision } from '../../../src/routing/split-decision.js';
+import { createTrafficMeter } from '../../../src/routing/traffic-meter.js';
+import type { RouteSplit } from '../../../src/store/routing-store.js';
 import { createRandom, seedFor } from '../random.js';
-import type { RealPrompt, RealWorkload } from './real-workloads.js';
+import type { RealWorkload } from './real-workloads.js';
 import type { RecordedModel } from './routellm-data.js';
+import { variantPolicy, type RelativeVariant } from './relative-variants.js';
+import { judgeFor, scoreSample, type Judging } from './sample-judging.js';
 
-/** The judge's instructions and its short verdict, on top of the prompt and the replies it reads. */
-export const JUDGE_OVERHEAD_TOKENS = 60;
-/** The share is recomputed after every sample up to this many, then after every 1% more. */
+/** The route is decided again after every sample up to this many, then after every 1% more. */
 const EVERY_SAMPLE_UNTIL = 200;
+const DAY_MS = 86_400_000;
+/** The simulated clock starts at a UTC midnight, so a run's days are the eval budget's days. */
+const START = Date.UTC(2026, 0, 5);
+const ROUTE = 'workload';
 
-export interface PairedSharesVariant {
-  label: string;
-  /** ε: how often the judge's verdict (or grade) is wrong; the contract is told the same ε. */
-  judgeError: number;
-  /** Who grades GPT-4's reply: the judge on a random share of the agreements, or the data's gold answers on every sample at no cost. */
-  grading: { by: 'judge'; agreementShare: number } | { by: 'gold' };
-  /** Whose price the judge has: GPT-4's (the design) or Mixtral's (what a cheap judge with the same ε would change). */
-  judgePrice: 'requested' | 'cheap';
-  /** Which sampled calls are replayed: any (the design) or only those GPT-4 served (no GPT-4 replays). */
-  replay: 'any call' | 'calls GPT-4 served';
-  /** When sampling stops: by the rule above (the design), or never (what the statistics reach on all the evidence the rate gives, spend ignored). */
-  stopping: 'when not worth it' | 'never';
-}
+/** Older names, still imported by the per-call measurement (per-call-policy.ts, per-call-samples.ts). */
+export { JUDGE_OVERHEAD_TOKENS, PAIRED_SHARES, pairedContract } from './relative-variants.js';
 
-export const PAIRED_SHARES: PairedSharesVariant = { label: 'paired shares', judgeError: 0.02, grading: { by: 'judge', agreementShare: 0.2 }, judgePrice: 'requested', replay: 'any call', stopping: 'when not worth it' };
-
-export interface PairedSharesPlan {
+export interface RouterRunPlan {
   calls: number;
   callsPerDay: number;
-  /** A fixed rate, or `budget`: the largest rate at which even the dearest sample (a Mixtral-served call replayed on GPT-4 and judged) keeps a day's spend within `dailyBudgetUsd`. */
-  sampleRate: number | 'budget';
-  dailyBudgetUsd: number;
+  /** The contract's `sample_rate`: fixed, or `auto` (the default). */
+  sampleRate: number | 'auto';
 }
 
-export interface PairedSharesOutcome {
-  sampleRate: number;
-  samples: number;
-  /** The call at which sampling stopped, and why; null if it never did. */
-  stopped: { atCall: number; reason: 'share 1' | 'not worth it' } | null;
-  /** The certified share at the end, and its bounds. */
+export interface EvalSpend {
+  /** Replays on Mixtral (exploration). */
+  candidateReplays: number;
+  /** Replays on GPT-4 as the reference of a call Mixtral served (monitoring, or exploring while Mixtral serves outright). */
+  referenceReplays: number;
+  verdicts: number;
+  grades: number;
+  /** Second GPT-4 replies for the judge's self-checks. */
+  selfChecks: number;
+}
+
+export interface RelativeOutcome {
+  /** Scored replies of Mixtral: exploration replays, monitoring checks. */
+  samples: { exploration: number; monitoring: number };
+  /** The last call an exploration replay was made on, or null. */
+  lastExplorationCall: number | null;
+  /** Exploration replays per day of the run. */
+  daily: { exploration: number[] };
+  /** At the end: the certified share (1 when Mixtral serves outright, since `wholeFromCall`) and the bounds it rests on. */
   share: number;
+  wholeFromCall: number | null;
   diffLower: number;
   requestedLower: number;
-  /** The first call served by Mixtral (calls before it), or null. */
   firstSavingCall: number | null;
   requestedCost: number;
   production: number;
-  spend: { replays: number; verdicts: number; grades: number };
+  spend: EvalSpend;
   maxDailyEvaluation: number;
   served: { right: number; requestedRight: number; rightLater: number; requestedRightLater: number };
+  demotions: number;
+  fallbacks: number;
 }
 
-export function pairedContract(variant: PairedSharesVariant): QualityBarContract {
-  const judged = variant.grading.by === 'judge';
-  return {
-    qualityBar: 0.95,
-    confidence: DEFAULT_CONTRACT.confidence,
-    minSamples: DEFAULT_CONTRACT.min_samples,
-    judgeError: variant.judgeError,
-    gradeError: judged ? variant.judgeError : 0,
-    agreementGradesSampled: variant.grading.by === 'judge' && variant.grading.agreementShare < 1,
+export function simulateRelativeRouter(
+  real: RealWorkload,
+  models: { requested: RecordedModel; cheap: RecordedModel },
+  plan: RouterRunPlan,
+  variant: RelativeVariant,
+  seed: number,
+): RelativeOutcome {
+  const settings: RouterSettings = DEFAULT_ROUTER_SETTINGS;
+  // One stream for every variant (common random numbers): they draw the same calls until their routes differ.
+  const random = createRandom(seedFor(seed, 'relative router', real.recorded.name));
+  const { requested, cheap } = models;
+  const contract: EvalContract = { ...DEFAULT_CONTRACT, sample_rate: plan.sampleRate };
+  const policy = variantPolicy(variant);
+  const judgePrice = (model: RecordedModel): RecordedModel => (variant.judgePrice === 'cheap' ? cheap : model);
+  const judging: Judging = {
+    error: variant.judgeError,
+    grading: variant.grading,
+    pairwiseJudge: judgePrice(judgeFor(cheap, [requested, cheap])),
+    gradeJudge: judgePrice(judgeFor(requested, [requested, cheap])),
+    gradeShare: settings.gradeShare,
   };
-}
-
-export function simulatePairedShares(real: RealWorkload, models: { requested: RecordedModel; cheap: RecordedModel }, plan: PairedSharesPlan, variant: PairedSharesVariant, seed: number): PairedSharesOutcome {
-  // One stream for every variant (common random numbers): they route and sample the same calls until their shares differ.
-  const random = createRandom(seedFor(seed, 'paired shares', real.recorded.name));
-  const contract = pairedContract(variant);
-  const usd = (tokens: number, model: RecordedModel): number => ((tokens + JUDGE_OVERHEAD_TOKENS) * model.pricePerMillionTokens) / 1e6;
-  const judgeUsd = (tokens: number): number => usd(tokens, variant.judgePrice === 'cheap' ? models.cheap : models.requested);
-  // The rate is the design's whatever the variant: a GPT-4 replay and a GPT-4-priced verdict per sample at most.
-  const designVerdictCost = (prompt: RealPrompt): number => usd(prompt.tokens.prompt + prompt.tokens.cheapCompletion + prompt.tokens.requestedCompletion, models.requested);
-  const verdictCost = (prompt: RealPrompt): number => judgeUsd(prompt.tokens.prompt + prompt.tokens.cheapCompletion + prompt.tokens.requestedCompletion);
-  const gradeCost = (prompt: RealPrompt): number => judgeUsd(prompt.tokens.prompt + prompt.tokens.requestedCompletion);
-  const mean = (value: (prompt: RealPrompt) => number): number => real.prompts.reduce((sum, prompt) => sum + value(prompt), 0) / real.prompts.length;
-  const savingPerCall = mean((prompt) => prompt.requestedCost - prompt.cheapCost);
-  const sampleRate = plan.sampleRate === 'budget' ? Math.min(1, plan.dailyBudgetUsd / (plan.callsPerDay * mean((prompt) => prompt.requestedCost + designVerdictCost(prompt)))) : plan.sampleRate;
+  const meter = createTrafficMeter();
+  const spacing = DAY_MS / plan.callsPerDay;
+  const budget = contract.daily_budget_usd;
+  const usdAt = (tokens: number, model: RecordedModel): number => (tokens * model.pricePerMillionTokens) / 1e6;
 
   let evidence: PairedEvidence = emptyPairedEvidence();
-  let verdict = certifiedShare(evidence, contract);
-  let nextCheck = 1;
-  let sampling = sampleRate > 0;
-  let stopped: PairedSharesOutcome['stopped'] = null;
-  let firstSavingCall: number | null = null;
-  const spend = { replays: 0, verdicts: 0, grades: 0 };
-  const daily = new Float64Array(Math.max(1, Math.ceil(plan.calls / plan.callsPerDay)));
+  let shapeTokens = 2; // NO_CALL_SHAPE: a token each way until a call is sampled
+  let cooldownUntil = 0;
+  let route: { servedModel: string; split: RouteSplit | null } = { servedModel: requested.name, split: null };
+  const view: { plan: ExplorationPlan | null; planAt: number; planAskedAt: number } = { plan: null, planAt: 0, planAskedAt: Number.NEGATIVE_INFINITY };
+  let detector: CusumState | null = null;
+  let detectorModel: string | null = null;
+  const probation = new Set<string>();
+  let uncheckedCalls = 0;
+  let judgeCostPerEval = 0;
+  let judgedSamples = 0;
+  let nextSelfCheckAt = 1;
+  let lastJudge: string | null = null;
+  let spentDay = '';
+  let spentToday = 0;
+  const days = Math.max(1, Math.ceil(plan.calls / plan.callsPerDay));
+  const daily = new Float64Array(days);
+  const dailyExploration = new Array<number>(days).fill(0);
+  const spend: EvalSpend = { candidateReplays: 0, referenceReplays: 0, verdicts: 0, grades: 0, selfChecks: 0 };
+  const outcome = { samples: { exploration: 0, monitoring: 0 }, lastExplorationCall: null as number | null, firstSavingCall: null as number | null, demotions: 0, fallbacks: 0 };
   const served = { right: 0, requestedRight: 0, rightLater: 0, requestedRightLater: 0 };
   let requestedCost = 0;
   let production = 0;
-  const firstFifth = Math.floor(plan.calls / 5);
+  let wholeFromCall: number | null = null;
 
+  const decide = (now: number): SplitDecision =>
+    decideSplit({
+      requestedModel: requested.name,
+      requestedCostPerCall: usdAt(shapeTokens, requested),
+      candidates: [{ model: cheap.name, costPerCall: usdAt(shapeTokens, cheap), paired: evidence, constraintsEvaluated: 0, constraintsPassed: 0, errors: 0, latency: { state: 'ok' }, coolingDown: cooldownUntil > now }],
+      policy,
+    });
+  let decision = decide(START);
+  let decidedCooling = false;
+  let nextDecisionAt = 1;
+
+  /**
+   * applyDecision: the shares are rewritten only when `splitChanged`; another
+   * serving model, or a model taking or losing a share, resets the detector,
+   * the unchecked-call count and the plan.
+   */
+  const apply = (next: SplitDecision, now: number): void => {
+    const held = route.split;
+    const offered: RouteSplit | null = next.shares.length > 0 ? { shares: next.shares, requestedLower: next.requestedLower, qualityBar: contract.quality_bar ?? 1, confidence: contract.confidence, contractVersion: 1, at: now } : null;
+    const split = splitChanged(held, offered) ? offered : held;
+    if (next.servedModel === route.servedModel && split === held) return;
+    const from = route.servedModel;
+    route = { servedModel: next.servedModel, split };
+    if (next.servedModel !== from) wholeFromCall = next.servedModel === cheap.name ? Math.round((now - START) / spacing) : null;
+    if (next.servedModel === from && splitModels(held) === splitModels(split)) return;
+    detector = null;
+    detectorModel = null;
+    uncheckedCalls = 0;
+    view.plan = null;
+  };
+  const decideNow = (now: number): void => {
+    decision = decide(now);
+    decidedCooling = cooldownUntil > now;
+    const samples = pairedSampleCount(evidence);
+    nextDecisionAt = samples < EVERY_SAMPLE_UNTIL ? samples + 1 : Math.ceil(samples * 1.01);
+    apply(decision, now);
+  };
+  const decideWhenDue = (now: number): void => {
+    if (pairedSampleCount(evidence) >= nextDecisionAt || cooldownUntil > now !== decidedCooling) decideNow(now);
+  };
+
+  const pay = (kind: keyof EvalSpend, usd: number, now: number): void => {
+    if (usd === 0) return;
+    spend[kind] += usd;
+    spentToday += usd;
+    const day = Math.min(daily.length - 1, Math.floor((now - START) / DAY_MS));
+    daily[day] = (daily[day] ?? 0) + usd;
+  };
+  const monitorBudgetLeft = (): number => budget - spentToday;
+  const exploreBudgetLeft = (): number => budget * (1 - settings.monitorBudgetShare) - spentToday;
+
+  const replan = (now: number): ExplorationPlan => {
+    const traffic = meter.traffic(ROUTE, now);
+    const servedCost = usdAt(shapeTokens, decision.servedModel === requested.name ? requested : cheap);
+    const made = planExploration({
+      policy: { passRate: contract.pass_rate, confidence: contract.confidence, minSamples: contract.min_samples, maxSamples: DEFAULT_ROUTING.maxSamples },
+      decision,
+      servedCostPerCall: servedCost,
+      referenceCostPerSample: decision.servedModel === requested.name ? 0 : usdAt(shapeTokens, requested),
+      judgeCostPerEval,
+      callsPerDay: traffic.callsPerDay,
+      callsSeen: traffic.seen,
+      horizonDays: settings.horizonDays,
+      fixedRate: contract.sample_rate === 'auto' ? null : contract.sample_rate,
+      budgetLeftToday: Math.max(0, exploreBudgetLeft()),
+      maxSamplesPerDay: settings.maxSamplesPerDay,
+      samplesToday: traffic.samplesToday,
+      possibleShares: decision.possibleShares,
+    });
+    view.plan = made;
+    view.planAt = waitsForTraffic(made, { ageMs: traffic.ageMs }) ? 0 : now;
+    return made;
+  };
+
+  /** One reply of Mixtral scored against GPT-4's: its evidence, the judge spend, the smoothed judge cost per judged reply. */
+  const score = (prompt: RealWorkload['prompts'][number], now: number): boolean => {
+    const scored = scoreSample(prompt, judging, random);
+    pay('verdicts', scored.verdictUsd, now);
+    pay('grades', scored.gradeUsd, now);
+    if (scored.judges.length > 0) {
+      const judgeUsd = scored.verdictUsd + scored.gradeUsd;
+      judgedSamples += 1;
+      judgeCostPerEval = judgeCostPerEval === 0 ? judgeUsd : 0.9 * judgeCostPerEval + 0.1 * judgeUsd;
+      lastJudge = scored.judges[scored.judges.length - 1] ?? lastJudge;
+    }
+    evidence = recordPairedSample(evidence, scored.sample);
+    return scored.sample.outcome !== 'loss';
+  };
+
+  const demote = (now: number): void => {
+    const inSplit = route.split?.shares.some((entry) => entry.model === cheap.name) === true;
+    if (route.servedModel !== cheap.name && !inSplit) return;
+    outcome.demotions += 1;
+    evidence = emptyPairedEvidence();
+    cooldownUntil = now + settings.cooldownMs;
+    decideNow(now);
+  };
+
+  /** The rollback detector on a monitored reply (sample-processor.ts `watch`, at `healthyRateOf`'s rate); true when it demoted. */
+  const watch = (model: string, passed: boolean, now: number): boolean => {
+    const evaluated = pairedSampleCount(evidence);
+    const losses = evidence.loss.right + evidence.loss.wrong + evidence.loss.ungraded;
+    const options = cusumOptionsFor(evaluated === 0 ? contract.pass_rate : Math.min(0.99, Math.max(0.5, (evaluated - losses) / evaluated)));
+    if (detectorModel !== model) {
+      detector = probation.delete(model) ? { statistic: options.threshold / 2, observed: 0 } : initialCusum();
+      detectorModel = model;
+    }
+    const updated = updateCusum(detector ?? initialCusum(), passed, options);
+    detector = updated.state;
+    if (!updated.alarm) return false;
+    demote(now);
+    return true;
+  };
+
+  const fallBack = (now: number): void => {
+    const unchecked = route.servedModel !== requested.name || (route.split?.shares.length ?? 0) > 0;
+    if (!unchecked) return;
+    outcome.fallbacks += 1;
+    const spent = dayOf(now) === spentDay ? spentToday : 0;
+    cooldownUntil = spent >= budget ? nextDayStart(now) : now + settings.unmonitoredRetryMs;
+    probation.add(cheap.name);
+    decideNow(now);
+  };
+
+  const processSample = (call: number, prompt: RealWorkload['prompts'][number], servedModel: string, monitor: boolean, explore: boolean, now: number): void => {
+    const routed = servedModel !== requested.name;
+    shapeTokens = prompt.tokens.prompt + (routed ? prompt.tokens.cheapCompletion : prompt.tokens.requestedCompletion);
+    const day = dayOf(now);
+    if (day !== spentDay) {
+      spentDay = day;
+      spentToday = 0;
+    }
+    const drawn = route.split?.shares.some((entry) => entry.model === servedModel) === true;
+    // A sample taken to remake a stale plan of a call C served outright pays no reference when the new plan has nothing to test.
+    const exploring = explore && !drawn && (!routed || monitor || replan(now).candidates.length > 0);
+    const wanted = (monitor && monitorBudgetLeft() > 0) || (exploring && exploreBudgetLeft() > 0);
+    let reference = !routed;
+    if (routed && wanted) {
+      pay('referenceReplays', prompt.requestedCost, now);
+      reference = true;
+    }
+    if (routed && (monitor || reference) && monitorBudgetLeft() > 0) {
+      const passed = score(prompt, now);
+      outcome.samples.monitoring += 1;
+      uncheckedCalls = 0;
+      if (watch(servedModel, passed, now)) return;
+    }
+    if (exploring && exploreBudgetLeft() > 0 && reference) {
+      const made = replan(now);
+      if (made.candidates.length > 0) meter.observeSample(ROUTE, now);
+      for (const candidate of made.candidates) {
+        if (exploreBudgetLeft() <= 0) break;
+        if (candidate !== cheap.name) continue;
+        pay('candidateReplays', prompt.cheapCost, now);
+        score(prompt, now);
+        outcome.samples.exploration += 1;
+        outcome.lastExplorationCall = call;
+        const day = Math.floor(call / plan.callsPerDay);
+        dailyExploration[day] = (dailyExploration[day] ?? 0) + 1;
+      }
+      if (!routed && lastJudge !== null && judgedSamples >= nextSelfCheckAt) {
+        nextSelfCheckAt = judgedSamples + settings.judgeSelfCheckEvery;
+        pay('selfChecks', prompt.requestedCost, now);
+      }
+    }
+    decideWhenDue(now);
+    replan(now);
+  };
+
+  const firstFifth = Math.floor(plan.calls / 5);
   for (let call = 0; call < plan.calls; call += 1) {
+    const now = START + call * spacing;
     const prompt = real.prompts[real.promptOf(call)];
     if (prompt === undefined) throw new Error(`no prompt for call ${call}`);
-    const toCheap = verdict.share > 0 && random() < verdict.share;
-    if (toCheap && firstSavingCall === null) firstSavingCall = call;
-    const right = toCheap ? prompt.cheapCorrect : prompt.requestedCorrect;
+    meter.observe(ROUTE, now);
+    const servedModel = drawRoute({ servedModel: route.servedModel, pinnedModel: null, split: route.split }, requested.name, random).model;
+    const routed = servedModel !== requested.name;
+    if (routed && outcome.firstSavingCall === null) outcome.firstSavingCall = call;
+    const right = routed ? prompt.cheapCorrect : prompt.requestedCorrect;
     requestedCost += prompt.requestedCost;
-    production += toCheap ? prompt.cheapCost : prompt.requestedCost;
+    production += routed ? prompt.cheapCost : prompt.requestedCost;
     served.right += Number(right);
     served.requestedRight += Number(prompt.requestedCorrect);
     if (call >= firstFifth) {
       served.rightLater += Number(right);
       served.requestedRightLater += Number(prompt.requestedCorrect);
     }
-    if (!sampling || random() >= sampleRate || (toCheap && variant.replay === 'calls GPT-4 served')) continue;
-
-    const day = Math.min(daily.length - 1, Math.floor(call / plan.callsPerDay));
-    const pay = (kind: keyof typeof spend, amount: number): void => {
-      spend[kind] += amount;
-      daily[day] = (daily[day] ?? 0) + amount;
-    };
-    pay('replays', toCheap ? prompt.requestedCost : prompt.cheapCost);
-    const outcome = prompt.agrees ? 'same' : judgeVerdict(prompt, variant.judgeError, random);
-    if (outcome !== 'same') pay('verdicts', verdictCost(prompt));
-    let requestedRight: boolean | undefined;
-    if (variant.grading.by === 'gold') requestedRight = prompt.requestedCorrect;
-    else if (outcome === 'same' && random() < variant.grading.agreementShare) {
-      pay('grades', gradeCost(prompt));
-      requestedRight = random() < variant.judgeError ? !prompt.requestedCorrect : prompt.requestedCorrect;
+    if (routed) {
+      uncheckedCalls += 1;
+      if (uncheckedCalls > settings.maxUnmonitoredCalls) fallBack(now);
     }
-    evidence = recordPairedSample(evidence, requestedRight === undefined ? { outcome } : { outcome, requestedRight });
-
-    const samples = pairedSampleCount(evidence);
-    if (samples < nextCheck) continue;
-    nextCheck = samples < EVERY_SAMPLE_UNTIL ? samples + 1 : Math.ceil(samples * 1.01);
-    verdict = certifiedShare(evidence, contract);
-    const evalPerSample = (spend.replays + spend.verdicts + spend.grades) / samples;
-    const possible = samples < (contract.minSamples ?? 0) ? 1 : estimatedShare(evidence, contract);
-    const left = plan.calls - call - 1;
-    if (verdict.share >= 1) stopped = { atCall: call + 1, reason: 'share 1' };
-    else if (variant.stopping === 'never') continue;
-    else if (Math.max(0, possible - verdict.share) * savingPerCall * left < evalPerSample * samples) stopped = { atCall: call + 1, reason: 'not worth it' };
-    if (stopped !== null) sampling = false;
+    const monitor = routed && random() < settings.shadowRate;
+    const explore = random() < explorationRate(view, contract.sample_rate, now, settings);
+    if (monitor || explore) processSample(call, prompt, servedModel, monitor, explore, now);
   }
+
+  const whole = route.servedModel === cheap.name;
   return {
-    sampleRate,
-    samples: pairedSampleCount(evidence),
-    stopped,
-    share: verdict.share,
-    diffLower: verdict.diffLower,
-    requestedLower: verdict.requestedLower,
-    firstSavingCall,
+    ...outcome,
+    share: whole ? 1 : (route.split?.shares.find((entry) => entry.model === cheap.name)?.share ?? 0),
+    wholeFromCall,
+    diffLower: decision.verdicts.find((verdict) => verdict.model === cheap.name)?.lower ?? Number.NEGATIVE_INFINITY,
+    requestedLower: decision.requestedLower,
     requestedCost,
     production,
     spend,
     maxDailyEvaluation: Math.max(...daily),
     served,
+    daily: { exploration: dailyExploration },
   };
 }
 
-/** The judge's verdict on a disagreement: the truth from the data, wrong with probability ε. */
-function judgeVerdict(prompt: RealPrompt, judgeError: number, random: () => number): PairedOutcome {
-  const truth: PairedOutcome = prompt.cheapCorrect === prompt.requestedCorrect ? 'tie' : prompt.cheapCorrect ? 'win' : 'loss';
-  if (!(random() < judgeError)) return truth;
-  if (truth === 'tie') return random() < 0.5 ? 'win' : 'loss';
-  return truth === 'win' ? 'loss' : 'win';
-}
-
-/**
- * The share the sample means would certify (no confidence margin): what the
- * evidence suggests is there to win. E[r] from the graded agreements when
- * they are a sample of them (1 while none is graded: optimistic, so that
- * sampling goes on).
- */
-function estimatedShare(evidence: PairedEvidence, contract: QualityBarContract): number {
-  const values = sampleValues({ routed: evidence, kept: emptyPairedEvidence() }, contract);
-  const samples = pairedSampleCount(evidence);
-  const total = (pick: (value: (typeof values)[number]) => number): number => values.reduce((sum, value) => sum + value.count * pick(value), 0);
-  const diff = total((value) => value.diff) / samples;
-  let requested = total((value) => value.requested) / samples;
-  if (contract.agreementGradesSampled === true) {
-    const agreements = total((value) => Number(value.agreement));
-    const graded = values.filter((value) => value.agreement && value.graded);
-    const gradedCount = graded.reduce((sum, value) => sum + value.count, 0);
-    const gradedMean = gradedCount === 0 ? 1 : graded.reduce((sum, value) => sum + value.count * value.requested, 0) / gradedCount;
-    requested = total((value) => (value.agreement ? 0 : value.requested)) / samples + (agreements / samples) * gradedMean;
-  }
-  return shareFromBounds(diff, requested, contract.qualityBar);
+/** The models of a split, in order (route-changes.ts `splitModels`, not exported): a change of them is a change of who serves. */
+function splitModels(split: RouteSplit | null): string {
+  return split === null ? '' : split.shares.map((entry) => entry.model).join('\u0000');
 }

@@ -1,20 +1,22 @@
 /**
  * `npm run bench:router -- --real-data [DIR]`: the router on RouteLLM's
  * recorded answers (routellm-data.ts), in the two runs issue 37 asks for,
- * each with today's router and with the paired-shares rule (paired-shares.ts)
- * on the same calls:
+ * each under the relative default (paired-shares.ts: the router's own
+ * decision, split and exploration functions) and under the absolute
+ * semantics (a contract with `pass_rate` 0.95: the worker simulation), on
+ * the same calls:
  *
- * (a) 1,000 calls a workload at a fixed sample rate of 0.1 (both rules);
+ * (a) 1,000 calls a workload at a fixed sample rate of 0.1;
  * (b) 30 simulated days at 2,000 calls a workload a day on the untouched
- *     default contract (today's router: `sample_rate: "auto"`; paired shares:
- *     the largest rate the default daily eval budget allows); `--quick`: 5 days.
+ *     default contract (`sample_rate: "auto"`); `--quick`: 5 days.
  *
- * The paired-shares rule also runs in variants that grade the requested
- * model's replies better or judge without error, to show what limits it.
+ * The relative default also runs with one thing changed each (grades, the
+ * judge's error or price), to show what limits it.
  */
 import { DEFAULT_CONTRACT } from '../../../src/evals/eval-contract.js';
-import { PAIRED_SHARES, type PairedSharesVariant } from './paired-shares.js';
-import { pooledShare, realWorkloads, runPairedShares, type PairedSharesRun } from './paired-shares-run.js';
+import { ROUTER_DEFAULT, type RelativeVariant } from './relative-variants.js';
+import { pooledShare, realWorkloads, runRelativeRouter, type RelativeRun } from './paired-shares-run.js';
+import { measurePerCallPolicy, type PerCallPlan } from './per-call-policy.js';
 import { dataOracles, runRealData, type RealRun, type RealRunPlan } from './real-data-run.js';
 import type { RealDataResults } from './real-data-report.js';
 import { findRouteLlmData, loadRouteLlmData } from './routellm-data.js';
@@ -22,40 +24,37 @@ import { findRouteLlmData, loadRouteLlmData } from './routellm-data.js';
 export const FIXED_SAMPLE_RATE = 0.1;
 export const CALLS_PER_DAY = 2_000;
 
-/** The design as it would run (first), then with one or two things changed: better grades, a perfect or a cheap judge, no GPT-4 replays, no stopping. */
-export const PAIRED_VARIANTS: PairedSharesVariant[] = [
-  PAIRED_SHARES,
-  { ...PAIRED_SHARES, label: 'the judge grades every agreement', grading: { by: 'judge', agreementShare: 1 } },
-  { ...PAIRED_SHARES, label: 'gold grades on every sample, free', grading: { by: 'gold' } },
-  { ...PAIRED_SHARES, label: 'gold grades, a judge never wrong (ε 0)', judgeError: 0, grading: { by: 'gold' } },
-  { ...PAIRED_SHARES, label: "the judge at Mixtral's price (ε 0.02)", judgePrice: 'cheap' },
-  { ...PAIRED_SHARES, label: 'replays of GPT-4-served calls only', replay: 'calls GPT-4 served' },
-  { ...PAIRED_SHARES, label: "both: the judge at Mixtral's price, replays of GPT-4-served calls only", judgePrice: 'cheap', replay: 'calls GPT-4 served' },
-  { ...PAIRED_SHARES, label: 'sampling never stops (spend ignored)', stopping: 'never' },
+/** The router as it ships (first); then from it, one thing changed each. */
+export const RELATIVE_VARIANTS: RelativeVariant[] = [
+  ROUTER_DEFAULT,
+  { ...ROUTER_DEFAULT, label: 'gold grades of GPT-4 on every sample, free', grading: 'gold' },
+  { ...ROUTER_DEFAULT, label: 'gold grades, and a judge never wrong (ε 0)', grading: 'gold', judgeError: 0 },
+  { ...ROUTER_DEFAULT, label: 'Mixtral grades GPT-4 by its own answer (right iff they agree; the router assumes ε 0.02)', grading: 'own answer' },
+  { ...ROUTER_DEFAULT, label: 'a judge wrong 5% of the time (ε 0.05, the router told so)', judgeError: 0.05 },
+  { ...ROUTER_DEFAULT, label: "every judge call at Mixtral's price (ε 0.02)", judgePrice: 'cheap' },
 ];
 
+/** Calls picked one by one (per-call-policy.ts): random halves of each workload's prompts, paid for over the 30-day run's calls. */
+export function perCallPlan(quick: boolean): PerCallPlan {
+  return { splits: quick ? 2 : 5, horizonCalls: 30 * CALLS_PER_DAY };
+}
+
 export interface RealDataRun {
-  today: RealRun;
-  /** One per variant of PAIRED_VARIANTS, the design first. */
-  paired: PairedSharesRun[];
+  plan: RealRunPlan;
+  /** One per variant of RELATIVE_VARIANTS, the router as it ships first. */
+  relative: RelativeRun[];
+  absolute: RealRun;
 }
 
 export function realDataPlans(quick: boolean): RealRunPlan[] {
   const days = quick ? 5 : 30;
   return [
+    { label: `(a) 1,000 calls a workload at a fixed sample rate of ${FIXED_SAMPLE_RATE}`, callsPerWorkload: 1_000, callsPerDay: CALLS_PER_DAY, sampleRate: FIXED_SAMPLE_RATE },
     {
-      label: `(a) 1,000 calls a workload at a fixed sample rate of ${FIXED_SAMPLE_RATE}`,
-      callsPerWorkload: 1_000,
-      callsPerDay: CALLS_PER_DAY,
-      sampleRate: FIXED_SAMPLE_RATE,
-      pairedSampleRate: FIXED_SAMPLE_RATE,
-    },
-    {
-      label: `(b) ${days} days at ${CALLS_PER_DAY.toLocaleString('en-US')} calls a workload a day, the untouched default contract (today: sample_rate "${DEFAULT_CONTRACT.sample_rate}"; paired shares: the rate the $${DEFAULT_CONTRACT.daily_budget_usd} daily eval budget allows)`,
+      label: `(b) ${days} days at ${CALLS_PER_DAY.toLocaleString('en-US')} calls a workload a day, the untouched default contract (sample_rate "${DEFAULT_CONTRACT.sample_rate}")`,
       callsPerWorkload: days * CALLS_PER_DAY,
       callsPerDay: CALLS_PER_DAY,
       sampleRate: DEFAULT_CONTRACT.sample_rate,
-      pairedSampleRate: 'budget',
     },
   ];
 }
@@ -68,7 +67,7 @@ export function measureRealData(directory: string, seed: number, quick: boolean)
   const data = loadRouteLlmData(directory);
   const runs = realDataPlans(quick).map((plan): RealDataRun => {
     const reals = realWorkloads(data, plan, seed);
-    return { today: runRealData(data, plan, seed), paired: PAIRED_VARIANTS.map((variant) => runPairedShares(data, plan, variant, seed, reals)) };
+    return { plan, relative: RELATIVE_VARIANTS.map((variant) => runRelativeRouter(data, plan, variant, seed, reals)), absolute: runRealData(data, plan, seed) };
   });
   return {
     directory,
@@ -84,6 +83,7 @@ export function measureRealData(directory: string, seed: number, quick: boolean)
     oracles: { calls: dataOracles(data, 'calls'), tokens: dataOracles(data, 'tokens') },
     runs,
     pooled: pooledShare(data),
+    perCall: measurePerCallPolicy(data, seed, perCallPlan(quick)),
     seconds: (Date.now() - startedAt) / 1000,
   };
 }

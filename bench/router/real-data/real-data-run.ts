@@ -1,9 +1,12 @@
 /**
- * The router on recorded data: every workload of the data set run through
- * the worker simulation (the real decision code, as for the synthetic
- * workloads) with a call source that answers as the data says, then measured
- * against the requested model alone and against the oracles (oracles.ts),
- * per workload and per group of workloads (MMLU, GSM8K, all).
+ * The router under the absolute semantics on recorded data (a contract that
+ * sets `pass_rate` 0.95: every serving model must itself agree with the
+ * requested model's reply at that rate): every workload of the data set run
+ * through the worker simulation (the real decision code, as for the
+ * synthetic workloads) with a call source that answers as the data says.
+ * Also the measures every rule shares: served quality against the requested
+ * model alone and savings against the oracles (oracles.ts), per workload and
+ * per group of workloads (MMLU, GSM8K, all).
  */
 import { DEFAULT_CONTRACT } from '../../../src/evals/eval-contract.js';
 import { defaultSettings, type RouterSettings } from '../settings.js';
@@ -17,10 +20,8 @@ export interface RealRunPlan {
   callsPerWorkload: number;
   /** The workload's traffic: the exploration plan's calls per day, and a day's cooldown. */
   callsPerDay: number;
-  /** The contract's `sample_rate`. */
+  /** The contract's `sample_rate`, for both semantics. */
   sampleRate: number | 'auto';
-  /** The paired-shares rule's sample rate: fixed, or the largest the daily eval budget allows (paired-shares.ts). */
-  pairedSampleRate: number | 'budget';
 }
 
 /** What a rule served on a workload, measured against GPT-4 alone and the oracles on the same calls. */
@@ -53,7 +54,7 @@ export interface ServedFigures {
   firstSavingCall: number | null;
 }
 
-/** Today's router on a workload. */
+/** The router under the absolute semantics (the worker simulation) on a workload. */
 export interface WorkloadFigures extends ServedFigures {
   finalModel: string;
   certifications: number;

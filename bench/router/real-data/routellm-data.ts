@@ -17,6 +17,8 @@ export interface RecordedModel {
   name: string;
   /** USD per million tokens, prompt and completion alike (the paper's prices). */
   pricePerMillionTokens: number;
+  /** Its family, as the catalog would name it: a judge is picked from another family than the reply it judges (pick-judge-model.ts). */
+  family: string;
 }
 
 export interface RecordedPrompt {
@@ -44,8 +46,8 @@ export interface RecordedData {
   leftOut: { contaminatedPrompts: number; subjects: Array<{ name: string; prompts: number; reason: string }> };
 }
 
-export const CHEAP_MODEL: RecordedModel = { name: 'mistralai/Mixtral-8x7B-Instruct-v0.1', pricePerMillionTokens: 0.24 };
-export const REQUESTED_MODEL: RecordedModel = { name: 'gpt-4-1106-preview', pricePerMillionTokens: 24.7 };
+export const CHEAP_MODEL: RecordedModel = { name: 'mistralai/Mixtral-8x7B-Instruct-v0.1', pricePerMillionTokens: 0.24, family: 'mixtral' };
+export const REQUESTED_MODEL: RecordedModel = { name: 'gpt-4-1106-preview', pricePerMillionTokens: 24.7, family: 'gpt-4' };
 
 const LEFT_OUT_SUBJECTS: Record<string, string> = {
   high_school_mathematics: 'GPT-4 marked right on 8 of 270 prompts: an answer-extraction error in the source (the data README)',

@@ -4,7 +4,8 @@
  * simulated clock, and can fail (an outage) or lack their file. A model in
  * free-text style words its answers in several ways, so two right answers
  * rarely match as text; a judge model answers the MT-Bench pairwise prompt,
- * deciding by the sums in the two answers, right with a set accuracy.
+ * deciding by the sums in the two answers, and grades one reply against a
+ * rubric (PASS when its sum is right), right with a set accuracy.
  *
  * The engine advances the clock by a call's latency as it answers, so the
  * pool measures that latency on the same clock: run the router with one
@@ -64,7 +65,7 @@ export function createSimulatedEngine(id: string, models: readonly SimulatedMode
     clock.advance(model.latencyMs);
     if (model.outages?.some(([from, to]) => at >= from && at < to)) throw new EngineError(`simulated outage of ${model.id}`, undefined, 'engine_error');
     const prompt = lastUserText(request.messages);
-    const content = prompt.includes("[The Start of Assistant A's Answer]") ? judge(model, prompt) : solve(model, prompt, at);
+    const content = prompt.includes("[The Start of Assistant A's Answer]") ? judge(model, prompt) : prompt.includes('<rubric>') ? grade(model, prompt) : solve(model, prompt, at);
     return { choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }], usage: USAGE };
   }
 
@@ -85,6 +86,13 @@ export function createSimulatedEngine(id: string, models: readonly SimulatedMode
     const verdicts = ['A', 'B', 'C'];
     const verdict = random() < (model.judgeAccuracy ?? 1) ? truth : (verdicts.filter((other) => other !== truth)[Math.floor(random() * 2)] as string);
     return `Both answers address the sum. Final verdict: [[${verdict}]]`;
+  }
+
+  /** The rubric verdict on one reply: PASS when its sum is right. */
+  function grade(model: SimulatedModelSpec, prompt: string): string {
+    const right = numberIn(between(prompt, '<reply>', '</reply>')) === sumOf(between(prompt, '<conversation>', '</conversation>'));
+    const verdict = random() < (model.judgeAccuracy ?? 1) ? right : !right;
+    return verdict ? 'PASS: the sum is right.' : 'FAIL: the sum is wrong.';
   }
 
   return {

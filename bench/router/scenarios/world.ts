@@ -13,6 +13,7 @@ import { parseConfig } from '../../../src/config/load-config.js';
 import { createModelPool, type ModelPool } from '../../../src/engines/engine-pool.js';
 import { silentLogger } from '../../../src/log/logger.js';
 import { LATENCY_SLACK_MS } from '../../../src/routing/latency-limit.js';
+import { drawRoute } from '../../../src/routing/route-reason.js';
 import { createRouteTable, type RouteTable } from '../../../src/routing/route-table.js';
 import type { RouterSettings } from '../../../src/routing/router-context.js';
 import { createRouterWorker, type RouterWorker } from '../../../src/routing/router-worker.js';
@@ -52,6 +53,9 @@ export interface Tally {
   productionErrors: number;
   firstSwitch: number | null;
   servedBy: Map<string, number>;
+  /** The true pass rates of the models that served, and of the requested model, summed over the calls: the workload's quality against the requested model's. */
+  servedQuality: number;
+  requestedQuality: number;
 }
 
 export interface World {
@@ -72,12 +76,14 @@ export interface World {
 }
 
 export function newTally(): Tally {
-  return { calls: 0, bad: 0, referenceCost: 0, productionCost: 0, oracleCost: 0, productionErrors: 0, firstSwitch: null, servedBy: new Map() };
+  return { calls: 0, bad: 0, referenceCost: 0, productionCost: 0, oracleCost: 0, productionErrors: 0, firstSwitch: null, servedBy: new Map(), servedQuality: 0, requestedQuality: 0 };
 }
 
 export async function createWorld(options: WorldOptions): Promise<World> {
   const clock = createClock(Date.UTC(2026, 10, 2, 0, 0, 0));
   const random = createRandom(seedFor(options.seed, 'world'));
+  /** Each call's draw on a split route, as the chat handler draws it. */
+  const draws = createRandom(seedFor(options.seed, 'route draws'));
   const store = createSqliteStore({ path: ':memory:' });
   await store.migrate();
   const account = await store.accounts.ensureAccount('default');
@@ -134,8 +140,7 @@ ${options.models.map((model) => `  - { id: ${model.id}, provider: ${model.family
     async call(workload, requestedId, tally, passRate) {
       const scope = scopeOf(workload);
       const requested = catalog.resolve(requestedId)!;
-      const servedId = routes.servedModel(scope, requested.id);
-      const served = catalog.resolve(servedId) ?? requested;
+      const served = catalog.resolve(drawRoute(routes.route(scope, requested.id), requested.id, draws).model) ?? requested;
       const spec = specs.get(served.id)!;
       const requestedSpec = specs.get(requested.id)!;
       const question = `What is ${Math.floor(random() * 1000)} + ${Math.floor(random() * 1000)}?`;
@@ -147,6 +152,8 @@ ${options.models.map((model) => `  - { id: ${model.id}, provider: ${model.family
       tally.referenceCost += priceOf(requestedSpec);
       tally.oracleCost += oracleCost(requestedSpec, passRate);
       if (spec.quality(clock.now()) < passRate - BAD_MARGIN) tally.bad += 1;
+      tally.servedQuality += spec.quality(clock.now());
+      tally.requestedQuality += requestedSpec.quality(clock.now());
       const at = clock.now();
       let ok = true;
       try {

@@ -14,6 +14,7 @@
  * key, so a trace is unique by (request_id, started_at): a retried trace,
  * identical, is skipped; request ids are random, never reused for another call.
  */
+import { pairedCells } from '../sql-routing-records.js';
 import { advisoryLockKey, quoteIdentifier, type PostgresDatabase } from './postgres-database.js';
 
 export interface Migration {
@@ -330,6 +331,22 @@ export const migrations: readonly Migration[] = [
     // Every upstream attempt of a call that made several (Trace.attempts), as JSON; null for one or none.
     id: '0008_trace_attempts',
     sql: `ALTER TABLE traces ADD COLUMN attempts TEXT;`,
+  },
+  {
+    // Paired evidence (a column per cell of CandidateCounts.paired, from the list in
+    // sql-routing-records.ts) and absolute-check counts; a route's certified shares as JSON;
+    // why a call's model served it, and the share it was drawn for (Trace.routeReason, routeShare),
+    // on the partitioned parent, so every partition takes them. A column with a constant default
+    // is added without rewriting the table (PostgreSQL 11+).
+    id: '0009_paired_evidence_route_splits',
+    sql: `
+      ALTER TABLE route_evidence
+        ${pairedCells.map((cell) => `ADD COLUMN ${cell.column} BIGINT NOT NULL DEFAULT 0,`).join('\n        ')}
+        ADD COLUMN constraints_evaluated BIGINT NOT NULL DEFAULT 0,
+        ADD COLUMN constraints_passed BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE routes ADD COLUMN split TEXT;
+      ALTER TABLE traces ADD COLUMN route_reason TEXT, ADD COLUMN route_share DOUBLE PRECISION;
+    `,
   },
 ];
 

@@ -1,7 +1,7 @@
 /** The routing domain (`routing-store.ts`) on PostgreSQL: the same tables as SQLite, JSON in TEXT columns. */
 import type { JudgeCheckCounts, ModelUsage, RoutingStore, Scope, StoredContract } from '../routing-store.js';
 import {
-  contractColumns, evidenceColumns, feedbackColumns, fromContractRow, fromEvidenceRow, fromRevisedRow, fromRouteChangeRow, fromRouteRow, nextContractVersion,
+  addedCountColumns, addedCountValues, contractColumns, evidenceColumns, feedbackColumns, fromContractRow, fromEvidenceRow, fromRevisedRow, fromRouteChangeRow, fromRouteRow, nextContractVersion,
   routeChangeColumns, routeColumns, sketchWithValue, toRouteChangeRow, toRouteRow,
   type ContractRow, type EvidenceRow, type FeedbackRow, type RevisedRow, type RouteChangeRow, type RouteRow,
 } from '../sql-routing-records.js';
@@ -43,15 +43,17 @@ export function createPostgresRoutingStore(database: PostgresDatabase): Postgres
         // Counts add up in SQL; the upsert also locks the row, so the sketches read back can be merged and written safely.
         const [stored] = await transaction.query<{ latency: Buffer | null; ttft: Buffer | null }>(
           `INSERT INTO route_evidence (account_id, project, workload, requested_model, candidate_model, contract_version,
-             evaluated, passed, errors, prompt_tokens, completion_tokens, cost_usd, latency_ms_total, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+             evaluated, passed, errors, prompt_tokens, completion_tokens, cost_usd, latency_ms_total, updated_at, ${addedCountColumns.join(', ')})
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, ${addedCountColumns.map((_column, index) => `$${15 + index}`).join(', ')})
            ON CONFLICT (account_id, project, workload, requested_model, contract_version, candidate_model) DO UPDATE SET
              evaluated = route_evidence.evaluated + excluded.evaluated, passed = route_evidence.passed + excluded.passed,
              errors = route_evidence.errors + excluded.errors, prompt_tokens = route_evidence.prompt_tokens + excluded.prompt_tokens,
              completion_tokens = route_evidence.completion_tokens + excluded.completion_tokens, cost_usd = route_evidence.cost_usd + excluded.cost_usd,
-             latency_ms_total = route_evidence.latency_ms_total + excluded.latency_ms_total, updated_at = excluded.updated_at
+             latency_ms_total = route_evidence.latency_ms_total + excluded.latency_ms_total,
+             ${addedCountColumns.map((column) => `${column} = route_evidence.${column} + excluded.${column}`).join(', ')},
+             updated_at = excluded.updated_at
            RETURNING latency, ttft`,
-          [...key, delta.evaluated, delta.passed, delta.errors, delta.promptTokens, delta.completionTokens, delta.costUsd, delta.latencyMsTotal, at],
+          [...key, delta.evaluated, delta.passed, delta.errors, delta.promptTokens, delta.completionTokens, delta.costUsd, delta.latencyMsTotal, at, ...addedCountValues(delta)],
         );
         const latency = delta.latencyMs ?? null;
         const ttft = delta.ttftMs ?? null;
@@ -84,10 +86,10 @@ export function createPostgresRoutingStore(database: PostgresDatabase): Postgres
     async createRoute(route) {
       const row = toRouteRow(route);
       await database.execute(
-        `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+        `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, split, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (account_id, project, workload, requested_model) DO NOTHING`,
-        [row.accountId, row.project, row.workload, row.requestedModel, row.servedModel, row.pinnedModel, row.certificate, row.cooldowns, row.fallbacks, row.updatedAt],
+        [row.accountId, row.project, row.workload, row.requestedModel, row.servedModel, row.pinnedModel, row.certificate, row.cooldowns, row.fallbacks, row.split, row.updatedAt],
       );
       const [held] = await database.query<RouteRow>(`SELECT ${routeColumns} FROM routes WHERE ${scopeWhere} AND requested_model = $4`, [...scopeOf(route.scope), route.requestedModel]);
       return held === undefined ? route : fromRouteRow(held);
@@ -96,12 +98,12 @@ export function createPostgresRoutingStore(database: PostgresDatabase): Postgres
       const row = toRouteRow(route);
       await database.transaction(async (transaction) => {
         await transaction.execute(
-          `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+          `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, split, updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
            ON CONFLICT (account_id, project, workload, requested_model) DO UPDATE SET
              served_model = excluded.served_model, pinned_model = excluded.pinned_model, certificate = excluded.certificate,
-             cooldowns = excluded.cooldowns, fallbacks = excluded.fallbacks, updated_at = excluded.updated_at`,
-          [row.accountId, row.project, row.workload, row.requestedModel, row.servedModel, row.pinnedModel, row.certificate, row.cooldowns, row.fallbacks, row.updatedAt],
+             cooldowns = excluded.cooldowns, fallbacks = excluded.fallbacks, split = excluded.split, updated_at = excluded.updated_at`,
+          [row.accountId, row.project, row.workload, row.requestedModel, row.servedModel, row.pinnedModel, row.certificate, row.cooldowns, row.fallbacks, row.split, row.updatedAt],
         );
         if (change === null) return;
         const changeRow = toRouteChangeRow(change);

@@ -16,6 +16,7 @@ import { createPostgresDatabase } from './postgres-database.js';
 import { applyMigrations, migrations } from './postgres-migrations.js';
 import { DAY_MS, partitionName } from './postgres-partitions.js';
 import { createPostgresStore, type PostgresStore } from './postgres-store.js';
+import { expectUpgradedRoutingRows } from '../../../test/helpers/upgraded-routing-rows.js';
 
 const found = await requireServiceOrSkip(postgres, 'src/store/postgres/postgres-store.test.ts');
 /** Only used when PostgreSQL was found: the suite below is skipped otherwise. */
@@ -73,12 +74,52 @@ describe.skipIf(found === null)('PostgreSQL back end', () => {
       await store.close();
     });
 
+    it('reads the evidence, routes and traces of a database of the release before as having no paired counts, split or route reason', async () => {
+      const schema = schemas.fresh();
+      const store = open(schema);
+      // A database of the release before, its call of today still in traces_default: the first
+      // migrate makes today's partition and moves it there, the new columns with it.
+      const earlier = createPostgresDatabase({ url, schema, poolSize: 1 });
+      expect(await applyMigrations(earlier, migrations.filter((migration) => migration.id < '0009_paired_evidence_route_splits'))).not.toContain('0009_paired_evidence_route_splits');
+      const now = Date.now();
+      await earlier.execute(
+        `INSERT INTO route_evidence (account_id, project, workload, requested_model, candidate_model, contract_version,
+           evaluated, passed, errors, prompt_tokens, completion_tokens, cost_usd, latency_ms_total, updated_at)
+         VALUES ('acct-1', 'shop', 'main', 'big', 'small', 1, 40, 38, 1, 4000, 800, 0.04, 9000, 1000)`,
+      );
+      await earlier.execute(
+        `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, updated_at)
+         VALUES ('acct-1', 'shop', 'main', 'big', 'small', NULL, NULL, '{}', 1000)`,
+      );
+      await earlier.execute(
+        `INSERT INTO traces (request_id, account_id, key_id, environment, status, http_status, prompt_tokens, completion_tokens, cost_usd, latency_ms, stream, started_at, attempts)
+         VALUES ('req-old', 'acct-1', 'key-1', 'production', 'ok', 200, 1, 1, 0, 5, false, $1, '[]')`,
+        [now],
+      );
+      await earlier.close();
+      await store.migrate();
+
+      await expectUpgradedRoutingRows(store);
+      expect(await store.traces.get('acct-1', 'req-old')).toMatchObject({ attempts: [] });
+      const routed = traceFixture({ requestId: 'req-new', accountId: 'acct-1', startedAt: now, routeReason: 'split', routeShare: 0.25 });
+      expect(await store.traces.insertBatch([routed])).toBe(1);
+      expect(await store.traces.get('acct-1', 'req-new')).toEqual(routed);
+      // Both in today's partition, none left in the default one.
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const homes = await client.query<{ home: string; request_id: string }>(`SELECT tableoid::regclass::text AS home, request_id FROM ${schema}.traces ORDER BY request_id`);
+      await client.end();
+      const today = partitionName(Math.floor(now / DAY_MS) * DAY_MS);
+      expect(homes.rows.map((row) => [row.request_id, row.home.replace(`${schema}.`, '')])).toEqual([['req-new', today], ['req-old', today]]);
+      await store.close();
+    });
+
     it('a route write that commits late is not passed over by a reader that polled meanwhile', async () => {
       const schema = schemas.fresh();
       const [writer, reader] = [open(schema), open(schema)];
       await Promise.all([writer.migrate(), reader.migrate()]);
       const scope = { accountId: 'acct-1', project: 'shop', workload: 'main' };
-      const route = (requestedModel: string, servedModel: string) => ({ scope, requestedModel, servedModel, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], updatedAt: 1_000 });
+      const route = (requestedModel: string, servedModel: string) => ({ scope, requestedModel, servedModel, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, updatedAt: 1_000 });
       await writer.routing.saveRoute(route('a', 'a'), null);
       const last = (await reader.routing.listRoutesChangedAfter(0)).at(-1)?.revision ?? 0;
 

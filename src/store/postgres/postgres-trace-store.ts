@@ -13,7 +13,7 @@ import { addRollups } from './postgres-rollups.js';
 /** The SQL type of each property's unnest() array: text but for these. */
 const arrayTypes: Partial<Record<keyof Trace, string>> = {
   httpStatus: 'integer', promptTokens: 'integer', completionTokens: 'integer', costUsd: 'float8', engineSeconds: 'float8', measuredCostUsd: 'float8', latencyMs: 'float8', ttftMs: 'float8',
-  stream: 'boolean', startedAt: 'bigint',
+  routeShare: 'float8', stream: 'boolean', startedAt: 'bigint',
 };
 const insertTraces =
   `INSERT INTO traces (${traceInsertColumns}) ` +

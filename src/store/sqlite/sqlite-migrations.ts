@@ -6,6 +6,7 @@
  * schema can mirror this one.
  */
 import type Database from 'better-sqlite3';
+import { pairedCells } from '../sql-routing-records.js';
 
 export interface Migration {
   /** Sortable and unique; recorded in `schema_migrations` once applied. */
@@ -353,6 +354,20 @@ export const migrations: readonly Migration[] = [
     // Every upstream attempt of a call that made several (Trace.attempts), as JSON; null for one or none.
     id: '0013_trace_attempts',
     sql: `ALTER TABLE traces ADD COLUMN attempts TEXT;`,
+  },
+  {
+    // Paired evidence (a column per cell of CandidateCounts.paired, from the list in
+    // sql-routing-records.ts) and absolute-check counts; a route's certified shares as JSON;
+    // why a call's model served it, and the share it was drawn for (Trace.routeReason, routeShare).
+    id: '0014_paired_evidence_route_splits',
+    sql: `
+      ${pairedCells.map((cell) => `ALTER TABLE route_evidence ADD COLUMN ${cell.column} INTEGER NOT NULL DEFAULT 0;`).join('\n      ')}
+      ALTER TABLE route_evidence ADD COLUMN constraints_evaluated INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE route_evidence ADD COLUMN constraints_passed INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE routes ADD COLUMN split TEXT;
+      ALTER TABLE traces ADD COLUMN route_reason TEXT;
+      ALTER TABLE traces ADD COLUMN route_share REAL;
+    `,
   },
 ];
 

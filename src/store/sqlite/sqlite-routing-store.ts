@@ -2,7 +2,7 @@
 import type Database from 'better-sqlite3';
 import type { EvidenceDelta, Feedback, JudgeCheckCounts, ModelUsage, RouteChange, RouteRecord, RoutingStore, Scope, StoredContract } from '../routing-store.js';
 import {
-  contractColumns, evidenceColumns, feedbackColumns, fromContractRow, fromEvidenceRow, fromRevisedRow, fromRouteChangeRow, fromRouteRow, nextContractVersion,
+  addedCountColumns, addedCountValues, contractColumns, evidenceColumns, feedbackColumns, fromContractRow, fromEvidenceRow, fromRevisedRow, fromRouteChangeRow, fromRouteRow, nextContractVersion,
   routeChangeColumns, routeColumns, sketchWithValue, toRouteChangeRow, toRouteRow,
   type ContractRow, type EvidenceRow, type FeedbackRow, type RevisedRow, type RouteChangeRow, type RouteRow,
 } from '../sql-routing-records.js';
@@ -21,15 +21,15 @@ function prepareRoutingStatements(database: Database.Database) {
     sketchesOf: database.prepare<[string, string, string, string, string, number], { latency: Buffer | null; ttft: Buffer | null }>(
       `SELECT latency, ttft FROM route_evidence WHERE ${scopeWhere} AND requested_model = ? AND candidate_model = ? AND contract_version = ?`,
     ),
-    addEvidence: database.prepare(
+    addEvidence: database.prepare<unknown[]>(
       `INSERT INTO route_evidence (account_id, project, workload, requested_model, candidate_model, contract_version,
-         evaluated, passed, errors, prompt_tokens, completion_tokens, cost_usd, latency_ms_total, updated_at)
-       VALUES (@accountId, @project, @workload, @requestedModel, @candidateModel, @contractVersion,
-         @evaluated, @passed, @errors, @promptTokens, @completionTokens, @costUsd, @latencyMsTotal, @at)
+         evaluated, passed, errors, prompt_tokens, completion_tokens, cost_usd, latency_ms_total, updated_at, ${addedCountColumns.join(', ')})
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${', ?'.repeat(addedCountColumns.length)})
        ON CONFLICT (account_id, project, workload, requested_model, contract_version, candidate_model) DO UPDATE SET
          evaluated = evaluated + excluded.evaluated, passed = passed + excluded.passed, errors = errors + excluded.errors,
          prompt_tokens = prompt_tokens + excluded.prompt_tokens, completion_tokens = completion_tokens + excluded.completion_tokens,
          cost_usd = cost_usd + excluded.cost_usd, latency_ms_total = latency_ms_total + excluded.latency_ms_total,
+         ${addedCountColumns.map((column) => `${column} = ${column} + excluded.${column}`).join(', ')},
          updated_at = excluded.updated_at`,
     ),
     resetEvidence: database.prepare<[string, string, string, string, string, number]>(
@@ -45,15 +45,15 @@ function prepareRoutingStatements(database: Database.Database) {
     // Revisions are given by the triggers of migration 0012, in commit order.
     routesAfter: database.prepare<[number], RevisedRow<RouteRow>>(`SELECT ${routeColumns}, revision FROM routes WHERE revision > ? ORDER BY revision`),
     upsertRoute: database.prepare(
-      `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, updated_at)
-       VALUES (@accountId, @project, @workload, @requestedModel, @servedModel, @pinnedModel, @certificate, @cooldowns, @fallbacks, @updatedAt)
+      `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, split, updated_at)
+       VALUES (@accountId, @project, @workload, @requestedModel, @servedModel, @pinnedModel, @certificate, @cooldowns, @fallbacks, @split, @updatedAt)
        ON CONFLICT (account_id, project, workload, requested_model) DO UPDATE SET
          served_model = excluded.served_model, pinned_model = excluded.pinned_model, certificate = excluded.certificate,
-         cooldowns = excluded.cooldowns, fallbacks = excluded.fallbacks, updated_at = excluded.updated_at`,
+         cooldowns = excluded.cooldowns, fallbacks = excluded.fallbacks, split = excluded.split, updated_at = excluded.updated_at`,
     ),
     insertRouteIfAbsent: database.prepare(
-      `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, updated_at)
-       VALUES (@accountId, @project, @workload, @requestedModel, @servedModel, @pinnedModel, @certificate, @cooldowns, @fallbacks, @updatedAt)
+      `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, split, updated_at)
+       VALUES (@accountId, @project, @workload, @requestedModel, @servedModel, @pinnedModel, @certificate, @cooldowns, @fallbacks, @split, @updatedAt)
        ON CONFLICT (account_id, project, workload, requested_model) DO NOTHING`,
     ),
     insertChange: database.prepare(
@@ -117,7 +117,11 @@ export function createSqliteRoutingStore(database: Database.Database): Omit<Rout
   /** Counts add up in SQL; a latency joins the row's sketch, read, merged and written back in the same transaction. */
   const addEvidence = database.transaction((scope: Scope, requestedModel: string, candidateModel: string, contractVersion: number, delta: EvidenceDelta, at: number) => {
     const key = [...scopeOf(scope), requestedModel, candidateModel, contractVersion] as const;
-    prepared().addEvidence.run({ ...scope, requestedModel, candidateModel, contractVersion, ...delta, at });
+    prepared().addEvidence.run(
+      ...scopeOf(scope), requestedModel, candidateModel, contractVersion,
+      delta.evaluated, delta.passed, delta.errors, delta.promptTokens, delta.completionTokens, delta.costUsd, delta.latencyMsTotal, at,
+      ...addedCountValues(delta),
+    );
     const latency = delta.latencyMs ?? null;
     const ttft = delta.ttftMs ?? null;
     if (latency === null && ttft === null) return;

@@ -7,6 +7,7 @@ import { createSqliteStore } from './sqlite-store.js';
 import type { RouteRecord } from '../routing-store.js';
 import { describeStoreContract } from '../store-contract.js';
 import { temporaryDirectory } from '../../../test/helpers/temporary-directory.js';
+import { expectUpgradedRoutingRows } from '../../../test/helpers/upgraded-routing-rows.js';
 
 const directory = temporaryDirectory('taskgate-sqlite-store-');
 let files = 0;
@@ -85,6 +86,29 @@ describe('sqlite store', () => {
     const highest = stored.at(-1)?.revision ?? 0;
     await store.routing.saveRoute({ ...(stored[0]?.record as RouteRecord), pinnedModel: 'big', updatedAt: 1 }, null);
     expect(await store.routing.listRoutesChangedAfter(highest)).toEqual([{ record: { ...(stored[0]?.record as RouteRecord), pinnedModel: 'big', updatedAt: 1 }, revision: highest + 1 }]);
+    await store.close();
+  });
+
+  it('reads the evidence, routes and traces of a database of the release before as having no paired counts, split or route reason', async () => {
+    const path = freshPath();
+    const database = new Database(path);
+    applyMigrations(database, migrations.filter((migration) => migration.id < '0014_paired_evidence_route_splits'));
+    database.exec(`
+      INSERT INTO route_evidence (account_id, project, workload, requested_model, candidate_model, contract_version,
+        evaluated, passed, errors, prompt_tokens, completion_tokens, cost_usd, latency_ms_total, updated_at)
+      VALUES ('acct-1', 'shop', 'main', 'big', 'small', 1, 40, 38, 1, 4000, 800, 0.04, 9000, 1000);
+      INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, updated_at)
+      VALUES ('acct-1', 'shop', 'main', 'big', 'small', NULL, NULL, '{}', 1000);
+      INSERT INTO traces (request_id, account_id, key_id, environment, status, http_status, prompt_tokens, completion_tokens, cost_usd, latency_ms, stream, started_at)
+      VALUES ('req-old', 'acct-1', 'key-1', 'production', 'ok', 200, 1, 1, 0, 5, 0, 1000);
+    `);
+    expect(applyMigrations(database)).toEqual(['0014_paired_evidence_route_splits']);
+    database.close();
+
+    const store = createSqliteStore({ path });
+    await store.migrate();
+    await expectUpgradedRoutingRows(store);
+    expect(await store.traces.get('acct-1', 'req-old')).toMatchObject({ servedModel: null });
     await store.close();
   });
 

@@ -1,0 +1,68 @@
+/**
+ * What a relative contract's decisions assume about the judge: its error
+ * rate ε on disagreements, and the same rate for its grades of the requested
+ * model's replies (paired-quality.ts charges both in the bounds).
+ *
+ * ε is `ASSUMED_JUDGE_ERROR` until the route's self-checks (the requested
+ * model's reply judged against a second reply of its own: any verdict but a
+ * tie or "same" is wrong) measure more: then their upper confidence bound,
+ * once `MEASURED_AFTER` checks are in. Never above `MAX_ERROR_RATE`: a judge
+ * wrong more often than that is charged at that rate, which leaves almost no
+ * slack for a share (its verdicts are worth little).
+ */
+import type { EvalContract } from '../evals/eval-contract.js';
+import type { JudgeCheckCounts } from '../store/routing-store.js';
+import { wilson, type JudgeCalibration } from './judge-ladder.js';
+import { MAX_ERROR_RATE } from './paired-quality.js';
+import type { RelativePolicy } from './split-decision.js';
+
+/** A strong judge's error on clear-cut disagreements, as published judge-agreement studies measure it (≈ 2%). */
+export const ASSUMED_JUDGE_ERROR = 0.02;
+/** Self-checks before their rate replaces the assumption. */
+export const MEASURED_AFTER = 100;
+
+/** ε for a workload's judges: the largest of the assumption and each judge's measured upper bound (95%, Wilson). */
+export function judgeErrorOf(checks: readonly JudgeCheckCounts[]): number {
+  let error = ASSUMED_JUDGE_ERROR;
+  for (const judge of checks) {
+    if (judge.checks < MEASURED_AFTER) continue;
+    error = Math.max(error, wilson(judge.falseLosses, judge.checks, 1.645));
+  }
+  return Math.min(MAX_ERROR_RATE, error);
+}
+
+/**
+ * The grader's error: how often its grade of the requested model's reply
+ * contradicts a win or loss verdict on the same call (which says who was
+ * right), plus the judge's own error: the grade can be wrong only where it
+ * contradicts the verdict or the verdict is wrong. Disagreements are the
+ * harder calls, so this overstates the error on the agreements it grades
+ * (the safe side). The worst grader with `MEASURED_AFTER` / 2 checks counts;
+ * before, the judge's ε is assumed. Above `MAX_ERROR_RATE`, null: its
+ * grades are worth nothing, and the decisions drop them.
+ */
+export function gradeErrorOf(judgeError: number, graderChecks: JudgeCalibration): number | null {
+  let error = judgeError;
+  for (const counts of Object.values(graderChecks)) {
+    if (counts.compared >= MEASURED_AFTER / 2) error = Math.max(error, judgeError + wilson(counts.differed, counts.compared, 1.645));
+  }
+  return error > MAX_ERROR_RATE ? null : error;
+}
+
+/**
+ * The decision's policy from a relative contract; grades of agreements are
+ * a random sample of them (sample-scoring.ts). `gradeError` null: the
+ * grader is not good enough, and the evidence's grades must be dropped
+ * (`withoutGrades`) before deciding.
+ */
+export function relativePolicyOf(contract: Pick<EvalContract, 'quality_bar' | 'pass_rate' | 'confidence' | 'min_samples'>, judgeError: number, gradeError: number | null = judgeError): RelativePolicy {
+  return {
+    qualityBar: contract.quality_bar ?? 1,
+    confidence: contract.confidence,
+    minSamples: contract.min_samples,
+    passRate: contract.pass_rate,
+    judgeError,
+    gradeError: gradeError ?? 0,
+    agreementGradesSampled: gradeError !== null,
+  };
+}
