@@ -174,8 +174,8 @@ describe('the real-data mode on a data set this test writes', () => {
     const plan: RealRunPlan = { label: 'fixture', callsPerWorkload: 6_000, callsPerDay: 2_000, sampleRate: 'auto' };
     const run = runRelativeRouter(data, plan, ROUTER_DEFAULT, 1);
     const [alpha, beta] = run.workloads;
-    // alpha: every reply agrees, so no verdict is paid, and the share grows to the whole workload once the grades of a fifth of the
-    // agreements bound GPT-4's quality; none before min_samples (50 samples, every call sampled while GPT-4 serves).
+    // alpha: every reply agrees, so no verdict is paid, and the share grows to the whole workload once the grades of the agreements
+    // (every one until 100 are graded, then a fifth) bound GPT-4's quality; none before min_samples (50 samples, every call sampled while GPT-4 serves).
     expect(alpha?.share).toBe(1);
     expect(alpha?.qualityRatio).toBe(1);
     expect(alpha?.firstSavingCall).toBeGreaterThanOrEqual(50);
@@ -236,11 +236,12 @@ describe.skipIf(data === null)('the relative default on a slice of RouteLLM\'s d
     const run = runRelativeRouter(slice, { label: 'slice', callsPerWorkload: 60_000, callsPerDay: 2_000, sampleRate: 'auto' }, ROUTER_DEFAULT, 1);
     const total = run.groups.find((group) => group.name.startsWith('all '));
     // What a user would notice: served accuracy at ≥ 95% of GPT-4's, no workload below 90% of its own after its first fifth,
-    // every workload served by Mixtral in part, and a saving net of the replays and judges (7.8% with seed 1; seeds 1 to 4: 7.0% to 8.4%).
+    // every workload served by Mixtral in part, and a saving net of the replays and judges (6.9% to 8.4% with seeds 1 to 4, 7.4% with
+    // seed 1; 0.8% when every grader with 50 checks was charged ε plus its Wilson upper bound, which dropped most subjects' grades).
     expect(total?.qualityRatio).toBeGreaterThanOrEqual(0.95);
     expect(total?.minQualityRatioAfterFirstFifth).toBeGreaterThanOrEqual(0.9);
     expect(total?.switched).toBe(slice.workloads.length);
-    expect(total?.netSavings).toBeGreaterThan(0.03);
+    expect(total?.netSavings).toBeGreaterThan(0.05);
     expect(total?.evaluation).toBeLessThan((total?.requestedCost ?? 0) - (total?.production ?? 0));
   });
 });

@@ -252,10 +252,16 @@ describe('planExploration under a relative contract (shares)', () => {
     possibleShares,
   });
 
-  it('tests one candidate at a time, the cheapest first', () => {
+  it('tests one candidate at a time, the cheapest first while none has evidence', () => {
     const plan = planExploration(input(new Map([['tiny', 1], ['small', 1]]), 0));
     expect(plan.candidates).toEqual(['tiny']);
     expect(plan.sampleRate).toBe(1);
+  });
+
+  it('moves to a dearer one that may take the whole workload once the cheapest is seen to earn a share only', () => {
+    expect(planExploration(input(new Map([['tiny', 0.3], ['small', 1]]), 60)).candidates).toEqual(['small']);
+    // The cheapest may still earn nearly all: 0.95 × its saving beats the whole of the dearer one's.
+    expect(planExploration(input(new Map([['tiny', 0.95], ['small', 1]]), 60)).candidates).toEqual(['tiny']);
   });
 
   it('moves to the next once the cheaper one has nothing more to win, and stops when none has', () => {

@@ -98,8 +98,11 @@ export interface ExplorationInput {
    * still win over its certified one (`verdict.share`), and its tests as
    * many again as it has had (bounds narrow by about √2 when the evidence
    * doubles), or what `min_samples` still needs. Candidates are then tested
-   * one at a time, cheapest first: each sample replays one model, and a
-   * dearer one is tested only once the cheaper ones no longer pay.
+   * one at a time, the one that may still save the most per call first
+   * (share it may still win × saving per call), if its tests pay: each
+   * sample replays one model. While none has evidence (each may take the
+   * whole workload) that is the cheapest; once the cheapest is seen to earn
+   * only a share, a dearer one that may take it all comes next.
    */
   possibleShares?: ReadonlyMap<string, number>;
 }
@@ -134,8 +137,9 @@ export function planExploration(input: ExplorationInput): ExplorationPlan {
   if (testing.length === 0 || input.callsPerDay <= 0) return { ...NOTHING, assessed: [] };
   const available = testing.filter((verdict) => input.unavailable?.has(verdict.model) !== true);
   if (input.possibleShares === undefined) return planAmong(input, testing, available);
-  // One candidate at a time, cheapest first (`toTest` is in cost order): the next is tested once the cheaper ones no longer pay for their tests.
-  for (const verdict of available) {
+  // One candidate at a time: the one that may still save the most per call, if its tests pay (the cheapest while none has evidence).
+  const stillToWin = (verdict: CandidateVerdict): number => shareToWin(input, verdict) * Math.max(0, input.servedCostPerCall - verdict.costPerCall);
+  for (const verdict of [...available].sort((left, right) => stillToWin(right) - stillToWin(left) || left.costPerCall - right.costPerCall)) {
     const plan = planAmong(input, testing, [verdict]);
     if (plan.candidates.length > 0) return plan;
   }
@@ -190,8 +194,7 @@ function sampleRateFor(input: ExplorationInput, planned: readonly CandidateVerdi
 }
 
 function assess(input: ExplorationInput, verdict: CandidateVerdict, sampleRate: number): PlannedCandidate {
-  const possible = input.possibleShares?.get(verdict.model);
-  if (possible !== undefined) return assessShare(input, verdict, sampleRate, possible);
+  if (input.possibleShares?.has(verdict.model) === true) return assessShare(input, verdict, sampleRate);
   const { policy } = input;
   const prior = policy.prior ?? thresholdPrior(policy.passRate);
   const weight = prior.alpha + prior.beta + verdict.evaluated;
@@ -212,10 +215,20 @@ function assess(input: ExplorationInput, verdict: CandidateVerdict, sampleRate: 
   };
 }
 
+/**
+ * The share of the calls a relative candidate may still win: what its
+ * sample means would certify, within the calls no cheaper candidate holds
+ * (moving a cheaper one's share to it would save less), less what it holds.
+ */
+function shareToWin(input: ExplorationInput, verdict: CandidateVerdict): number {
+  const heldBelow = input.decision.verdicts.filter((other) => other.costPerCall < verdict.costPerCall).reduce((sum, other) => sum + (other.share ?? 0), 0);
+  return Math.max(0, Math.min(input.possibleShares?.get(verdict.model) ?? 0, 1 - heldBelow) - (verdict.share ?? 0));
+}
+
 /** A relative candidate: what a larger share would save, against as many tests again. */
-function assessShare(input: ExplorationInput, verdict: CandidateVerdict, sampleRate: number, possible: number): PlannedCandidate {
+function assessShare(input: ExplorationInput, verdict: CandidateVerdict, sampleRate: number): PlannedCandidate {
   const evalsLeft = verdict.evaluated < input.policy.minSamples ? input.policy.minSamples - verdict.evaluated : verdict.evaluated;
-  const more = Math.max(0, possible - (verdict.share ?? 0));
+  const more = shareToWin(input, verdict);
   const callsUntilMore = sampleRate > 0 ? evalsLeft / sampleRate : Infinity;
   const callsAfter = Math.max(0, (input.callsSeen ?? input.callsPerDay) * input.horizonDays - callsUntilMore);
   return {

@@ -18,6 +18,8 @@ import type { RelativePolicy } from './split-decision.js';
 
 /** A strong judge's error on clear-cut disagreements, as published judge-agreement studies measure it (≈ 2%). */
 export const ASSUMED_JUDGE_ERROR = 0.02;
+/** The grader test's quantile (one-sided 0.1%): made again at every decision, a 5% test refuted 8 of 56 graders as good as assumed on MMLU. */
+const REFUTE_Z = 3.09;
 /** Self-checks before their rate replaces the assumption. */
 export const MEASURED_AFTER = 100;
 
@@ -32,19 +34,26 @@ export function judgeErrorOf(checks: readonly JudgeCheckCounts[]): number {
 }
 
 /**
- * The grader's error: how often its grade of the requested model's reply
- * contradicts a win or loss verdict on the same call (which says who was
- * right), plus the judge's own error: the grade can be wrong only where it
- * contradicts the verdict or the verdict is wrong. Disagreements are the
- * harder calls, so this overstates the error on the agreements it grades
- * (the safe side). The worst grader with `MEASURED_AFTER` / 2 checks counts;
- * before, the judge's ε is assumed. Above `MAX_ERROR_RATE`, null: its
- * grades are worth nothing, and the decisions drop them.
+ * The grader's error, as the judge's: assumed (the judge's ε) unless its
+ * checks refute the assumption. A check grades the requested model's reply
+ * on a call whose win or loss verdict says who was right; the grade
+ * contradicts the verdict only where one of the two is wrong, so
+ *   P(grade wrong) ≥ P(contradiction) − ε  and  ≤ P(contradiction) + ε.
+ * Once a grader has `MEASURED_AFTER` / 2 checks and the lower side is
+ * certainly above the assumption (the Wilson lower bound of its
+ * contradiction rate, at 0.1% since the test is made again at every
+ * decision, less ε, exceeds ε), it is charged the upper side (the Wilson
+ * upper bound at 5%, plus ε). Above `MAX_ERROR_RATE`, null: its grades are
+ * worth nothing, and the decisions drop them. A grader about as good as
+ * assumed keeps the assumption: charging the upper side of a contradiction
+ * rate that holds the judge's own errors too would drop a grader right 98%
+ * of the time on 60 checks (measured on MMLU: 44 of 56 subjects).
  */
 export function gradeErrorOf(judgeError: number, graderChecks: JudgeCalibration): number | null {
   let error = judgeError;
   for (const counts of Object.values(graderChecks)) {
-    if (counts.compared >= MEASURED_AFTER / 2) error = Math.max(error, judgeError + wilson(counts.differed, counts.compared, 1.645));
+    if (counts.compared < MEASURED_AFTER / 2 || wilson(counts.differed, counts.compared, -REFUTE_Z) - judgeError <= judgeError) continue;
+    error = Math.max(error, judgeError + wilson(counts.differed, counts.compared, 1.645));
   }
   return error > MAX_ERROR_RATE ? null : error;
 }

@@ -24,6 +24,9 @@ export interface RelativeWorkloadFigures extends ServedFigures {
   fallbacks: number;
   /** Exploration replays per day of the run. */
   dailyExploration: number[];
+  /** The grader measured against the verdicts, and the grade error of the last decision (null: its grades dropped). */
+  graderChecks: { compared: number; differed: number };
+  gradeError: number | null;
 }
 
 export interface RelativeGroupFigures extends GroupFigures {
@@ -41,6 +44,9 @@ export interface RelativeGroupFigures extends GroupFigures {
   medianDailyExploration: number[];
   demotions: number;
   fallbacks: number;
+  /** The grader's checks summed over the workloads; the grade error at the end: median and largest over the workloads whose grades count, how many had the assumption refuted (charged above ε, or dropped), and how many had them dropped. */
+  graderChecks: { compared: number; differed: number };
+  gradeError: { median: number; max: number; refuted: number; dropped: number };
 }
 
 export interface RelativeRun {
@@ -97,6 +103,8 @@ export function runRelativeRouter(data: RecordedData, plan: RealRunPlan, variant
       demotions: outcome.demotions,
       fallbacks: outcome.fallbacks,
       dailyExploration: outcome.daily.exploration,
+      graderChecks: outcome.graderChecks,
+      gradeError: outcome.gradeError,
     };
     return { real, figures };
   });
@@ -128,9 +136,17 @@ export function runRelativeRouter(data: RecordedData, plan: RealRunPlan, variant
         medianDailyExploration: (members[0]?.dailyExploration ?? []).map((_, day) => medianOf((item) => item.dailyExploration[day] ?? 0)),
         demotions: total((item) => item.demotions),
         fallbacks: total((item) => item.fallbacks),
+        graderChecks: { compared: total((item) => item.graderChecks.compared), differed: total((item) => item.graderChecks.differed) },
+        gradeError: gradeErrorsOf(members, variant.judgeError),
       };
     }),
   };
+}
+
+function gradeErrorsOf(members: readonly RelativeWorkloadFigures[], judgeError: number): RelativeGroupFigures['gradeError'] {
+  const kept = members.map((item) => item.gradeError).filter((error): error is number => error !== null).sort((left, right) => left - right);
+  const refuted = members.length - kept.filter((error) => error <= judgeError).length;
+  return { median: median(kept) ?? 0, max: kept[kept.length - 1] ?? 0, refuted, dropped: members.length - kept.length };
 }
 
 /**

@@ -22,15 +22,23 @@
  *   plan made then (`planExploration` with `possibleShares`, the default
  *   contract's daily budget less the share kept for monitoring, the judge
  *   spend per judged reply smoothed as the worker does). Scoring is
- *   sample-judging.ts. Every scored reply of C, monitoring or exploration,
- *   adds to its paired evidence; the monitoring outcomes feed the rollback
+ *   sample-judging.ts (every agreement graded until C's evidence holds
+ *   `gradeAllAgreementsUntil` graded ones, then a random `gradeShare`).
+ *   Every scored reply of C, monitoring or exploration, adds to its
+ *   paired evidence; the monitoring outcomes feed the rollback
  *   detector (`updateCusum` at the worker's healthy rate), whose alarm
  *   resets C's evidence and cools it down for a day. Every
  *   `judgeSelfCheckEvery` judged samples a sample R served pays a second
  *   replay of R to check the judge (here the two replies are the same
  *   answer, so no judge is called and ε is never measured above its assumption).
+ * - The grader is measured (sample-scoring.ts `scorePaired`): on a random
+ *   `graderCheckShare` of the wins and losses it grades R's reply (paid as
+ *   a grade, not recorded), counted `{compared, differed}` for the route's
+ *   life (not reset by a demotion, as the worker's route state is not).
  * - The route: `decideSplit` on the evidence (the policy
- *   `relativePolicyOf(DEFAULT_CONTRACT, ε)`, costs per call at the last
+ *   `relativePolicyOf(DEFAULT_CONTRACT, ε, gradeErrorOf(ε, graderChecks))`,
+ *   the evidence `withoutGrades` when that is null, as route-changes.ts
+ *   `decide` does; gold grades keep `variantPolicy`), costs per call at the last
  *   sampled call's tokens as the worker's call shape), after every sample
  *   up to 200 samples, then after every 1% more (the bounds are
  *   anytime-valid, so looking less often is still valid); applied as
@@ -43,7 +51,9 @@
 import { DEFAULT_CONTRACT, type EvalContract } from '../../../src/evals/eval-contract.js';
 import { cusumOptionsFor, initialCusum, updateCusum, type CusumState } from '../../../src/routing/cusum.js';
 import { planExploration, waitsForTraffic, type ExplorationPlan } from '../../../src/routing/exploration.js';
-import { emptyPairedEvidence, pairedSampleCount, recordPairedSample, type PairedEvidence } from '../../../src/routing/paired-quality.js';
+import { gradeErrorOf, relativePolicyOf } from '../../../src/routing/judge-error.js';
+import type { JudgeCalibration } from '../../../src/routing/judge-ladder.js';
+import { emptyPairedEvidence, pairedSampleCount, recordPairedSample, withoutGrades, type PairedEvidence } from '../../../src/routing/paired-quality.js';
 import { splitChanged } from '../../../src/routing/route-changes.js';
 import { DEFAULT_ROUTING } from '../../../src/routing/route-decision.js';
 import { drawRoute } from '../../../src/routing/route-reason.js';
@@ -105,6 +115,9 @@ export interface RelativeOutcome {
   served: { right: number; requestedRight: number; rightLater: number; requestedRightLater: number };
   demotions: number;
   fallbacks: number;
+  /** The grader's checks against the verdicts over the run, and the grade error the last decision used (null: grades dropped; gold grades: 0). */
+  graderChecks: { compared: number; differed: number };
+  gradeError: number | null;
 }
 
 export function simulateRelativeRouter(
@@ -119,7 +132,7 @@ export function simulateRelativeRouter(
   const random = createRandom(seedFor(seed, 'relative router', real.recorded.name));
   const { requested, cheap } = models;
   const contract: EvalContract = { ...DEFAULT_CONTRACT, sample_rate: plan.sampleRate };
-  const policy = variantPolicy(variant);
+  const goldPolicy = variant.grading === 'gold' ? variantPolicy(variant) : null;
   const judgePrice = (model: RecordedModel): RecordedModel => (variant.judgePrice === 'cheap' ? cheap : model);
   const judging: Judging = {
     error: variant.judgeError,
@@ -127,6 +140,7 @@ export function simulateRelativeRouter(
     pairwiseJudge: judgePrice(judgeFor(cheap, [requested, cheap])),
     gradeJudge: judgePrice(judgeFor(requested, [requested, cheap])),
     gradeShare: settings.gradeShare,
+    graderCheckShare: settings.graderCheckShare,
   };
   const meter = createTrafficMeter();
   const spacing = DAY_MS / plan.callsPerDay;
@@ -157,14 +171,20 @@ export function simulateRelativeRouter(
   let requestedCost = 0;
   let production = 0;
   let wholeFromCall: number | null = null;
+  const graderChecks: JudgeCalibration = {};
+  let gradeError: number | null = goldPolicy?.gradeError ?? variant.judgeError;
 
-  const decide = (now: number): SplitDecision =>
-    decideSplit({
+  /** route-changes.ts `decide`: ε is the variant's (the self-checks never measure more here); the grader's error from its checks. */
+  const decide = (now: number): SplitDecision => {
+    gradeError = goldPolicy === null ? gradeErrorOf(variant.judgeError, graderChecks) : (goldPolicy.gradeError ?? 0);
+    const paired = goldPolicy === null && gradeError === null ? withoutGrades(evidence) : evidence;
+    return decideSplit({
       requestedModel: requested.name,
       requestedCostPerCall: usdAt(shapeTokens, requested),
-      candidates: [{ model: cheap.name, costPerCall: usdAt(shapeTokens, cheap), paired: evidence, constraintsEvaluated: 0, constraintsPassed: 0, errors: 0, latency: { state: 'ok' }, coolingDown: cooldownUntil > now }],
-      policy,
+      candidates: [{ model: cheap.name, costPerCall: usdAt(shapeTokens, cheap), paired, constraintsEvaluated: 0, constraintsPassed: 0, errors: 0, latency: { state: 'ok' }, coolingDown: cooldownUntil > now }],
+      policy: goldPolicy ?? relativePolicyOf(DEFAULT_CONTRACT, variant.judgeError, gradeError),
     });
+  };
   let decision = decide(START);
   let decidedCooling = false;
   let nextDecisionAt = 1;
@@ -234,7 +254,8 @@ export function simulateRelativeRouter(
 
   /** One reply of Mixtral scored against GPT-4's: its evidence, the judge spend, the smoothed judge cost per judged reply. */
   const score = (prompt: RealWorkload['prompts'][number], now: number): boolean => {
-    const scored = scoreSample(prompt, judging, random);
+    // sample-scoring.ts `gradesAllAgreements`: every agreement is graded until the candidate's evidence holds `gradeAllAgreementsUntil` graded ones.
+    const scored = scoreSample(prompt, judging, random, evidence.same.right + evidence.same.wrong < settings.gradeAllAgreementsUntil);
     pay('verdicts', scored.verdictUsd, now);
     pay('grades', scored.gradeUsd, now);
     if (scored.judges.length > 0) {
@@ -242,6 +263,10 @@ export function simulateRelativeRouter(
       judgedSamples += 1;
       judgeCostPerEval = judgeCostPerEval === 0 ? judgeUsd : 0.9 * judgeCostPerEval + 0.1 * judgeUsd;
       lastJudge = scored.judges[scored.judges.length - 1] ?? lastJudge;
+    }
+    if (scored.graderCheck !== undefined) {
+      const counts = graderChecks[scored.graderCheck.grader] ?? { compared: 0, differed: 0 };
+      graderChecks[scored.graderCheck.grader] = { compared: counts.compared + 1, differed: counts.differed + Number(scored.graderCheck.differed) };
     }
     evidence = recordPairedSample(evidence, scored.sample);
     return scored.sample.outcome !== 'loss';
@@ -367,6 +392,8 @@ export function simulateRelativeRouter(
     maxDailyEvaluation: Math.max(...daily),
     served,
     daily: { exploration: dailyExploration },
+    graderChecks: Object.values(graderChecks).reduce((sum, counts) => ({ compared: sum.compared + counts.compared, differed: sum.differed + counts.differed }), { compared: 0, differed: 0 }),
+    gradeError,
   };
 }
 

@@ -3,8 +3,16 @@
  * (sample-processor.ts `scorePaired`): the requested model's reply (R) and
  * a candidate's (C) agree, or ONE pairwise judge verdict says which is right
  * (a tie when both are wrong); R's reply is graded by a judge on every tie
- * and on a random `gradeShare` of the agreements.
+ * and on every agreement while the candidate's evidence holds fewer than
+ * `gradeAllAgreementsUntil` graded agreements (sample-scoring.ts
+ * `gradesAllAgreements`: `same.right + same.wrong`), then on a random
+ * `gradeShare` of them (no draw while every one is graded, as the worker).
  *
+ * - On a random `graderCheckShare` of the wins and losses (not graded),
+ *   the grader is measured instead (sample-scoring.ts `scorePaired`): it
+ *   grades R's reply, paid as a grade but not recorded into the evidence,
+ *   and the grade differs when it contradicts the (simulated, possibly
+ *   wrong) verdict: a loss says R was right, a win that it was wrong.
  * - Verdicts and grades are the data's truth, wrong with probability ε (a
  *   win read as a loss and back, a tie as a win or a loss at random, a grade
  *   reversed). `gold` grading reads R's correctness on every sample for
@@ -51,6 +59,8 @@ export interface Judging {
   gradeJudge: RecordedModel;
   /** Share of agreements whose R reply is graded (ties always are). */
   gradeShare: number;
+  /** Share of wins and losses on which the grader is measured against the verdict (`graderCheckShare`). */
+  graderCheckShare: number;
 }
 
 export interface ScoredSample {
@@ -60,6 +70,8 @@ export interface ScoredSample {
   gradeUsd: number;
   /** The judge models called, last one last (the router self-checks its last judge). */
   judges: string[];
+  /** When the grader was measured on this sample (a win or a loss): whether its grade contradicted the verdict. */
+  graderCheck?: { grader: string; differed: boolean };
 }
 
 /** The judge the router picks for a reply of `judged`: another family, the most expensive (`chooseJudge`). */
@@ -73,7 +85,8 @@ export function judgeFor(judged: RecordedModel, models: readonly RecordedModel[]
   return model;
 }
 
-export function scoreSample(prompt: RealPrompt, judging: Judging, random: Random): ScoredSample {
+/** `gradeAllAgreements`: the candidate's evidence holds fewer graded agreements than `gradeAllAgreementsUntil`, so this agreement is graded without a draw. */
+export function scoreSample(prompt: RealPrompt, judging: Judging, random: Random, gradeAllAgreements = false): ScoredSample {
   const judges: string[] = [];
   let outcome: PairedOutcome = 'same';
   let verdictUsd = 0;
@@ -83,10 +96,18 @@ export function scoreSample(prompt: RealPrompt, judging: Judging, random: Random
     judges.push(judging.pairwiseJudge.name);
   }
   if (judging.grading === 'gold') return { sample: { outcome, requestedRight: prompt.requestedCorrect }, verdictUsd, gradeUsd: 0, judges };
-  if (outcome === 'tie' || (outcome === 'same' && random() < judging.gradeShare)) {
-    const requestedRight = judging.grading === 'own answer' ? prompt.agrees : random() < judging.error ? !prompt.requestedCorrect : prompt.requestedCorrect;
+  const grade = (): boolean => (judging.grading === 'own answer' ? prompt.agrees : random() < judging.error ? !prompt.requestedCorrect : prompt.requestedCorrect);
+  const gradeUsd = (): number => judgeUsd(prompt.tokens.prompt + prompt.tokens.requestedCompletion, 'grade', judging.gradeJudge);
+  if (outcome === 'tie' || (outcome === 'same' && (gradeAllAgreements || random() < judging.gradeShare))) {
+    const requestedRight = grade();
     judges.push(judging.gradeJudge.name);
-    return { sample: { outcome, requestedRight }, verdictUsd, gradeUsd: judgeUsd(prompt.tokens.prompt + prompt.tokens.requestedCompletion, 'grade', judging.gradeJudge), judges };
+    return { sample: { outcome, requestedRight }, verdictUsd, gradeUsd: gradeUsd(), judges };
+  }
+  if ((outcome === 'win' || outcome === 'loss') && random() < judging.graderCheckShare) {
+    // The verdict says who was right (a loss: R; a win: not R); the grade is paid, not recorded.
+    const requestedRight = grade();
+    judges.push(judging.gradeJudge.name);
+    return { sample: { outcome }, verdictUsd, gradeUsd: gradeUsd(), judges, graderCheck: { grader: judging.gradeJudge.name, differed: requestedRight !== (outcome === 'loss') } };
   }
   return { sample: { outcome }, verdictUsd, gradeUsd: 0, judges };
 }
