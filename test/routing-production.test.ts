@@ -402,7 +402,7 @@ describe('routing in production', () => {
     const routeOf = async () => (await scenario.routes('prose')).routes.find((route) => route.requested_model === 'big');
     const shareOf = (route: Route | undefined, model: string) => (route?.router_choice === model ? 1 : (route?.split?.shares.find((entry) => entry.model === model)?.share ?? 0));
     const served: string[] = [];
-    while ((served.length % 20 !== 0 || shareOf(await routeOf(), 'good') < 0.5) && served.length < 1_000) {
+    while ((served.length % 20 !== 0 || shareOf(await routeOf(), 'good') < 0.5) && served.length < 1_500) {
       served.push((await scenario.ask('prose')).model);
       await scenario.idle();
       clock.advance(5 * MINUTE_MS);

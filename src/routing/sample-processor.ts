@@ -90,8 +90,8 @@ export async function processSample(context: RouterContext, sample: QueuedSample
   const routed = sample.servedModel !== requested.id;
   // A call drawn into a share explores nothing: the calls the requested model served are as random a sample, and their reference is free.
   const drawn = context.routes.route(scope, requested.id)?.split?.shares.some((entry) => entry.model === sample.servedModel) === true;
-  // A sample taken to remake a stale plan pays no reference when the new plan has nothing to test.
-  const explore = sample.explore && !drawn && (!routed || sample.monitor || (await replan(context, state, requested, contract, exploreBudgetLeft())).candidates.length > 0);
+  // Relative contracts: a sample taken to remake a stale plan pays no reference when the new plan has nothing to test.
+  const explore = sample.explore && !drawn && (!relative || !routed || sample.monitor || (await replan(context, state, requested, contract, exploreBudgetLeft())).candidates.length > 0);
   const wanted = (sample.monitor && monitorBudgetLeft() > 0) || (explore && exploreBudgetLeft() > 0);
   let reference: AssistantMessage | null = routed ? null : sample.reply;
   if (!routed) {
