@@ -152,7 +152,8 @@ export function splitChanged(held: RouteSplit | null, next: RouteSplit | null): 
   });
 }
 
-function splitModels(split: RouteSplit | null): string {
+/** The models of a split, in order: a change of them is a change of who serves. */
+export function splitModels(split: RouteSplit | null): string {
   return split === null ? '' : split.shares.map((entry) => entry.model).join('\u0000');
 }
 

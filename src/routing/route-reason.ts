@@ -14,8 +14,6 @@ export interface RouteDraw {
   share: number | null;
 }
 
-const REQUESTED: RouteDraw = { model: '', share: null };
-
 /**
  * One call's model on `route`. A split route draws each call at random: a
  * share s of the calls goes to its model, the rest to the serving model, so
@@ -23,7 +21,7 @@ const REQUESTED: RouteDraw = { model: '', share: null };
  * the router's certificate assumes). `random` in [0, 1).
  */
 export function drawRoute(route: Pick<RouteRecord, 'servedModel' | 'pinnedModel' | 'split'> | undefined, requestedId: string, random: () => number): RouteDraw {
-  if (route === undefined) return { ...REQUESTED, model: requestedId };
+  if (route === undefined) return { model: requestedId, share: null };
   if (route.pinnedModel !== null) return { model: route.pinnedModel, share: null };
   if (route.split !== null) {
     let point = random();

@@ -54,7 +54,7 @@ import { planExploration, waitsForTraffic, type ExplorationPlan } from '../../..
 import { gradeErrorOf, relativePolicyOf } from '../../../src/routing/judge-error.js';
 import type { JudgeCalibration } from '../../../src/routing/judge-ladder.js';
 import { emptyPairedEvidence, pairedSampleCount, recordPairedSample, withoutGrades, type PairedEvidence } from '../../../src/routing/paired-quality.js';
-import { splitChanged } from '../../../src/routing/route-changes.js';
+import { splitChanged, splitModels } from '../../../src/routing/route-changes.js';
 import { DEFAULT_ROUTING } from '../../../src/routing/route-decision.js';
 import { drawRoute } from '../../../src/routing/route-reason.js';
 import { dayOf, DEFAULT_ROUTER_SETTINGS, explorationRate, nextDayStart, type RouterSettings } from '../../../src/routing/router-context.js';
@@ -397,7 +397,3 @@ export function simulateRelativeRouter(
   };
 }
 
-/** The models of a split, in order (route-changes.ts `splitModels`, not exported): a change of them is a change of who serves. */
-function splitModels(split: RouteSplit | null): string {
-  return split === null ? '' : split.shares.map((entry) => entry.model).join('\u0000');
-}
