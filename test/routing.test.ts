@@ -279,4 +279,46 @@ describe('routing', () => {
     expect((await management('POST', '/feedback', { request_id: 'req_missing', pass: true })).status).toBe(404);
     expect((await management('POST', '/feedback', { request_id: requestId })).status).toBe(400);
   });
+  it("gives a project's new workload a share on its neighbours' evidence, shown as the pooled prior", async () => {
+    const project = 'pooled';
+    let asked = 0;
+    const askIn = async (workload: string): Promise<string> => {
+      asked++;
+      const response = await taskgate.postChat(
+        { model: 'big', messages: [{ role: 'user', content: `What is ${asked % 89} + ${(asked * 3) % 83}? Answer with the number only.` }] },
+        { headers: { 'x-taskgate-project': project, 'x-taskgate-workload': workload } },
+      );
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { model: string }).model;
+    };
+    // Three workloads of the project on the default (relative) contract, every call sampled (a workload exists from its first call).
+    for (const workload of ['sums-a', 'sums-b', 'sums-c', 'fresh']) {
+      await askIn(workload);
+      expect((await management('PUT', `/projects/${project}/workloads/${workload}/eval`, { sample_rate: 1 })).status).toBe(200);
+    }
+    for (const workload of ['sums-a', 'sums-b', 'sums-c']) {
+      for (let call = 0; call < 100; call++) {
+        await askIn(workload);
+        if (call % 10 === 9) await taskgate.gateway.router.idle();
+      }
+    }
+    await taskgate.gateway.router.idle();
+    // A new workload: a share on the project's prior long before its own min_samples (50).
+    type Share = { model: string; share: number; samples: number; pooled: { workloads: number; samples: number } | null };
+    const shareOf = async (): Promise<Share | undefined> => {
+      const view = (await management('GET', `/projects/${project}/workloads/fresh/routes`)).json as unknown as { routes: Array<{ split: { shares: Share[] } | null }> };
+      return view.routes[0]?.split?.shares[0];
+    };
+    for (let call = 0; call < 30 && (await shareOf()) === undefined; call++) {
+      await askIn('fresh');
+      await taskgate.gateway.router.idle();
+    }
+    const share = await shareOf();
+    expect(share?.pooled?.workloads).toBeGreaterThanOrEqual(3);
+    expect(share?.share).toBeGreaterThan(0);
+    expect(share?.share).toBeLessThanOrEqual(0.5);
+    expect(share?.samples).toBeLessThan(30);
+    const history = (await management('GET', `/projects/${project}/workloads/fresh/routes`)).json as unknown as RoutesView;
+    expect(history.history.some((change) => change.reason === 'split' && change.detail?.includes('on the prior of') === true)).toBe(true);
+  });
 });

@@ -53,6 +53,8 @@ describe('taskgate routes', () => {
     expect(lines[3]).toMatch(/^\s+mixtral\s+certified\s+412\s+398\s+-0\.021\s+0\s+310\s+0\.00000540\s+34%$/);
     expect(lines).toContain('mmlu gpt-4: split: 34% → mixtral (E[c−r] ≥ -0.021, 412 samples); 66% → gpt-4; saved $1.2000 − eval spend $0.3000 = net $0.9000');
     expect(lines.at(-1)).toMatch(/^mmlu gpt-4: testing mixtral on 5\.00% of calls \(auto\); eval spend today \$0\.3000 of \$5$/);
+    const pooled = route({ phase: 'split', split: { shares: [{ model: 'mixtral', share: 0.2, lower_bound_diff: -0.3, samples: 24, pooled: { workloads: 12, samples: 900 } }] }, served_share: 0.8 });
+    expect(formatRoutes([view([pooled])]).split('\n').find((line) => line.includes('split:'))).toMatch('mmlu gpt-4: split: 20% → mixtral (prior of 12 workloads, 900 samples; 24 of its own); 80% → gpt-4');
   });
 
   it('names every other phase in words', () => {

@@ -43,6 +43,12 @@ describe('route panel', () => {
     expect(panel).toContain('as the router judged them, cheapest first');
   });
 
+  it("says when a share rests on the project's pooled prior, not on the workload's own certificate", async () => {
+    const split = { shares: [{ model: 'small', share: 0.2, diffLower: -0.3, samples: 24, pooled: { workloads: 12, samples: 900, notLossRate: 0.85 } }], requestedLower: 0.6, qualityBar: 0.95, confidence: 0.95, contractVersion: 0, at: NOW };
+    const panel = await panelOf([route({ split })]);
+    expect(panel).toContain('<dd data-field="shares">20% → small (on the prior of 12 workloads of the project, 900 paired samples; 24 of its own); 80% → big</dd>');
+  });
+
   it('says who pinned the route and what the router would choose', async () => {
     const panel = await panelOf([route({ pinnedModel: 'small' })]);
     expect(panel).toContain('<span class="badge pinned" data-field="phase">pinned (router&#39;s choice: big)</span>');

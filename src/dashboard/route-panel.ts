@@ -47,7 +47,11 @@ function servesText(route: RouteView): string {
   const cooling = route.candidates.filter((candidate) => candidate.cooling_down_until !== null).map((candidate) => candidate.model);
   switch (route.phase) {
     case 'split': {
-      const shares = (route.split?.shares ?? []).map((entry) => `${formatShare(entry.share)} → ${entry.model} (E[c − r] ≥ ${formatBound(entry.lower_bound_diff)} on ${formatCount(entry.samples)} paired samples)`);
+      const shares = (route.split?.shares ?? []).map((entry) =>
+        entry.pooled === null
+          ? `${formatShare(entry.share)} → ${entry.model} (E[c − r] ≥ ${formatBound(entry.lower_bound_diff)} on ${formatCount(entry.samples)} paired samples)`
+          : `${formatShare(entry.share)} → ${entry.model} (on the prior of ${formatCount(entry.pooled.workloads)} workloads of the project, ${formatCount(entry.pooled.samples)} paired samples; ${formatCount(entry.samples)} of its own)`,
+      );
       return [...shares, `${formatShare(route.served_share)} → ${route.router_choice}`].join('; ');
     }
     case 'pinned':

@@ -16,6 +16,7 @@ import { qualitySemantics } from '../evals/eval-contract.js';
 import { gradeErrorOf, judgeErrorOf, relativePolicyOf } from './judge-error.js';
 import { calibratedJudgeError } from './judge-ladder.js';
 import { activityOf } from './route-activity.js';
+import { projectPrior } from './project-prior.js';
 import { isAllowedTransition, phaseOf } from './route-lifecycle.js';
 import { emptyPairedEvidence, MAX_ERROR_RATE, withoutGrades } from './paired-quality.js';
 import { decideRoute, DEFAULT_ROUTING, type RouteDecision } from './route-decision.js';
@@ -61,7 +62,10 @@ export async function decide(context: RouterContext, scope: Scope, requested: Ca
     const judgeError = Math.min(MAX_ERROR_RATE, calibratedJudgeError(judgeErrorOf(await context.routing.listJudgeChecks(scope)), state.judgeCalibration));
     const gradeError = gradeErrorOf(judgeError, state.graderChecks);
     const relativeCandidates = gradeError === null ? candidates.map((candidate) => ({ ...candidate, paired: withoutGrades(candidate.paired) })) : candidates;
-    return decideSplit({ requestedModel: requested.id, requestedCostPerCall, candidates: relativeCandidates, policy: relativePolicyOf(contract, judgeError, gradeError) });
+    const policy = relativePolicyOf(contract, judgeError, gradeError);
+    const cheaper = relativeCandidates.filter((candidate) => candidate.costPerCall < requestedCostPerCall);
+    const prior = await projectPrior(context, scope, requested.id, requestedCostPerCall, cheaper, policy, latencyPolicy, gradeError === null);
+    return decideSplit({ requestedModel: requested.id, requestedCostPerCall, candidates: relativeCandidates, policy, ...(prior === undefined ? {} : { prior }) });
   }
   return decideRoute({
     requestedModel: requested.id,
@@ -148,6 +152,7 @@ export function splitChanged(held: RouteSplit | null, next: RouteSplit | null): 
   if (held === null || next === null) return false;
   return next.shares.some((entry, index) => {
     const before = held.shares[index]?.share ?? 0;
+    if ((entry.pooled === undefined) !== (held.shares[index]?.pooled === undefined)) return true;
     return Math.abs(entry.share - before) > Math.max(0.01, before / 10);
   });
 }
@@ -159,7 +164,12 @@ export function splitModels(split: RouteSplit | null): string {
 
 /** "34% of calls to m (E[c − r] ≥ -0.021 on 412 samples)", for the route's history. */
 export function describeSplit(split: RouteSplit): string {
-  const parts = split.shares.map((entry) => `${(entry.share * 100).toFixed(1)}% of calls to ${entry.model} (E[c − r] ≥ ${entry.diffLower.toFixed(3)} on ${entry.samples} paired samples)`);
+  const parts = split.shares.map((entry) =>
+    entry.pooled === undefined
+      ? `${(entry.share * 100).toFixed(1)}% of calls to ${entry.model} (E[c − r] ≥ ${entry.diffLower.toFixed(3)} on ${entry.samples} paired samples)`
+      : `${(entry.share * 100).toFixed(1)}% of calls to ${entry.model} on the prior of ${entry.pooled.workloads} workloads of the project (${entry.pooled.samples} paired samples; ${entry.samples} of its own)`,
+  );
+  if (split.shares.some((entry) => entry.pooled !== undefined)) return `${parts.join('; ')}; estimated to keep the workload ≥ ${split.qualityBar} × the requested model's quality, the project's calls certified at ${split.confidence}`;
   return `${parts.join('; ')}; the requested model's quality ≥ ${split.requestedLower.toFixed(3)}; workload quality certified ≥ ${split.qualityBar} × the requested model's at ${split.confidence}`;
 }
 

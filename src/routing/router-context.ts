@@ -8,6 +8,7 @@
 import type { Catalog } from '../catalog/catalog.js';
 import type { ModelPool } from '../engines/engine-pool.js';
 import type { Logger } from '../log/logger.js';
+import type { CachedPoolFit } from './project-prior.js';
 import type { RoutingStore, Scope } from '../store/routing-store.js';
 import type { CallShape } from './candidates.js';
 import type { CusumState } from './cusum.js';
@@ -154,6 +155,8 @@ export interface RouterContext {
   states: Map<string, RouteState>;
   /** Replay backoff per model: consecutive failures, and until when it rests. */
   backoffs: Map<string, { failures: number; until: number }>;
+  /** Fits of the projects' pooled priors (project-prior.ts), by pool. */
+  poolFits: Map<string, CachedPoolFit>;
 }
 
 export function routeKey(scope: Scope, requestedModel: string): string {

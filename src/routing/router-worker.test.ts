@@ -10,6 +10,7 @@ import { silentLogger } from '../log/logger.js';
 import { capturingLogger } from '../../test/helpers/capturing-logger.js';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
+import { LATENCY_MIN_OBSERVATIONS } from './latency-limit.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
 import { boundedReplay, createRouterWorker, fallbacksOf } from './router-worker.js';
 
@@ -66,8 +67,8 @@ models:
   const calls = { big: [] as GenerationParameters[], small: [] as GenerationParameters[], tiny: [] as GenerationParameters[] };
   const pools = new Map(Object.entries(calls).map(([id, list]) => [id, answeringPool(list, id)]));
   const worker = createRouterWorker({ routing: store.routing, routes, catalog: createCatalog(config.models), pools, logger, isBusy: (model) => busy.has(model), settings, now });
-  const offer = (environment: 'production' | 'staging' = 'production', servedModel = 'big') =>
-    worker.offer({ scope, environment, requestedModel: 'big', servedModel, parameters, reply: { role: 'assistant', content: '4' }, usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 }, latencyMs: 1, ttftMs: null, stream: false });
+  const offer = (environment: 'production' | 'staging' = 'production', servedModel = 'big', target = scope) =>
+    worker.offer({ scope: target, environment, requestedModel: 'big', servedModel, parameters, reply: { role: 'assistant', content: '4' }, usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 }, latencyMs: 1, ttftMs: null, stream: false });
   return { worker, calls, offer };
 }
 
@@ -129,6 +130,48 @@ describe('router worker, relative contract (quality_bar)', () => {
     // Every change went from phase to phase as the route lifecycle says (route-lifecycle.ts).
     expect(lines.filter((line) => line.msg === 'route change outside the route lifecycle')).toEqual([]);
     expect(lines.filter((line) => line.msg === 'route changed').length).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('router worker, a project\'s pooled prior', () => {
+  it('gives a new workload a share on the evidence of its project\'s workloads that ask the same model, and says so', async () => {
+    const relative = { contract: { ...DEFAULT_CONTRACT, sample_rate: 1 }, version: 1, evidenceVersion: 1 };
+    routes.applyContract(scope, relative);
+    const neighbours = ['totals', 'dates', 'units'].map((workload) => ({ ...scope, workload }));
+    // A fourth neighbour under the absolute semantics (pass_rate without quality_bar) is not pooled: its evidence means another thing.
+    const absolute = { ...scope, workload: 'legacy' };
+    routes.applyContract(absolute, { contract: { ...DEFAULT_CONTRACT, pass_rate: 0.9, quality_bar: null }, version: 1, evidenceVersion: 1 });
+    const delta = (outcome: 'same' | 'loss' | 'win', grade: 'right' | 'ungraded') => ({ evaluated: 1, passed: outcome === 'loss' ? 0 : 1, errors: 0, promptTokens: 10, completionTokens: 1, costUsd: 0, latencyMsTotal: 1, latencyMs: 1, paired: { outcome, grade } });
+    for (const neighbour of [...neighbours, absolute]) {
+      if (neighbour !== absolute) routes.applyContract(neighbour, relative);
+      // 40 samples each: 34 agreements graded right, 4 losses, 2 wins: tiny about 95% as good as big.
+      for (let sample = 0; sample < 40; sample++) {
+        const kind = sample < 34 ? delta('same', 'right') : sample < 38 ? delta('loss', 'ungraded') : delta('win', 'ungraded');
+        await store.routing.addEvidence(neighbour, 'big', 'tiny', 1, kind, 1);
+        // The requested model's own latency on each workload: the yardstick of the latency limit.
+        await store.routing.addEvidence(neighbour, 'big', 'big', 1, { ...delta('same', 'right'), evaluated: 0, passed: 0, paired: undefined }, 1);
+      }
+    }
+    const { worker, offer } = setUp();
+    // The workload has no latencies of its own yet: the pool's (tiny against big over the project) stand in, so the prior serves from the first sample.
+    offer();
+    await worker.idle();
+    const share = routes.route(scope, 'big')?.split?.shares.find((entry) => entry.model === 'tiny');
+    expect(share?.share).toBeGreaterThan(0);
+    // Three neighbours: the absolute one is not pooled, and the workload itself had no evidence yet.
+    expect(share?.pooled).toMatchObject({ workloads: 3, samples: 120 });
+    expect(share?.samples).toBeLessThan(5);
+    const [change] = await store.routing.listRouteChanges(scope, 1);
+    expect(change).toMatchObject({ reason: 'split', toModel: 'big' });
+    expect(change?.detail).toContain('on the prior of 3 workloads of the project');
+    // Another project's workloads are not neighbours: a workload of its own there gets no share on the first sample.
+    const alone = { ...scope, project: 'other' };
+    routes.applyContract(alone, relative);
+    for (let sample = 0; sample < 2 * LATENCY_MIN_OBSERVATIONS; sample++) {
+      offer('production', 'big', alone);
+      await worker.idle();
+    }
+    expect(routes.route(alone, 'big')?.split ?? null).toBeNull();
   });
 });
 

@@ -115,6 +115,7 @@ export function createRouterWorker(options: RouterWorkerOptions): LeaderWorker {
     signal: closing.signal,
     states: new Map(),
     backoffs: new Map(),
+    poolFits: new Map(),
   };
   const maxQueue = options.maxQueue ?? 256;
   const queue: QueuedSample[] = [];

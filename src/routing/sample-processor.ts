@@ -195,7 +195,8 @@ export async function replan(context: RouterContext, state: RouteState, requeste
 async function watch(context: RouterContext, state: RouteState, requested: CatalogModel, servedModel: string, passed: boolean, contract: EvalContract): Promise<boolean> {
   const { evidenceVersion } = context.routes.contract(state.scope);
   const rows = await context.routing.listEvidence(state.scope, requested.id, evidenceVersion);
-  const options = cusumOptionsFor(healthyRateOf(contract, rows.find((row) => row.candidateModel === servedModel)));
+  const pooled = context.routes.route(state.scope, requested.id)?.split?.shares.find((entry) => entry.model === servedModel)?.pooled;
+  const options = cusumOptionsFor(healthyRateOf(contract, rows.find((row) => row.candidateModel === servedModel), pooled?.notLossRate));
   if (state.detectorModel !== servedModel) {
     // Back after going unchecked: its evidence predates the gap, so its detector starts halfway to the alarm.
     const onProbation = state.probation.delete(servedModel);
@@ -227,9 +228,12 @@ async function watch(context: RouterContext, state: RouteState, requested: Catal
  * that loses one call in five to the requested model may serve a share if
  * it wins others; it is demoted when it starts to lose more).
  */
-function healthyRateOf(contract: EvalContract, counts: CandidateCounts | undefined): number {
-  if (qualitySemantics(contract) !== 'relative' || counts === undefined || counts.evaluated === 0) return contract.pass_rate;
-  return Math.min(0.99, Math.max(0.5, counts.passed / counts.evaluated));
+function healthyRateOf(contract: EvalContract, counts: CandidateCounts | undefined, pooledRate: number | undefined): number {
+  if (qualitySemantics(contract) !== 'relative') return contract.pass_rate;
+  const evaluated = counts?.evaluated ?? 0;
+  // A share on the project's prior, before the workload's own evidence can tell its rate: the pool's.
+  const rate = pooledRate !== undefined && evaluated < contract.min_samples ? pooledRate : counts === undefined || evaluated === 0 ? null : counts.passed / evaluated;
+  return rate === null ? contract.pass_rate : Math.min(0.99, Math.max(0.5, rate));
 }
 
 /** The route row exists from the first sample on, so the API lists what is being tested. */

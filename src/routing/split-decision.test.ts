@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { drawSample, type Joint } from '../../test/helpers/paired-samples.js';
-import { emptyPairedEvidence, recordPairedSample, type PairedEvidence } from './paired-quality.js';
+import { drawEvidence, type Joint } from '../../test/helpers/paired-samples.js';
+import { emptyPairedEvidence, type PairedEvidence } from './paired-quality.js';
 import { decideSplit, possibleShare, type RelativeEvidence, type RelativePolicy } from './split-decision.js';
 
 const policy: RelativePolicy = { qualityBar: 0.95, confidence: 0.95, minSamples: 50, passRate: 0.95, judgeError: 0.02, gradeError: 0.02, agreementGradesSampled: true };
@@ -11,16 +11,7 @@ const mmluLike: Joint = { bothRight: 0.62, requestedOnly: 0.2, candidateOnly: 0.
 const asGood: Joint = { bothRight: 0.75, requestedOnly: 0.07, candidateOnly: 0.07, neither: 0.11, neitherAgree: 0.33 };
 
 function evidence(joint: Joint, samples: number, seed: number): PairedEvidence {
-  let state = seed;
-  const random = () => ((state = (state * 16_807) % 2_147_483_647) - 1) / 2_147_483_646;
-  let counts = emptyPairedEvidence();
-  for (let index = 0; index < samples; index += 1) {
-    const sample = drawSample(joint, random, 0.2);
-    // Disagreements carry no grade of their own: the verdict says who was right (ties are graded, as the router does).
-    if (sample.outcome === 'win' || sample.outcome === 'loss') delete sample.requestedRight;
-    counts = recordPairedSample(counts, sample);
-  }
-  return counts;
+  return drawEvidence(joint, samples, seed);
 }
 
 function candidate(model: string, costPerCall: number, paired: PairedEvidence, extra: Partial<RelativeEvidence> = {}): RelativeEvidence {
@@ -95,6 +86,31 @@ describe('decideSplit', () => {
       if (share > safest) broken += 1;
     }
     expect(broken / runs).toBeLessThanOrEqual(1 - policy.confidence);
+  });
+});
+
+describe('decideSplit with a pooled prior', () => {
+  const prior = { model: 'cheap', share: 0.2, workloads: 12, samples: 900, notLossRate: 0.85 };
+
+  it('serves the prior\'s share before the workload\'s own evidence certifies one, and marks it pooled', () => {
+    const decision = decideSplit({ requestedModel: 'big', requestedCostPerCall: 1, candidates: [candidate('cheap', 0.01, evidence(mmluLike, 30, 5))], policy, prior });
+    expect(decision.shares).toEqual([{ model: 'cheap', share: 0.2, diffLower: expect.any(Number), samples: 30, pooled: { workloads: 12, samples: 900, notLossRate: 0.85 } }]);
+    expect(decision.savingPerCall).toBeCloseTo(0.2 * 0.99, 9);
+    // Its verdict is what its own evidence certifies (nothing yet): exploring measures what is still to win from there.
+    expect(decision.verdicts[0]).toMatchObject({ state: 'testing', share: 0 });
+    expect(decision.verdicts[0]?.reason).toContain('serves 20.0% of calls on the prior of 12 workloads');
+    // Still worth testing: its own evidence is to take over.
+    expect(decision.toTest).toEqual(['cheap']);
+  });
+
+  it('keeps the workload\'s own certificate when it saves more, and gives no prior share to a candidate cooling down', () => {
+    const own = decideSplit({ requestedModel: 'big', requestedCostPerCall: 1, candidates: [candidate('cheap', 0.1, evidence(asGood, 6_000, 3))], policy, prior });
+    expect(own.servedModel).toBe('cheap');
+    expect(own.shares).toEqual([]);
+    const cooling = decideSplit({ requestedModel: 'big', requestedCostPerCall: 1, candidates: [candidate('cheap', 0.01, evidence(mmluLike, 30, 5), { coolingDown: true })], policy, prior });
+    expect(cooling.shares).toEqual([]);
+    const other = decideSplit({ requestedModel: 'big', requestedCostPerCall: 1, candidates: [candidate('cheap', 0.01, evidence(mmluLike, 30, 5))], policy, prior: { ...prior, model: 'gone' } });
+    expect(other.shares).toEqual([]);
   });
 });
 

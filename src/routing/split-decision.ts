@@ -33,8 +33,10 @@
  */
 import { passRateBounds, thresholdPrior } from './confidence-sequence.js';
 import type { LatencyVerdict } from './latency-limit.js';
-import { emptyPairedEvidence, pairedSampleCount, sampleValues, type PairedEvidence, type QualityBarContract } from './paired-quality.js';
+import { DIFF_RANGE, emptyPairedEvidence, pairedSampleCount, sampleValues, type PairedEvidence, type QualityBarContract } from './paired-quality.js';
+import type { RouteSplit } from '../store/routing-store.js';
 import type { CandidateVerdict, RouteDecision } from './route-decision.js';
+import type { PriorShare } from './pooled-prior.js';
 import { certifiedShares, shareFromBounds } from './workload-shares.js';
 
 /**
@@ -71,7 +73,12 @@ export interface SplitShare {
   share: number;
   diffLower: number;
   samples: number;
+  /** Set when the share rests on the project's pooled prior (pooled-prior.ts), not on the workload's own certificate. */
+  pooled?: PooledBasis;
 }
+
+/** What a prior's share rests on: the pool's workloads and samples, and its not-loss rate (the rollback detector's healthy rate until the workload's own evidence can tell). */
+export type PooledBasis = NonNullable<RouteSplit['shares'][number]['pooled']>;
 
 export interface SplitDecision extends RouteDecision {
   /** Shares of calls drawn to cheaper models (each in (0, 1)); empty when a candidate serves the whole workload or none has a share. */
@@ -103,7 +110,7 @@ function blockOf(candidate: RelativeEvidence, policy: RelativePolicy): Block | n
   return null;
 }
 
-export function decideSplit(input: { requestedModel: string; requestedCostPerCall: number; candidates: RelativeEvidence[]; policy: RelativePolicy }): SplitDecision {
+export function decideSplit(input: { requestedModel: string; requestedCostPerCall: number; candidates: RelativeEvidence[]; policy: RelativePolicy; prior?: PriorShare }): SplitDecision {
   const { policy } = input;
   const candidates = input.candidates.filter((candidate) => candidate.model !== input.requestedModel).sort((left, right) => left.costPerCall - right.costPerCall || left.model.localeCompare(right.model));
   const cheaper = candidates.filter((candidate) => candidate.costPerCall < input.requestedCostPerCall);
@@ -116,9 +123,13 @@ export function decideSplit(input: { requestedModel: string; requestedCostPerCal
     policy,
     { minPairGain: MIN_PAIR_GAIN },
   );
-  const shareOf = new Map(allocation.shares.map((entry) => [entry.model, entry]));
   const whole = allocation.shares.find((entry) => entry.share >= 1);
-  const shares = whole === undefined ? allocation.shares.filter((entry) => entry.share > 0).map((entry) => ({ ...entry, samples: pairedSampleCount(evidenceOf(cheaper, entry.model)) })) : [];
+  const own: SplitShare[] = whole === undefined ? allocation.shares.filter((entry) => entry.share > 0).map((entry) => ({ ...entry, samples: pairedSampleCount(evidenceOf(cheaper, entry.model)) })) : [];
+  const prior = whole === undefined ? priorOffer(input.prior, cheaper, policy, input.requestedCostPerCall, allocation.shares) : null;
+  const onPrior = prior !== null && prior.saving > allocation.savingPerCall;
+  const shares = onPrior ? [prior.share] : own;
+  // Verdicts carry what the workload's own evidence certifies: what exploring may still win is measured from it, prior or not.
+  const shareOf = new Map(allocation.shares.map((entry) => [entry.model, entry]));
   const possibleShares = new Map(cheaper.map((candidate) => [candidate.model, possibleShare(candidate.paired, policy)]));
 
   const verdicts: CandidateVerdict[] = candidates.map((candidate) => {
@@ -137,6 +148,9 @@ export function decideSplit(input: { requestedModel: string; requestedCostPerCal
       share,
     };
     if (block !== null && share === 0) verdict.reason = block.reason;
+    if (onPrior && candidate.model === prior.share.model) {
+      verdict.reason = `serves ${(prior.share.share * 100).toFixed(1)}% of calls on the prior of ${prior.share.pooled.workloads} workloads of the project (${prior.share.pooled.samples} paired samples), until its own evidence certifies more`;
+    }
     if (candidate.coolingDown === true) verdict.coolingDown = true;
     return verdict;
   });
@@ -156,9 +170,33 @@ export function decideSplit(input: { requestedModel: string; requestedCostPerCal
     toTest,
     shares,
     requestedLower: allocation.requestedLower,
-    savingPerCall: allocation.savingPerCall,
+    savingPerCall: onPrior ? prior.saving : allocation.savingPerCall,
     possibleShares,
   };
+}
+
+/**
+ * The prior's share as the route would serve it, and its saving per call:
+ * only for a cheaper candidate that nothing but its own sample count keeps
+ * from a share (a cooldown, failing checks or latency bar the prior too; a
+ * latency not yet known on the workload is judged over the pool).
+ */
+function priorOffer(
+  prior: PriorShare | undefined,
+  cheaper: readonly RelativeEvidence[],
+  policy: RelativePolicy,
+  requestedCostPerCall: number,
+  allocated: readonly { model: string; diffLower: number }[],
+): { share: SplitShare & { pooled: PooledBasis }; saving: number } | null {
+  if (prior === undefined || !(prior.share > 0)) return null;
+  const found = cheaper.find((entry) => entry.model === prior.model);
+  if (found === undefined) return null;
+  // The pool's latency verdict stands in while the workload's own latencies are too few to judge.
+  const candidate = found.latency?.state === 'unknown' && prior.latency?.state === 'ok' ? { ...found, latency: prior.latency } : found;
+  if (blockOf(candidate, { ...policy, minSamples: 0 }) !== null) return null;
+  const diffLower = allocated.find((entry) => entry.model === prior.model)?.diffLower ?? DIFF_RANGE.min;
+  const pooled = { workloads: prior.workloads, samples: prior.samples, notLossRate: prior.notLossRate };
+  return { share: { model: prior.model, share: prior.share, diffLower, samples: pairedSampleCount(candidate.paired), pooled }, saving: prior.share * (requestedCostPerCall - candidate.costPerCall) };
 }
 
 function evidenceOf(candidates: readonly RelativeEvidence[], model: string): PairedEvidence {

@@ -127,7 +127,7 @@ export async function routesView({ store, catalog, router, priceOf = catalogPric
       route.split === null
         ? null
         : {
-            shares: route.split.shares.map((entry) => ({ model: entry.model, share: entry.share, lower_bound_diff: entry.diffLower, samples: entry.samples })),
+            shares: route.split.shares.map((entry) => ({ model: entry.model, share: entry.share, lower_bound_diff: entry.diffLower, samples: entry.samples, pooled: entry.pooled === undefined ? null : { workloads: entry.pooled.workloads, samples: entry.pooled.samples } })),
             requested_quality_lower: route.split.requestedLower,
             quality_bar: route.split.qualityBar,
             confidence: route.split.confidence,

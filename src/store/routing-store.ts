@@ -14,6 +14,9 @@ export interface Scope {
   workload: string;
 }
 
+/** A project of an account: a scope without its workload. */
+export type ProjectScope = Pick<Scope, 'accountId' | 'project'>;
+
 /** One version of a workload's eval contract (the JSON as validated by `parseEvalContract`). */
 export interface StoredContract {
   version: number;
@@ -130,6 +133,13 @@ export interface RouteSplit {
     diffLower: number;
     /** Paired samples behind it. */
     samples: number;
+    /**
+     * Set when the share rests on the pooled prior of the project's workloads
+     * that ask the same model (routing/pooled-prior.ts), not on the
+     * workload's own certificate: how many workloads and paired samples, and
+     * their rate of samples that were not losses.
+     */
+    pooled?: { workloads: number; samples: number; notLossRate: number };
   }>;
   /** Anytime-valid lower bound on the requested model's quality E[r]. */
   requestedLower: number;
@@ -233,6 +243,14 @@ export interface RoutingStore {
   resetEvidence(scope: Scope, requestedModel: string, candidateModel: string, contractVersion: number): Promise<void>;
   /** Every candidate's counts for a requested model under one contract version. */
   listEvidence(scope: Scope, requestedModel: string, contractVersion: number): Promise<CandidateCounts[]>;
+  /**
+   * Every workload's counts for a requested model in one project, under every
+   * evidence version, ordered by workload then candidate: the router pools
+   * the evidence of a project's workloads that ask the same model (a prior
+   * for a workload with little evidence of its own) and keeps each row whose
+   * version is its workload's current one.
+   */
+  listProjectEvidence(scope: ProjectScope, requestedModel: string): Promise<Array<CandidateCounts & { workload: string }>>;
 
   /** Routes of one workload, by requested model. */
   listRoutes(scope: Scope): Promise<RouteRecord[]>;

@@ -384,6 +384,7 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
       const scope = { accountId: 'acct-1', project: 'shop', workload: 'summarise' };
       const other = { ...scope, accountId: 'acct-2' };
       const delta = { evaluated: 1, passed: 1, errors: 0, promptTokens: 100, completionTokens: 20, costUsd: 0.001, latencyMsTotal: 250 };
+      const zero = (): PairedCounts => ({ same: { right: 0, wrong: 0, ungraded: 0 }, win: { right: 0, wrong: 0, ungraded: 0 }, loss: { right: 0, wrong: 0, ungraded: 0 }, tie: { right: 0, wrong: 0, ungraded: 0 } });
 
       it('versions contracts per workload', async () => {
         expect(await store.routing.getContract(scope)).toBeNull();
@@ -439,10 +440,49 @@ export function describeStoreContract(backendName: string, openStore: () => Prom
         expect(await store.routing.listEvidence(scope, 'big', 2)).toHaveLength(1);
       });
 
+      it("lists a project's evidence for a requested model: every workload's, under every version, by workload then candidate", async () => {
+        const checkout = { ...scope, workload: 'checkout' };
+        const elsewhere = { ...scope, project: 'other' };
+        /** The paired counts of one sample. */
+        const one = (outcome: 'win' | 'loss' | 'tie', grade: 'right' | 'wrong' | 'ungraded'): PairedCounts => {
+          const paired = zero();
+          paired[outcome][grade] = 1;
+          return paired;
+        };
+        // Each row its own counts, so a row merged into another, or read under another workload or version, shows.
+        const added = [
+          { at: scope, requested: 'big', candidate: 'tiny', version: 1, evaluated: 1, outcome: 'win', grade: 'right' },
+          { at: scope, requested: 'big', candidate: 'small', version: 1, evaluated: 2, outcome: 'loss', grade: 'wrong' },
+          { at: scope, requested: 'big', candidate: 'small', version: 2, evaluated: 3, outcome: 'tie', grade: 'ungraded' },
+          { at: checkout, requested: 'big', candidate: 'tiny', version: 2, evaluated: 4, outcome: 'win', grade: 'wrong' },
+          { at: checkout, requested: 'big', candidate: 'tiny', version: 1, evaluated: 5, outcome: 'loss', grade: 'right' },
+          { at: checkout, requested: 'big', candidate: 'small', version: 1, evaluated: 6, outcome: 'tie', grade: 'right' },
+          // Not the project's 'big' evidence: another requested model, another project, another account.
+          { at: checkout, requested: 'mid', candidate: 'tiny', version: 1, evaluated: 7, outcome: 'win', grade: 'right' },
+          { at: elsewhere, requested: 'big', candidate: 'tiny', version: 1, evaluated: 8, outcome: 'win', grade: 'right' },
+          { at: other, requested: 'big', candidate: 'small', version: 2, evaluated: 9, outcome: 'win', grade: 'right' },
+        ] as const;
+        for (const row of added) {
+          await store.routing.addEvidence(row.at, row.requested, row.candidate, row.version, { ...delta, evaluated: row.evaluated, passed: row.evaluated, paired: { outcome: row.outcome, grade: row.grade } }, 10);
+        }
+
+        const rows = await store.routing.listProjectEvidence({ accountId: scope.accountId, project: 'shop' }, 'big');
+        expect(rows.map(({ workload, requestedModel, contractVersion, candidateModel, evaluated, passed, paired }) => ({ workload, requestedModel, contractVersion, candidateModel, evaluated, passed, paired }))).toEqual([
+          { workload: 'checkout', requestedModel: 'big', contractVersion: 1, candidateModel: 'small', evaluated: 6, passed: 6, paired: one('tie', 'right') },
+          { workload: 'checkout', requestedModel: 'big', contractVersion: 1, candidateModel: 'tiny', evaluated: 5, passed: 5, paired: one('loss', 'right') },
+          { workload: 'checkout', requestedModel: 'big', contractVersion: 2, candidateModel: 'tiny', evaluated: 4, passed: 4, paired: one('win', 'wrong') },
+          { workload: 'summarise', requestedModel: 'big', contractVersion: 1, candidateModel: 'small', evaluated: 2, passed: 2, paired: one('loss', 'wrong') },
+          { workload: 'summarise', requestedModel: 'big', contractVersion: 2, candidateModel: 'small', evaluated: 3, passed: 3, paired: one('tie', 'ungraded') },
+          { workload: 'summarise', requestedModel: 'big', contractVersion: 1, candidateModel: 'tiny', evaluated: 1, passed: 1, paired: one('win', 'right') },
+        ]);
+        // A row is the workload's own row, as listEvidence reads it, with its workload.
+        expect(rows[1]).toEqual({ ...(await store.routing.listEvidence(checkout, 'big', 1)).find((row) => row.candidateModel === 'tiny'), workload: 'checkout' });
+        expect(await store.routing.listProjectEvidence({ accountId: scope.accountId, project: 'shop' }, 'huge')).toEqual([]);
+      });
+
       it('counts paired samples per outcome and grade, and absolute-check results, beside the other counts', async () => {
         const workload = { ...scope, workload: 'paired' };
         const none = { ...delta, evaluated: 0, passed: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMsTotal: 0 };
-        const zero = (): PairedCounts => ({ same: { right: 0, wrong: 0, ungraded: 0 }, win: { right: 0, wrong: 0, ungraded: 0 }, loss: { right: 0, wrong: 0, ungraded: 0 }, tie: { right: 0, wrong: 0, ungraded: 0 } });
         await store.routing.addEvidence(workload, 'big', 'small', 1, none, 10);
         expect(await store.routing.listEvidence(workload, 'big', 1)).toEqual([expect.objectContaining({ paired: zero(), constraintsEvaluated: 0, constraintsPassed: 0 })]);
 

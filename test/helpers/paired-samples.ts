@@ -3,7 +3,7 @@
  * joint distribution of who is right, for the tests of the paired-quality
  * statistics (`src/routing/paired-quality.ts`, `workload-shares.ts`).
  */
-import type { PairedSample } from '../../src/routing/paired-quality.js';
+import { emptyPairedEvidence, recordPairedSample, type PairedEvidence, type PairedSample } from '../../src/routing/paired-quality.js';
 
 /** Who is right on a call; two wrong replies agree `neitherAgree` of the time (multiple choice: a third). */
 export interface Joint {
@@ -27,4 +27,27 @@ export function drawSample(joint: Joint, random: () => number, gradeRate = 1, lo
   else sample = { outcome: random() < joint.neitherAgree ? 'same' : 'tie', requestedRight: false };
   if (random() >= gradeRate) delete sample.requestedRight;
   return sample;
+}
+
+/**
+ * The evidence of `samples` paired samples as the router records them, from a seeded stream: R graded on a
+ * random `gradeRate` of the agreements and ties; a win or a loss carries no grade of its own (the verdict says
+ * who was right).
+ */
+export function drawEvidence(joint: Joint, samples: number, seed: number, gradeRate = 0.2): PairedEvidence {
+  let state = seed;
+  const random = () => ((state = (state * 16_807) % 2_147_483_647) - 1) / 2_147_483_646;
+  let counts = emptyPairedEvidence();
+  for (let index = 0; index < samples; index += 1) {
+    const sample = drawSample(joint, random, gradeRate);
+    if (sample.outcome === 'win' || sample.outcome === 'loss') delete sample.requestedRight;
+    counts = recordPairedSample(counts, sample);
+  }
+  return counts;
+}
+
+/** The quality of a workload that sends `share` of its calls to C, as a fraction of R's. */
+export function qualityAtShare(joint: Joint, share: number): number {
+  const requested = joint.bothRight + joint.requestedOnly;
+  return (requested + share * (joint.candidateOnly - joint.requestedOnly)) / requested;
 }

@@ -2,9 +2,12 @@
  * The router's relative default (paired-shares.ts) on every recorded
  * workload, on the same calls as the absolute router, measured the same way
  * (summarizeRun), with what only it has: its certified shares against the
- * oracle's, its samples, and where its eval spend goes.
+ * oracle's, its samples, where its eval spend goes, and how much it served
+ * on the project's pooled prior. A project's workloads run together over
+ * their pool (paired-pool.ts) unless the variant runs each alone.
  */
-import { simulateRelativeRouter, type EvalSpend, type RouterRunPlan } from './paired-shares.js';
+import { simulateRelativeWorkloads } from './paired-pool.js';
+import type { EvalSpend, RouterRunPlan } from './relative-outcome.js';
 import type { RelativeVariant } from './relative-variants.js';
 import { largestShare } from './oracles.js';
 import { groupsOf, median, summarizeRun, type GroupFigures, type RealRunPlan, type ServedFigures } from './real-data-run.js';
@@ -27,6 +30,9 @@ export interface RelativeWorkloadFigures extends ServedFigures {
   /** The grader measured against the verdicts, and the grade error of the last decision (null: its grades dropped). */
   graderChecks: { compared: number; differed: number };
   gradeError: number | null;
+  /** Mixtral's share averaged over the run's calls, and the calls its share rested on the pooled prior. */
+  meanRunShare: number;
+  priorCalls: number;
 }
 
 export interface RelativeGroupFigures extends GroupFigures {
@@ -37,6 +43,9 @@ export interface RelativeGroupFigures extends GroupFigures {
   /** Mean over the workloads of the certified share at the end, and of the oracle's share. */
   meanShare: number;
   meanOracleShare: number;
+  /** Mean over the workloads of Mixtral's share averaged over the run; how many workloads were ever served a share on the pooled prior. */
+  meanRunShare: number;
+  onPrior: number;
   /** Medians over the workloads: exploration replays, and the call of the last one (the run's length when one never stopped). */
   medianSamples: number;
   medianLastExploration: number;
@@ -64,8 +73,10 @@ export function realWorkloads(data: RecordedData, plan: RealRunPlan, seed: numbe
 export function runRelativeRouter(data: RecordedData, plan: RealRunPlan, variant: RelativeVariant, seed: number, reals = realWorkloads(data, plan, seed)): RelativeRun {
   const routerPlan: RouterRunPlan = { calls: plan.callsPerWorkload, callsPerDay: plan.callsPerDay, sampleRate: plan.sampleRate };
   const calls = plan.callsPerWorkload;
-  const runs = reals.map((real) => {
-    const outcome = simulateRelativeRouter(real, data, routerPlan, variant, seed);
+  const outcomes = simulateRelativeWorkloads(reals, data, routerPlan, variant, seed);
+  const runs = reals.map((real, index) => {
+    const outcome = outcomes[index];
+    if (outcome === undefined) throw new Error(`no outcome for ${real.recorded.name}`);
     const evaluation = Object.values(outcome.spend).reduce((sum, value) => sum + value, 0);
     let cheapRight = 0;
     let agree = 0;
@@ -105,6 +116,8 @@ export function runRelativeRouter(data: RecordedData, plan: RealRunPlan, variant
       dailyExploration: outcome.daily.exploration,
       graderChecks: outcome.graderChecks,
       gradeError: outcome.gradeError,
+      meanRunShare: outcome.meanShare,
+      priorCalls: outcome.priorCalls,
     };
     return { real, figures };
   });
@@ -131,6 +144,8 @@ export function runRelativeRouter(data: RecordedData, plan: RealRunPlan, variant
         spendShares: { candidateReplays: spendShare('candidateReplays'), referenceReplays: spendShare('referenceReplays'), verdicts: spendShare('verdicts'), grades: spendShare('grades'), selfChecks: spendShare('selfChecks') },
         meanShare: total((item) => item.share) / members.length,
         meanOracleShare: total((item) => item.oracleShare) / members.length,
+        meanRunShare: total((item) => item.meanRunShare) / members.length,
+        onPrior: members.filter((item) => item.priorCalls > 0).length,
         medianSamples: medianOf((item) => item.samples.exploration),
         medianLastExploration: medianOf((item) => item.lastExplorationCall ?? 0),
         medianDailyExploration: (members[0]?.dailyExploration ?? []).map((_, day) => medianOf((item) => item.dailyExploration[day] ?? 0)),
@@ -153,7 +168,8 @@ function gradeErrorsOf(members: readonly RelativeWorkloadFigures[], judgeError: 
  * Evidence pooled over every workload asking the same pair (issue 37 item 4),
  * at its limit: the largest random share of all calls that keeps them
  * together at the bar (the prompts' own correctness), and what that one
- * share would do to each workload. Not used for routing (docs/routing.md).
+ * share would do to each workload: why the router's prior (pooled-prior.ts)
+ * is shrunk toward each workload's own evidence and capped, not this share.
  */
 export interface PooledShare {
   share: number;

@@ -46,7 +46,16 @@
  *   tenth of itself is not rewritten; another serving model, or C taking or
  *   losing its share, starts the detector and the plan again). A route whose shares went unchecked
  *   for `maxUnmonitoredCalls` falls back as `fallBack` does.
+ * - Given its project's pool (paired-pool.ts), each decision passes
+ *   `decideSplit` the prior's share (`priorShare` on the pool's fit, with
+ *   the evidence and policy that decision reads), as route-changes.ts
+ *   `decide` does; a share on the prior is watched at the pool's not-loss
+ *   rate until the workload has `min_samples` of its own (`healthyRateOf`).
  * - Latency is taken as within the contract's limit (the data has none).
+ *
+ * A run is a stepper (`createRelativeRun`) so that a project's workloads
+ * advance call by call side by side, each seeing the others' evidence at
+ * the same simulated time; `simulateRelativeRouter` steps one alone.
  */
 import { DEFAULT_CONTRACT, type EvalContract } from '../../../src/evals/eval-contract.js';
 import { cusumOptionsFor, initialCusum, updateCusum, type CusumState } from '../../../src/routing/cusum.js';
@@ -54,6 +63,7 @@ import { planExploration, waitsForTraffic, type ExplorationPlan } from '../../..
 import { gradeErrorOf, relativePolicyOf } from '../../../src/routing/judge-error.js';
 import type { JudgeCalibration } from '../../../src/routing/judge-ladder.js';
 import { emptyPairedEvidence, pairedSampleCount, recordPairedSample, withoutGrades, type PairedEvidence } from '../../../src/routing/paired-quality.js';
+import { priorShare, type PriorShare } from '../../../src/routing/pooled-prior.js';
 import { splitChanged, splitModels } from '../../../src/routing/route-changes.js';
 import { DEFAULT_ROUTING } from '../../../src/routing/route-decision.js';
 import { drawRoute } from '../../../src/routing/route-reason.js';
@@ -63,6 +73,7 @@ import { createTrafficMeter } from '../../../src/routing/traffic-meter.js';
 import type { RouteSplit } from '../../../src/store/routing-store.js';
 import { createRandom, seedFor } from '../random.js';
 import type { RealWorkload } from './real-workloads.js';
+import type { EvalSpend, PoolView, RelativeOutcome, RelativeWorkloadRun, RouterRunPlan } from './relative-outcome.js';
 import type { RecordedModel } from './routellm-data.js';
 import { variantPolicy, type RelativeVariant } from './relative-variants.js';
 import { judgeFor, scoreSample, type Judging } from './sample-judging.js';
@@ -77,49 +88,9 @@ const ROUTE = 'workload';
 /** Older names, still imported by the per-call measurement (per-call-policy.ts, per-call-samples.ts). */
 export { JUDGE_OVERHEAD_TOKENS, PAIRED_SHARES, pairedContract } from './relative-variants.js';
 
-export interface RouterRunPlan {
-  calls: number;
-  callsPerDay: number;
-  /** The contract's `sample_rate`: fixed, or `auto` (the default). */
-  sampleRate: number | 'auto';
-}
+export type { EvalSpend, PoolView, RelativeOutcome, RelativeWorkloadRun, RouterRunPlan } from './relative-outcome.js';
 
-export interface EvalSpend {
-  /** Replays on Mixtral (exploration). */
-  candidateReplays: number;
-  /** Replays on GPT-4 as the reference of a call Mixtral served (monitoring, or exploring while Mixtral serves outright). */
-  referenceReplays: number;
-  verdicts: number;
-  grades: number;
-  /** Second GPT-4 replies for the judge's self-checks. */
-  selfChecks: number;
-}
-
-export interface RelativeOutcome {
-  /** Scored replies of Mixtral: exploration replays, monitoring checks. */
-  samples: { exploration: number; monitoring: number };
-  /** The last call an exploration replay was made on, or null. */
-  lastExplorationCall: number | null;
-  /** Exploration replays per day of the run. */
-  daily: { exploration: number[] };
-  /** At the end: the certified share (1 when Mixtral serves outright, since `wholeFromCall`) and the bounds it rests on. */
-  share: number;
-  wholeFromCall: number | null;
-  diffLower: number;
-  requestedLower: number;
-  firstSavingCall: number | null;
-  requestedCost: number;
-  production: number;
-  spend: EvalSpend;
-  maxDailyEvaluation: number;
-  served: { right: number; requestedRight: number; rightLater: number; requestedRightLater: number };
-  demotions: number;
-  fallbacks: number;
-  /** The grader's checks against the verdicts over the run, and the grade error the last decision used (null: grades dropped; gold grades: 0). */
-  graderChecks: { compared: number; differed: number };
-  gradeError: number | null;
-}
-
+/** One workload alone, every call in turn. */
 export function simulateRelativeRouter(
   real: RealWorkload,
   models: { requested: RecordedModel; cheap: RecordedModel },
@@ -127,6 +98,20 @@ export function simulateRelativeRouter(
   variant: RelativeVariant,
   seed: number,
 ): RelativeOutcome {
+  const run = createRelativeRun(real, models, plan, variant, seed);
+  for (let call = 0; call < plan.calls; call += 1) run.step(call);
+  return run.finish();
+}
+
+/** A workload's run; `pool` when it shares its project's evidence (paired-pool.ts), else on its own evidence alone. */
+export function createRelativeRun(
+  real: RealWorkload,
+  models: { requested: RecordedModel; cheap: RecordedModel },
+  plan: RouterRunPlan,
+  variant: RelativeVariant,
+  seed: number,
+  pool?: PoolView,
+): RelativeWorkloadRun {
   const settings: RouterSettings = DEFAULT_ROUTER_SETTINGS;
   // One stream for every variant (common random numbers): they draw the same calls until their routes differ.
   const random = createRandom(seedFor(seed, 'relative router', real.recorded.name));
@@ -174,15 +159,23 @@ export function simulateRelativeRouter(
   const graderChecks: JudgeCalibration = {};
   let gradeError: number | null = goldPolicy?.gradeError ?? variant.judgeError;
 
-  /** route-changes.ts `decide`: ε is the variant's (the self-checks never measure more here); the grader's error from its checks. */
+  /** The grader's error from its checks (gold grades keep theirs), and the evidence as a decision reads it at that error. */
+  const gradeErrorNow = (): number | null => (goldPolicy === null ? gradeErrorOf(variant.judgeError, graderChecks) : (goldPolicy.gradeError ?? 0));
+  const readable = (error: number | null): PairedEvidence => (goldPolicy === null && error === null ? withoutGrades(evidence) : evidence);
+  /** route-changes.ts `decide`: ε is the variant's (the self-checks never measure more here); the grader's error from its checks; the project's prior when there is a pool. */
   const decide = (now: number): SplitDecision => {
-    gradeError = goldPolicy === null ? gradeErrorOf(variant.judgeError, graderChecks) : (goldPolicy.gradeError ?? 0);
-    const paired = goldPolicy === null && gradeError === null ? withoutGrades(evidence) : evidence;
+    gradeError = gradeErrorNow();
+    const paired = readable(gradeError);
+    const policy = goldPolicy ?? relativePolicyOf(DEFAULT_CONTRACT, variant.judgeError, gradeError);
+    // Latency is within the limit here; before the workload has 20 latencies of its own, the product judges it over the pool, which has them.
+    const fit = pool?.fit(policy) ?? null;
+    const prior: PriorShare | undefined = fit === null ? undefined : { model: cheap.name, share: priorShare(fit, paired, policy), workloads: fit.workloads, samples: fit.samples, notLossRate: fit.notLossRate };
     return decideSplit({
       requestedModel: requested.name,
       requestedCostPerCall: usdAt(shapeTokens, requested),
       candidates: [{ model: cheap.name, costPerCall: usdAt(shapeTokens, cheap), paired, constraintsEvaluated: 0, constraintsPassed: 0, errors: 0, latency: { state: 'ok' }, coolingDown: cooldownUntil > now }],
-      policy: goldPolicy ?? relativePolicyOf(DEFAULT_CONTRACT, variant.judgeError, gradeError),
+      policy,
+      ...(prior === undefined ? {} : { prior }),
     });
   };
   let decision = decide(START);
@@ -281,11 +274,16 @@ export function simulateRelativeRouter(
     decideNow(now);
   };
 
-  /** The rollback detector on a monitored reply (sample-processor.ts `watch`, at `healthyRateOf`'s rate); true when it demoted. */
+  /**
+   * The rollback detector on a monitored reply (sample-processor.ts `watch`, at `healthyRateOf`'s rate); true when it demoted.
+   * A share on the prior, before the workload has `min_samples` of its own, is held to the pool's not-loss rate: a few own samples cannot tell it.
+   */
   const watch = (model: string, passed: boolean, now: number): boolean => {
     const evaluated = pairedSampleCount(evidence);
     const losses = evidence.loss.right + evidence.loss.wrong + evidence.loss.ungraded;
-    const options = cusumOptionsFor(evaluated === 0 ? contract.pass_rate : Math.min(0.99, Math.max(0.5, (evaluated - losses) / evaluated)));
+    const pooledRate = route.split?.shares.find((entry) => entry.model === model)?.pooled?.notLossRate;
+    const rate = pooledRate !== undefined && evaluated < contract.min_samples ? pooledRate : evaluated === 0 ? null : (evaluated - losses) / evaluated;
+    const options = cusumOptionsFor(rate === null ? contract.pass_rate : Math.min(0.99, Math.max(0.5, rate)));
     if (detectorModel !== model) {
       detector = probation.delete(model) ? { statistic: options.threshold / 2, observed: 0 } : initialCusum();
       detectorModel = model;
@@ -353,11 +351,16 @@ export function simulateRelativeRouter(
   };
 
   const firstFifth = Math.floor(plan.calls / 5);
-  for (let call = 0; call < plan.calls; call += 1) {
+  let shareSum = 0;
+  let priorCalls = 0;
+  const step = (call: number): void => {
     const now = START + call * spacing;
     const prompt = real.prompts[real.promptOf(call)];
     if (prompt === undefined) throw new Error(`no prompt for call ${call}`);
     meter.observe(ROUTE, now);
+    const held = route.split?.shares.find((entry) => entry.model === cheap.name);
+    shareSum += route.servedModel === cheap.name ? 1 : (held?.share ?? 0);
+    if (route.servedModel !== cheap.name && held?.pooled !== undefined) priorCalls += 1;
     const servedModel = drawRoute({ servedModel: route.servedModel, pinnedModel: null, split: route.split }, requested.name, random).model;
     const routed = servedModel !== requested.name;
     if (routed && outcome.firstSavingCall === null) outcome.firstSavingCall = call;
@@ -377,23 +380,29 @@ export function simulateRelativeRouter(
     const monitor = routed && random() < settings.shadowRate;
     const explore = random() < explorationRate(view, contract.sample_rate, now, settings);
     if (monitor || explore) processSample(call, prompt, servedModel, monitor, explore, now);
-  }
-
-  const whole = route.servedModel === cheap.name;
-  return {
-    ...outcome,
-    share: whole ? 1 : (route.split?.shares.find((entry) => entry.model === cheap.name)?.share ?? 0),
-    wholeFromCall,
-    diffLower: decision.verdicts.find((verdict) => verdict.model === cheap.name)?.lower ?? Number.NEGATIVE_INFINITY,
-    requestedLower: decision.requestedLower,
-    requestedCost,
-    production,
-    spend,
-    maxDailyEvaluation: Math.max(...daily),
-    served,
-    daily: { exploration: dailyExploration },
-    graderChecks: Object.values(graderChecks).reduce((sum, counts) => ({ compared: sum.compared + counts.compared, differed: sum.differed + counts.differed }), { compared: 0, differed: 0 }),
-    gradeError,
   };
+
+  const finish = (): RelativeOutcome => {
+    const whole = route.servedModel === cheap.name;
+    return {
+      ...outcome,
+      share: whole ? 1 : (route.split?.shares.find((entry) => entry.model === cheap.name)?.share ?? 0),
+      wholeFromCall,
+      diffLower: decision.verdicts.find((verdict) => verdict.model === cheap.name)?.lower ?? Number.NEGATIVE_INFINITY,
+      requestedLower: decision.requestedLower,
+      requestedCost,
+      production,
+      spend,
+      maxDailyEvaluation: Math.max(...daily),
+      served,
+      daily: { exploration: dailyExploration },
+      graderChecks: Object.values(graderChecks).reduce((sum, counts) => ({ compared: sum.compared + counts.compared, differed: sum.differed + counts.differed }), { compared: 0, differed: 0 }),
+      gradeError,
+      meanShare: shareSum / plan.calls,
+      priorCalls,
+    };
+  };
+
+  return { step, evidence: () => readable(gradeErrorNow()), samples: () => pairedSampleCount(evidence), finish };
 }
 

@@ -11,7 +11,7 @@
  *     default contract (`sample_rate: "auto"`); `--quick`: 5 days.
  *
  * The relative default also runs with one thing changed each (grades, the
- * judge's error or price), to show what limits it.
+ * judge's error or price, the project's pooled prior), to show what limits it.
  */
 import { DEFAULT_CONTRACT } from '../../../src/evals/eval-contract.js';
 import { ROUTER_DEFAULT, type RelativeVariant } from './relative-variants.js';
@@ -27,6 +27,7 @@ export const CALLS_PER_DAY = 2_000;
 /** The router as it ships (first); then from it, one thing changed each. */
 export const RELATIVE_VARIANTS: RelativeVariant[] = [
   ROUTER_DEFAULT,
+  { ...ROUTER_DEFAULT, label: 'without the pooled prior (each workload on its own evidence)', pool: false },
   { ...ROUTER_DEFAULT, label: 'gold grades of GPT-4 on every sample, free', grading: 'gold' },
   { ...ROUTER_DEFAULT, label: 'gold grades, and a judge never wrong (ε 0)', grading: 'gold', judgeError: 0 },
   { ...ROUTER_DEFAULT, label: 'Mixtral grades GPT-4 by its own answer (right iff they agree; the router assumes ε 0.02)', grading: 'own answer' },

@@ -117,7 +117,7 @@ function renderRun({ plan, relative: [router, ...variants], absolute }: RealData
     `<details><summary>Per workload (${router.workloads.length})</summary>`,
     '',
     table(
-      ['Workload', 'prompts', 'Mixtral accuracy', 'GPT-4 accuracy', 'agreement', 'oracle: whole', 'shares (its share)', 'per query', 'relative: share at the end', 'exploration replays (call of the last)', 'served / GPT-4', 'after 1st fifth', 'gross', 'net', 'first saving (call)', 'demotions', 'absolute: served / GPT-4', 'net', 'first saving (call)'],
+      ['Workload', 'prompts', 'Mixtral accuracy', 'GPT-4 accuracy', 'agreement', 'oracle: whole', 'shares (its share)', 'per query', 'relative: share at the end', 'mean share over the run (calls on the prior)', 'exploration replays (call of the last)', 'served / GPT-4', 'after 1st fifth', 'gross', 'net', 'first saving (call)', 'demotions', 'absolute: served / GPT-4', 'net', 'first saving (call)'],
       router.workloads.map((workload) => {
         const other = absoluteByName.get(workload.name);
         return [
@@ -130,6 +130,7 @@ function renderRun({ plan, relative: [router, ...variants], absolute }: RealData
           `${percent(workload.oracles.shares)} (${percent(workload.oracleShare)})`,
           percent(workload.oracles.perQuery),
           workload.wholeFromCall === null ? percent(workload.share) : `whole from call ${count(workload.wholeFromCall)}`,
+          `${percent(workload.meanRunShare)} (${count(workload.priorCalls)})`,
           `${count(workload.samples.exploration)} (${workload.lastExplorationCall === null ? 'none' : count(workload.lastExplorationCall)})`,
           percent(workload.qualityRatio),
           percent(workload.qualityRatioAfterFirstFifth),

@@ -1,7 +1,7 @@
 /**
  * The relative default as it ships, and the variants the real-data report
  * runs beside it to show what limits it: one thing changed each (who grades
- * GPT-4's replies, the judge's error ε, its price).
+ * GPT-4's replies, the judge's error ε, its price, the project's pooled prior).
  */
 import { DEFAULT_CONTRACT } from '../../../src/evals/eval-contract.js';
 import { ASSUMED_JUDGE_ERROR, relativePolicyOf } from '../../../src/routing/judge-error.js';
@@ -16,10 +16,12 @@ export interface RelativeVariant {
   grading: Judging['grading'];
   /** Whose price the judges have: the ones `chooseJudge` picks (GPT-4 judges Mixtral's replies), or Mixtral's for every judge call. */
   judgePrice: 'chosen' | 'cheap';
+  /** Whether a project's workloads pool their evidence into the prior (paired-pool.ts), as the router does; false: each on its own evidence alone. */
+  pool: boolean;
 }
 
 /** The router as it ships. */
-export const ROUTER_DEFAULT: RelativeVariant = { label: 'the router (relative default)', judgeError: ASSUMED_JUDGE_ERROR, grading: 'judge', judgePrice: 'chosen' };
+export const ROUTER_DEFAULT: RelativeVariant = { label: 'the router (relative default)', judgeError: ASSUMED_JUDGE_ERROR, grading: 'judge', judgePrice: 'chosen', pool: true };
 
 /** The policy a variant decides with: the default contract's, with its ε; gold grades are exact and on every sample. */
 export function variantPolicy(variant: RelativeVariant): RelativePolicy {

@@ -195,6 +195,8 @@ function traceOf(requestId: string, scope: Scope, key: ApiKey, requested: string
     user: null,
     requestedModel: requested,
     servedModel: served,
+    routeReason: null,
+    routeShare: null,
     replica: 'simulated',
     attempts: null,
     engineSeconds: null,

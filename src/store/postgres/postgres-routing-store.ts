@@ -75,6 +75,15 @@ export function createPostgresRoutingStore(database: PostgresDatabase): Postgres
       );
       return rows.map(fromEvidenceRow);
     },
+    async listProjectEvidence(scope, requestedModel) {
+      // The primary key's (account_id, project) prefix finds the project's rows.
+      const rows = await database.query<EvidenceRow & { workload: string }>(
+        `SELECT workload, ${evidenceColumns} FROM route_evidence WHERE account_id = $1 AND project = $2 AND requested_model = $3
+         ORDER BY workload, candidate_model, contract_version`,
+        [scope.accountId, scope.project, requestedModel],
+      );
+      return rows.map((row) => ({ ...fromEvidenceRow(row), workload: row.workload }));
+    },
     async listRoutes(scope) {
       return (await database.query<RouteRow>(`SELECT ${routeColumns} FROM routes WHERE ${scopeWhere} ORDER BY requested_model`, scopeOf(scope))).map(fromRouteRow);
     },

@@ -1,6 +1,6 @@
 /** The routing domain (`routing-store.ts`) on SQLite: one table each, JSON columns for contracts and certificates. */
 import type Database from 'better-sqlite3';
-import type { EvidenceDelta, Feedback, JudgeCheckCounts, ModelUsage, RouteChange, RouteRecord, RoutingStore, Scope, StoredContract } from '../routing-store.js';
+import type { EvidenceDelta, Feedback, JudgeCheckCounts, ModelUsage, ProjectScope, RouteChange, RouteRecord, RoutingStore, Scope, StoredContract } from '../routing-store.js';
 import {
   addedCountColumns, addedCountValues, contractColumns, evidenceColumns, feedbackColumns, fromContractRow, fromEvidenceRow, fromRevisedRow, fromRouteChangeRow, fromRouteRow, nextContractVersion,
   routeChangeColumns, routeColumns, sketchWithValue, toRouteChangeRow, toRouteRow,
@@ -9,6 +9,7 @@ import {
 
 const scopeWhere = 'account_id = ? AND project = ? AND workload = ?';
 const scopeOf = (scope: Scope): [string, string, string] => [scope.accountId, scope.project, scope.workload];
+const projectOf = (scope: ProjectScope): [string, string] => [scope.accountId, scope.project];
 
 function prepareRoutingStatements(database: Database.Database) {
   return {
@@ -40,6 +41,11 @@ function prepareRoutingStatements(database: Database.Database) {
     ),
     listEvidence: database.prepare<[string, string, string, string, number], EvidenceRow>(
       `SELECT ${evidenceColumns} FROM route_evidence WHERE ${scopeWhere} AND requested_model = ? AND contract_version = ? ORDER BY candidate_model`,
+    ),
+    // The primary key's (account_id, project) prefix finds the project's rows.
+    listProjectEvidence: database.prepare<[string, string, string], EvidenceRow & { workload: string }>(
+      `SELECT workload, ${evidenceColumns} FROM route_evidence WHERE account_id = ? AND project = ? AND requested_model = ?
+       ORDER BY workload, candidate_model, contract_version`,
     ),
     routesOf: database.prepare<[string, string, string], RouteRow>(`SELECT ${routeColumns} FROM routes WHERE ${scopeWhere} ORDER BY requested_model`),
     // Revisions are given by the triggers of migration 0012, in commit order.
@@ -149,6 +155,9 @@ export function createSqliteRoutingStore(database: Database.Database): Omit<Rout
     },
     async listEvidence(scope, requestedModel, contractVersion) {
       return prepared().listEvidence.all(...scopeOf(scope), requestedModel, contractVersion).map(fromEvidenceRow);
+    },
+    async listProjectEvidence(scope, requestedModel) {
+      return prepared().listProjectEvidence.all(...projectOf(scope), requestedModel).map((row) => ({ ...fromEvidenceRow(row), workload: row.workload }));
     },
     async listRoutes(scope) {
       return prepared().routesOf.all(...scopeOf(scope)).map(fromRouteRow);
