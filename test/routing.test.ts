@@ -126,6 +126,15 @@ describe('routing', () => {
     expect(noAgreement.json.error).toMatchObject({ code: 'invalid_eval_contract', param: 'quality_bar' });
     expect((noAgreement.json.error as { message: string }).message).toContain('quality_bar: needs an agreement check');
     expect((await management('GET', path)).json).toMatchObject({ version: 3 });
+
+    const perCall = await management('PUT', path, { per_call: true });
+    expect(perCall.status).toBe(200);
+    expect(perCall.json).toMatchObject({ version: 4, evidence_kept: true, contract: { quality_bar: 0.95, per_call: true }, semantics: 'relative' });
+    expect(perCall.json.semantics_detail).toContain(`${absoluteChecks.slice(0, -1)}; per-call policies: a cheaper model may take the calls a policy learned`);
+    const perCallAbsolute = await management('PUT', path, { pass_rate: 0.9, per_call: true });
+    expect(perCallAbsolute.status).toBe(400);
+    expect(perCallAbsolute.json.error).toMatchObject({ code: 'invalid_eval_contract', param: 'per_call' });
+    expect((perCallAbsolute.json.error as { message: string }).message).toContain('per_call: needs quality_bar');
   });
 
   it('moves a workload to the cheapest model that truly passes, and no further', async () => {

@@ -8,7 +8,8 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import protobuf from 'protobufjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { callFeatures } from '../src/routing/call-features.js';
 import { startScriptedEngine, type ScriptedEngine } from './helpers/scripted-engine.js';
 import { ADMIN_KEY, startTestGateway, type TestGateway } from './helpers/test-gateway.js';
 
@@ -276,6 +277,57 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry export ove
     const byModel = new Map(children.map((child) => [child.attributes['gen_ai.request.model'], child]));
     expect(byModel.get('tiny')?.attributes['taskgate.guard.reask']).toBeUndefined();
     expect(byModel.get('big')?.attributes['taskgate.guard.reask']).toBe(true);
+  });
+
+  it("serves the calls a route's per-call policy picks on its model, with the reason `policy` and the share, and leaves the others", async () => {
+    const workload = 'policed';
+    const account = await taskgate.gateway.store.accounts.ensureAccount('default');
+    await taskgate.gateway.store.projects.ensureScope(account.id, 'default', workload);
+    // No replays: the route stays as stored.
+    expect(await management(taskgate, 'PUT', `/projects/default/workloads/${workload}/eval`, { sample_rate: 0 })).toBe(200);
+    // A policy that picks the calls that say "easy" (P(loss) ≈ 0 there, ≈ 0.88 elsewhere; threshold 0.5), and a share of all of its picks, so the draw never decides.
+    const easy = callFeatures({ messages: [{ role: 'user', content: 'easy' }] });
+    const weights = new Array<number>(easy.dimension).fill(0);
+    weights[easy.indices[0] ?? 0] = -20;
+    const policy = { epoch: 1, dimension: easy.dimension, weights, bias: 2, threshold: 0.5, routedShare: 0.5 };
+    const now = Date.now();
+    await taskgate.gateway.store.routing.saveRoute(
+      {
+        scope: { accountId: account.id, project: 'default', workload },
+        requestedModel: 'big',
+        servedModel: 'big',
+        pinnedModel: null,
+        certificate: null,
+        cooldowns: {},
+        fallbacks: [],
+        split: { shares: [{ model: 'tiny', share: 1, diffLower: 0, samples: 100, policy }], requestedLower: 0.9, qualityBar: 0.95, confidence: 0.95, contractVersion: 0, at: now },
+        updatedAt: now,
+      },
+      null,
+    );
+    const ask = async (content: string) => {
+      const response = await taskgate.postChat({ model: 'big', messages: [{ role: 'user', content }] }, { headers: { 'x-taskgate-workload': workload } });
+      expect(response.status).toBe(200);
+      return { model: ((await response.json()) as { model: string }).model, requestId: response.headers.get('x-request-id') };
+    };
+
+    // The route reaches this process's route table on the change feed's next poll.
+    const picked = await vi.waitFor(
+      async () => {
+        const call = await ask('An easy one: what is 20 + 22?');
+        expect(call.model).toBe('tiny');
+        return call;
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+    const { call } = await spansOf(picked.requestId);
+    expect(call.attributes).toMatchObject({ 'gen_ai.request.model': 'big', 'gen_ai.response.model': 'tiny', 'taskgate.route.reason': 'policy' });
+    expect(await taskgate.traceOf(picked.requestId)).toMatchObject({ servedModel: 'tiny', routeReason: 'policy', routeShare: 1 });
+
+    const kept = await ask('A hard one: what is 20 + 22?');
+    expect(kept.model).toBe('big');
+    expect((await spansOf(kept.requestId)).call.attributes['taskgate.route.reason']).toBe('requested');
+    expect(await taskgate.traceOf(kept.requestId)).toMatchObject({ servedModel: 'big', routeReason: 'requested', routeShare: null });
   });
 
   it('sends a shadow replay as a trace of its own, marked, naming and linking the call it replays', async () => {

@@ -55,6 +55,8 @@ describe('taskgate routes', () => {
     expect(lines.at(-1)).toMatch(/^mmlu gpt-4: testing mixtral on 5\.00% of calls \(auto\); eval spend today \$0\.3000 of \$5$/);
     const pooled = route({ phase: 'split', split: { shares: [{ model: 'mixtral', share: 0.2, lower_bound_diff: -0.3, samples: 24, pooled: { workloads: 12, samples: 900 } }] }, served_share: 0.8 });
     expect(formatRoutes([view([pooled])]).split('\n').find((line) => line.includes('split:'))).toMatch('mmlu gpt-4: split: 20% → mixtral (prior of 12 workloads, 900 samples; 24 of its own); 80% → gpt-4');
+    const policied = route({ phase: 'split', split: { shares: [{ model: 'mixtral', share: 0.62, lower_bound_diff: -0.01, samples: 80, pooled: null, policy: { epoch: 2, routed_share: 0.4 } }] }, served_share: 0.752 });
+    expect(formatRoutes([view([policied])]).split('\n').find((line) => line.includes('split:'))).toMatch('mmlu gpt-4: split: 62% of the calls policy #2 picks (it picks 40% of calls) → mixtral (E[c−r] ≥ -0.010, 80 samples); 75% → gpt-4');
   });
 
   it('names every other phase in words', () => {

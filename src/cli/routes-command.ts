@@ -32,7 +32,7 @@ interface RoutesView {
     served_model: string;
     router_choice: string;
     pinned_model: string | null;
-    split: { shares: Array<{ model: string; share: number; lower_bound_diff: number; samples: number; pooled?: { workloads: number; samples: number } | null }> } | null;
+    split: { shares: Array<{ model: string; share: number; lower_bound_diff: number; samples: number; pooled?: { workloads: number; samples: number } | null; policy?: { epoch: number; routed_share: number } | null }> } | null;
     served_share: number;
     verdicts_from: 'router' | 'evidence';
     candidates: Array<{ model: string; state: string; share: number | null; evaluated: number; passed: number; errors: number; lower_bound: number | null; cost_per_call_usd: number; latency_ms: number | null; cooling_down_until: number | null }>;
@@ -109,6 +109,11 @@ function percent(share: number): string {
   return `${(share * 100).toFixed(share < 0.1 ? 1 : 0)}%`;
 }
 
+/** "34%" of all calls, or "62% of the calls policy #2 picks (it picks 40% of calls)" for a share of a per-call policy's picks. */
+function shareOf(entry: NonNullable<RouteView['split']>['shares'][number]): string {
+  return entry.policy == null ? percent(entry.share) : `${percent(entry.share)} of the calls policy #${entry.policy.epoch} picks (it picks ${percent(entry.policy.routed_share)} of calls)`;
+}
+
 /**
  * The route's phase, what serves which share of the calls, and what it saved
  * net of evaluating: "w big: split: 34% → mixtral (E[c−r] ≥ -0.021, 412
@@ -120,7 +125,7 @@ export function phaseNote(view: Pick<RoutesView, 'workload'>, route: RouteView):
   const phases: Record<string, string> = {
     requested: `requested: ${whole(route.router_choice)}, nothing under test`,
     exploring: `exploring: ${whole(route.router_choice)} while candidates are tested`,
-    split: `split: ${[...(route.split?.shares ?? []).map((entry) => `${percent(entry.share)} → ${entry.model} (${entry.pooled == null ? `E[c−r] ≥ ${entry.lower_bound_diff.toFixed(3)}, ${entry.samples} samples` : `prior of ${entry.pooled.workloads} workloads, ${entry.pooled.samples} samples; ${entry.samples} of its own`})`), `${percent(route.served_share)} → ${route.router_choice}`].join('; ')}`,
+    split: `split: ${[...(route.split?.shares ?? []).map((entry) => `${shareOf(entry)} → ${entry.model} (${entry.pooled == null ? `E[c−r] ≥ ${entry.lower_bound_diff.toFixed(3)}, ${entry.samples} samples` : `prior of ${entry.pooled.workloads} workloads, ${entry.pooled.samples} samples; ${entry.samples} of its own`})`), `${percent(route.served_share)} → ${route.router_choice}`].join('; ')}`,
     certified: `certified: ${whole(route.router_choice)}`,
     cooling_down: `cooling down: ${whole(route.router_choice)}; demoted ${cooling.join(', ')}`,
     unmonitored: `unmonitored: ${whole(route.router_choice)}; waiting to check ${cooling.join(', ')}`,

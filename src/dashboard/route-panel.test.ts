@@ -49,6 +49,14 @@ describe('route panel', () => {
     expect(panel).toContain('<dd data-field="shares">20% → small (on the prior of 12 workloads of the project, 900 paired samples; 24 of its own); 80% → big</dd>');
   });
 
+  it('says when a share is of the calls a per-call policy picks, not of all calls', async () => {
+    const policy = { epoch: 2, dimension: 4, weights: [0, -3, 0, 0], bias: 1, threshold: 0.5, routedShare: 0.4 };
+    const split = { shares: [{ model: 'small', share: 0.62, diffLower: -0.01, samples: 80, policy }], requestedLower: 0.6, qualityBar: 0.95, confidence: 0.95, contractVersion: 0, at: NOW };
+    const panel = await panelOf([route({ split })]);
+    // 62% of the 40% it picks: 24.8% of all calls go to small, 75% stay on big.
+    expect(panel).toContain('<dd data-field="shares">62% of the calls per-call policy #2 picks (it picks 40% of the calls) → small (E[c − r] ≥ -0.010 on 80 paired samples); 75% → big</dd>');
+  });
+
   it('says who pinned the route and what the router would choose', async () => {
     const panel = await panelOf([route({ pinnedModel: 'small' })]);
     expect(panel).toContain('<span class="badge pinned" data-field="phase">pinned (router&#39;s choice: big)</span>');

@@ -47,11 +47,12 @@ function servesText(route: RouteView): string {
   const cooling = route.candidates.filter((candidate) => candidate.cooling_down_until !== null).map((candidate) => candidate.model);
   switch (route.phase) {
     case 'split': {
-      const shares = (route.split?.shares ?? []).map((entry) =>
-        entry.pooled === null
-          ? `${formatShare(entry.share)} → ${entry.model} (E[c − r] ≥ ${formatBound(entry.lower_bound_diff)} on ${formatCount(entry.samples)} paired samples)`
-          : `${formatShare(entry.share)} → ${entry.model} (on the prior of ${formatCount(entry.pooled.workloads)} workloads of the project, ${formatCount(entry.pooled.samples)} paired samples; ${formatCount(entry.samples)} of its own)`,
-      );
+      const shares = (route.split?.shares ?? []).map((entry) => {
+        const share = entry.policy === null ? formatShare(entry.share) : `${formatShare(entry.share)} of the calls per-call policy #${entry.policy.epoch} picks (it picks ${formatShare(entry.policy.routed_share)} of the calls)`;
+        return entry.pooled === null
+          ? `${share} → ${entry.model} (E[c − r] ≥ ${formatBound(entry.lower_bound_diff)} on ${formatCount(entry.samples)} paired samples)`
+          : `${share} → ${entry.model} (on the prior of ${formatCount(entry.pooled.workloads)} workloads of the project, ${formatCount(entry.pooled.samples)} paired samples; ${formatCount(entry.samples)} of its own)`;
+      });
       return [...shares, `${formatShare(route.served_share)} → ${route.router_choice}`].join('; ');
     }
     case 'pinned':

@@ -97,6 +97,8 @@ describe('trace page route', () => {
   it('says why the served model served the call, and the share it was drawn for in a split', () => {
     const split = renderTracePage({ account, feedback: null, trace: trace({ servedModel: 'acme-small', routeReason: 'split', routeShare: 0.25 }) }).text;
     expect(split).toContain('<dt>Route</dt><dd>split (drawn for a 25.0% share of the calls)</dd>');
+    const policy = renderTracePage({ account, feedback: null, trace: trace({ servedModel: 'acme-small', routeReason: 'policy', routeShare: 0.62 }) }).text;
+    expect(policy).toContain('<dt>Route</dt><dd>policy (drawn for a 62.0% share of the calls the route&#39;s per-call policy picks, and it picked this one)</dd>');
     const routed = renderTracePage({ account, feedback: null, trace: trace({ servedModel: 'acme-small', routeReason: 'routed' }) }).text;
     expect(routed).toContain('<dt>Route</dt><dd>routed</dd>');
   });

@@ -64,7 +64,7 @@ export function renderTracePage({ account, trace, feedback }: TracePageData): Sa
     ['User', trace.user ?? '—'],
     ['Requested model', trace.requestedModel ?? '—'],
     ['Served model', trace.servedModel ?? '—'],
-    ['Route', trace.routeReason === null ? '—' : `${trace.routeReason}${trace.routeShare === null ? '' : ` (drawn for a ${formatRate(trace.routeShare)} share of the calls)`}`],
+    ['Route', trace.routeReason === null ? '—' : `${trace.routeReason}${trace.routeShare === null ? '' : ` (drawn for a ${formatRate(trace.routeShare)} share of the calls${trace.routeReason === 'policy' ? " the route's per-call policy picks, and it picked this one" : ''})`}`],
     ['Replica', trace.replica ?? '—'],
     ...(trace.attempts !== null && trace.attempts.length >= 2 ? [['Attempts', attemptsList(trace.attempts)] as [string, HtmlValue]] : []),
     ['Finish reason', trace.finishReason ?? '—'],

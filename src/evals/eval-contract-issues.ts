@@ -2,8 +2,9 @@
  * Problems of an eval contract as `path: message` pairs: zod's structural
  * issues in plain words, plus the rules zod cannot state (a pattern compiles,
  * a schema compiles, a field that only one method uses, a quality bar needs
- * an agreement check). The semantic rules run on the raw input even when the
- * structure has other problems, so one error names every bad path.
+ * an agreement check, per-call policies need a quality bar). The semantic
+ * rules run on the raw input even when the structure has other problems, so
+ * one error names every bad path.
  */
 import type { z } from 'zod';
 import { compileJsonSchema } from './json-schema-validator.js';
@@ -112,6 +113,10 @@ export function findSemanticIssues(input: unknown): EvalContractIssue[] {
   if (typeof qualityBar === 'number' && Array.isArray(checks) && !checks.some((check: unknown) => isJsonObject(check) && check.type === 'agreement')) {
     issues.push({ path: ['quality_bar'], message: 'needs an agreement check in checks (the paired comparison with the requested model); add one, or set quality_bar to null' });
   }
+  const perCall = Object.hasOwn(input, 'per_call') ? input.per_call : undefined;
+  if (perCall === true && absoluteBar(input, qualityBar, checks)) {
+    issues.push({ path: ['per_call'], message: 'needs quality_bar (the relative semantics: a per-call policy is certified by paired comparison with the requested model); set quality_bar, or set per_call to false' });
+  }
   const candidates = Object.hasOwn(input, 'candidates') ? input.candidates : undefined;
   if (Array.isArray(candidates)) {
     candidates.forEach((candidate: unknown, index) => {
@@ -120,6 +125,21 @@ export function findSemanticIssues(input: unknown): EvalContractIssue[] {
     });
   }
   return issues;
+}
+
+/**
+ * Whether the input's quality bar is null once defaulted (the absolute
+ * semantics), by the rule of `qualityBarOf` in eval-contract.ts: given as
+ * null, or left out by a contract that sets `pass_rate` or whose checks have
+ * no agreement check. A bar of the wrong type, or checks that are not an
+ * array, are zod's issues: no verdict here.
+ */
+function absoluteBar(input: Record<string, unknown>, qualityBar: unknown, checks: unknown): boolean {
+  if (qualityBar === null) return true;
+  if (qualityBar !== undefined) return false;
+  if (Object.hasOwn(input, 'pass_rate')) return true;
+  // Omitted checks are the default ones, which include agreement.
+  return Array.isArray(checks) && !checks.some((check: unknown) => isJsonObject(check) && check.type === 'agreement');
 }
 
 function checkIssues(check: Record<string, unknown>, at: Array<string | number>): EvalContractIssue[] {

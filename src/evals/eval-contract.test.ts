@@ -20,6 +20,7 @@ describe('parseEvalContract: defaults', () => {
       max_ttft_ms: null,
       latency_percentile: 95,
       max_latency_factor: 2,
+      per_call: false,
     });
   });
 
@@ -161,6 +162,16 @@ describe('parseEvalContract: errors name every bad path', () => {
     ['empty candidate id', { candidates: [''] }, 'candidates[0]: must not be empty', 'candidates[0]'],
     ['duplicate candidate', { candidates: ['a', 'b', 'a'] }, 'candidates[2]: duplicate of candidates[0]', 'candidates[2]'],
     ['allow_upgrade not boolean', { allow_upgrade: 'yes' }, 'allow_upgrade: must be a boolean', 'allow_upgrade'],
+    ['per_call not boolean', { per_call: 'yes' }, 'per_call: must be a boolean, got string "yes"', 'per_call'],
+    ['per_call null', { per_call: null }, 'per_call: must be a boolean, got null', 'per_call'],
+    [
+      'per_call with pass_rate and no quality_bar (absolute)',
+      { pass_rate: 0.9, per_call: true },
+      'per_call: needs quality_bar (the relative semantics: a per-call policy is certified by paired comparison with the requested model); set quality_bar, or set per_call to false',
+      'per_call',
+    ],
+    ['per_call with quality_bar null', { quality_bar: null, per_call: true }, 'per_call: needs quality_bar', 'per_call'],
+    ['per_call without an agreement check', { checks: [{ type: 'tool_call_valid' }], per_call: true }, 'per_call: needs quality_bar', 'per_call'],
   ])('%s', (_case, input, message, param) => {
     const error = errorOf(input);
     expect(error.message).toContain(message);
@@ -288,5 +299,53 @@ describe('quality_bar and its two semantics', () => {
     expect(checksKey(parseEvalContract({ pass_rate: 0.9, quality_bar: 0.97 }))).toBe(key);
     expect(checksKey(parseEvalContract({ quality_bar: 0.5 }))).toBe(key);
     expect(checksKey(DEFAULT_CONTRACT)).toBe(key);
+  });
+});
+
+describe('per_call', () => {
+  const perCallClause =
+    "; per-call policies: a cheaper model may take the calls a policy learned on the workload's own samples picks, certified on samples it was not trained on, where that saves more than a random share.";
+
+  it('is false by default, and true is accepted under the relative semantics', () => {
+    expect(DEFAULT_CONTRACT.per_call).toBe(false);
+    expect(parseEvalContract({}).per_call).toBe(false);
+    const contract = parseEvalContract({ per_call: true });
+    expect(contract).toEqual({ ...DEFAULT_CONTRACT, per_call: true });
+    expect(qualitySemantics(contract)).toBe('relative');
+    expect(parseEvalContract({ pass_rate: 0.9, quality_bar: 0.97, per_call: true })).toMatchObject({ quality_bar: 0.97, per_call: true });
+    // Off needs nothing, whatever the semantics.
+    expect(parseEvalContract({ pass_rate: 0.9, per_call: false })).toMatchObject({ quality_bar: null, per_call: false });
+  });
+
+  it('parses a contract stored before per_call existed as off, and a stored contract back to itself', () => {
+    const old = JSON.parse(
+      '{"checks":[{"type":"agreement","method":"normalized"}],"quality_bar":null,"pass_rate":0.9,"confidence":0.95,"min_samples":50,"sample_rate":"auto","daily_budget_usd":5,"allow_upgrade":false,"max_latency_ms":null,"max_ttft_ms":null,"latency_percentile":95,"max_latency_factor":2}',
+    ) as unknown;
+    expect(parseEvalContract(old)).toMatchObject({ quality_bar: null, pass_rate: 0.9, per_call: false });
+    const stored = parseEvalContract({ pass_rate: 0.9, quality_bar: 0.97, per_call: true });
+    expect(parseEvalContract(JSON.parse(JSON.stringify(stored)))).toEqual(stored);
+  });
+
+  it('refuses per_call without a quality bar along with the other problems, each path named', () => {
+    const validation = validateEvalContract({ per_call: true, pass_rate: 2 });
+    expect(validation.ok).toBe(false);
+    if (validation.ok) return;
+    expect(validation.issues.map((issue) => issue.path)).toEqual([['per_call'], ['pass_rate']]);
+    const error = errorOf({ checks: [{ type: 'json_schema', schema: { type: 'object' } }], quality_bar: 0.9, per_call: true });
+    // The bar is the problem there (it needs an agreement check), not per_call.
+    expect(error.param).toBe('quality_bar');
+    expect(error.message).not.toContain('per_call');
+  });
+
+  it('adds one clause to the relative sentence, and leaves it as it was when off', () => {
+    const off = qualitySemanticsDetail(DEFAULT_CONTRACT);
+    expect(qualitySemanticsDetail(parseEvalContract({ per_call: false }))).toBe(off);
+    expect(off).not.toContain('per-call');
+    expect(qualitySemanticsDetail(parseEvalContract({ per_call: true }))).toBe(off.slice(0, -1) + perCallClause);
+  });
+
+  it('keeps the evidence when only per_call changes: checksKey depends on the checks alone', () => {
+    expect(checksKey(parseEvalContract({ per_call: true }))).toBe(checksKey(DEFAULT_CONTRACT));
+    expect(checksKey(parseEvalContract({ pass_rate: 0.9, quality_bar: 0.97, per_call: true }))).toBe(checksKey(parseEvalContract({ pass_rate: 0.9 })));
   });
 });

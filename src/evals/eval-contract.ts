@@ -86,6 +86,16 @@ export interface EvalContract {
    * a saving the caller did not ask for.
    */
   max_latency_factor: number | null;
+  /**
+   * Learn which calls a cheaper model may take (a per-call policy on the
+   * request's features), certify it on evidence it was not trained on, and
+   * serve it where it saves more than a random share. Only under `relative`
+   * semantics (a contract with it and no quality bar is refused). Off by
+   * default: a policy wins only on large workloads whose calls differ, and it
+   * spends a fifth of the contract's error (α), which costs a little saving
+   * everywhere else (docs/routing.md, "Calls picked one by one").
+   */
+  per_call: boolean;
 }
 
 /**
@@ -106,6 +116,7 @@ export const DEFAULT_CONTRACT: EvalContract = Object.freeze({
   max_ttft_ms: null,
   latency_percentile: 95,
   max_latency_factor: 2,
+  per_call: false,
 });
 
 /** A new array each call, so a parsed contract never shares (frozen) objects with DEFAULT_CONTRACT. */
@@ -162,6 +173,8 @@ const contractSchema = z
     max_ttft_ms: milliseconds.nullable().default(null),
     latency_percentile: z.number().min(50).max(99.9).default(95),
     max_latency_factor: z.number().min(1).nullable().default(2),
+    // Needs the relative semantics: see findSemanticIssues.
+    per_call: z.boolean().default(false),
   })
   .strict();
 
@@ -209,9 +222,12 @@ export function qualitySemanticsDetail(contract: EvalContract): string {
   if (qualitySemantics(contract) === 'relative') {
     const absolute = [...new Set(contract.checks.filter(isAbsoluteCheck).map((check) => check.type))];
     const applies = absolute.length === 0 ? `${passRate} applies to no check (the contract has no absolute checks)` : `${passRate} applies to the absolute checks (${absolute.join(', ')})`;
+    const perCall = contract.per_call
+      ? "; per-call policies: a cheaper model may take the calls a policy learned on the workload's own samples picks, certified on samples it was not trained on, where that saves more than a random share"
+      : '';
     return (
       'A cheaper model serves a share of calls, up to all of them, when its quality by paired comparison with the requested model on the same calls ' +
-      `is certified at least ${contract.quality_bar} × the requested model's; ${applies}.`
+      `is certified at least ${contract.quality_bar} × the requested model's; ${applies}${perCall}.`
     );
   }
   if (contract.checks.some((check) => !isAbsoluteCheck(check))) {
@@ -234,7 +250,8 @@ export function parseEvalContract(input: unknown): EvalContract {
  * The contract's checks alone, canonically (key order and absent-vs-undefined
  * optional keys do not count): two contracts with the same key judge replies
  * alike, so evidence gathered under one still holds under the other when only
- * thresholds, budgets or latency limits changed.
+ * thresholds, budgets, latency limits or `per_call` changed (a policy learns
+ * from the same samples: it does not change what a sample means).
  */
 export function checksKey(contract: EvalContract): string {
   // The JSON round trip drops optional keys set to undefined, which canonicalJson would write as null.

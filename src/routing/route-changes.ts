@@ -16,7 +16,9 @@ import { qualitySemantics } from '../evals/eval-contract.js';
 import { gradeErrorOf, judgeErrorOf, relativePolicyOf } from './judge-error.js';
 import { calibratedJudgeError } from './judge-ladder.js';
 import { activityOf } from './route-activity.js';
+import { randomShareConfidence } from './policy-epochs.js';
 import { projectPrior } from './project-prior.js';
+import { offeredPolicies, policyPotentials } from './route-policies.js';
 import { isAllowedTransition, phaseOf } from './route-lifecycle.js';
 import { emptyPairedEvidence, MAX_ERROR_RATE, withoutGrades } from './paired-quality.js';
 import { decideRoute, DEFAULT_ROUTING, type RouteDecision } from './route-decision.js';
@@ -62,10 +64,22 @@ export async function decide(context: RouterContext, scope: Scope, requested: Ca
     const judgeError = Math.min(MAX_ERROR_RATE, calibratedJudgeError(judgeErrorOf(await context.routing.listJudgeChecks(scope)), state.judgeCalibration));
     const gradeError = gradeErrorOf(judgeError, state.graderChecks);
     const relativeCandidates = gradeError === null ? candidates.map((candidate) => ({ ...candidate, paired: withoutGrades(candidate.paired) })) : candidates;
-    const policy = relativePolicyOf(contract, judgeError, gradeError);
+    const certifying = relativePolicyOf(contract, judgeError, gradeError);
+    // With per-call policies the random shares are certified at 1 − 0.8α, the policies share the rest (policy-epochs.ts).
+    const policy = contract.per_call ? { ...certifying, confidence: randomShareConfidence(certifying.confidence) } : certifying;
     const cheaper = relativeCandidates.filter((candidate) => candidate.costPerCall < requestedCostPerCall);
     const prior = await projectPrior(context, scope, requested.id, requestedCostPerCall, cheaper, policy, latencyPolicy, gradeError === null);
-    return decideSplit({ requestedModel: requested.id, requestedCostPerCall, candidates: relativeCandidates, policy, ...(prior === undefined ? {} : { prior }) });
+    const policies = contract.per_call ? offeredPolicies(state.policies, evidenceVersion, certifying) : [];
+    const policyPotentialsOf = contract.per_call ? policyPotentials(state.policies, evidenceVersion, certifying) : undefined;
+    return decideSplit({
+      requestedModel: requested.id,
+      requestedCostPerCall,
+      candidates: relativeCandidates,
+      policy,
+      policies,
+      ...(policyPotentialsOf === undefined ? {} : { policyPotentials: policyPotentialsOf }),
+      ...(prior === undefined ? {} : { prior }),
+    });
   }
   return decideRoute({
     requestedModel: requested.id,
@@ -111,7 +125,8 @@ export async function applyDecision(
   const route: RouteRecord = { scope, requestedModel: requested.id, servedModel: decision.servedModel, pinnedModel: current?.pinnedModel ?? null, certificate, cooldowns, fallbacks: fallbacksOf(decision), split: shares, updatedAt: at };
   const modelsChanged = decision.servedModel !== from || splitModels(held) !== splitModels(shares);
   const detail = change.detail ?? (shares === null ? null : describeSplit(shares));
-  const history = modelsChanged ? { requestedModel: requested.id, fromModel: from, toModel: decision.servedModel, reason, certificate, detail, at } : null;
+  // A share that moves to a policy, another policy or the pooled prior (or back) is a change of how the route serves: it is in the history too.
+  const history = modelsChanged || splitBasis(held) !== splitBasis(shares) ? { requestedModel: requested.id, fromModel: from, toModel: decision.servedModel, reason, certificate, detail, at } : null;
   const state = routeState(context, scope, requested.id);
   if (history !== null) checkTransition(context, state, current, route, reason);
   await context.routing.saveRoute(route, history);
@@ -153,6 +168,7 @@ export function splitChanged(held: RouteSplit | null, next: RouteSplit | null): 
   return next.shares.some((entry, index) => {
     const before = held.shares[index]?.share ?? 0;
     if ((entry.pooled === undefined) !== (held.shares[index]?.pooled === undefined)) return true;
+    if (entry.policy?.epoch !== held.shares[index]?.policy?.epoch) return true;
     return Math.abs(entry.share - before) > Math.max(0.01, before / 10);
   });
 }
@@ -162,12 +178,19 @@ export function splitModels(split: RouteSplit | null): string {
   return split === null ? '' : split.shares.map((entry) => entry.model).join('\u0000');
 }
 
+/** What each share of a split rests on: its own certificate, the pooled prior, or a per-call policy (which one). */
+function splitBasis(split: RouteSplit | null): string {
+  return split === null ? '' : split.shares.map((entry) => (entry.policy !== undefined ? `policy ${entry.policy.epoch}` : entry.pooled !== undefined ? 'pooled' : 'own')).join('\u0000');
+}
+
 /** "34% of calls to m (E[c − r] ≥ -0.021 on 412 samples)", for the route's history. */
 export function describeSplit(split: RouteSplit): string {
   const parts = split.shares.map((entry) =>
-    entry.pooled === undefined
-      ? `${(entry.share * 100).toFixed(1)}% of calls to ${entry.model} (E[c − r] ≥ ${entry.diffLower.toFixed(3)} on ${entry.samples} paired samples)`
-      : `${(entry.share * 100).toFixed(1)}% of calls to ${entry.model} on the prior of ${entry.pooled.workloads} workloads of the project (${entry.pooled.samples} paired samples; ${entry.samples} of its own)`,
+    entry.policy !== undefined
+      ? `${(entry.share * 100).toFixed(1)}% of the calls per-call policy #${entry.policy.epoch} picks (${(entry.policy.routedShare * 100).toFixed(1)}% of calls) to ${entry.model} (E[π·(c − r)] ≥ ${entry.diffLower.toFixed(3)} on ${entry.samples} held-out samples)`
+      : entry.pooled === undefined
+        ? `${(entry.share * 100).toFixed(1)}% of calls to ${entry.model} (E[c − r] ≥ ${entry.diffLower.toFixed(3)} on ${entry.samples} paired samples)`
+        : `${(entry.share * 100).toFixed(1)}% of calls to ${entry.model} on the prior of ${entry.pooled.workloads} workloads of the project (${entry.pooled.samples} paired samples; ${entry.samples} of its own)`,
   );
   if (split.shares.some((entry) => entry.pooled !== undefined)) return `${parts.join('; ')}; estimated to keep the workload ≥ ${split.qualityBar} × the requested model's quality, the project's calls certified at ${split.confidence}`;
   return `${parts.join('; ')}; the requested model's quality ≥ ${split.requestedLower.toFixed(3)}; workload quality certified ≥ ${split.qualityBar} × the requested model's at ${split.confidence}`;
@@ -181,6 +204,8 @@ export async function demote(context: RouterContext, state: RouteState, requeste
     if (current === undefined || (current.servedModel !== servedModel && !inSplit)) return;
     const { evidenceVersion } = context.routes.contract(state.scope);
     await context.routing.resetEvidence(state.scope, requested.id, servedModel, evidenceVersion);
+    // Its policies learned from the evidence just forgotten, and their held-out streams end here.
+    state.policies.delete(servedModel);
     const cooldowns = { ...current.cooldowns, [servedModel]: context.now() + context.settings.cooldownMs };
     context.routes.apply({ ...current, cooldowns });
     await applyDecision(context, state.scope, requested, await decide(context, state.scope, requested, shapeOf(state)), { reason, detail, cooldowns });

@@ -9,6 +9,7 @@ import type { Catalog } from '../catalog/catalog.js';
 import type { ModelPool } from '../engines/engine-pool.js';
 import type { Logger } from '../log/logger.js';
 import type { CachedPoolFit } from './project-prior.js';
+import type { CandidatePolicies } from './route-policies.js';
 import type { RoutingStore, Scope } from '../store/routing-store.js';
 import type { CallShape } from './candidates.js';
 import type { CusumState } from './cusum.js';
@@ -132,6 +133,8 @@ export interface RouteState {
   savedUsd: number;
   /** A fallback or demotion is being written: do not start another. */
   changing: boolean;
+  /** Per candidate, its per-call policies (contracts with `per_call`; route-policies.ts). */
+  policies: Map<string, CandidatePolicies>;
 }
 
 export interface RouterContext {
@@ -189,6 +192,7 @@ export function routeState(context: RouterContext, scope: Scope, requestedModel:
       nextSelfCheckAt: 1,
       judgeCostPerEval: 0,
       judgedSamples: 0,
+      policies: new Map(),
       dropped: 0,
       evalSpendUsd: 0,
       savedUsd: 0,

@@ -36,6 +36,7 @@ function leaderState(): RouteState {
     evalSpendUsd: 0,
     savedUsd: 0,
     changing: false,
+    policies: new Map(),
   };
 }
 

@@ -10,6 +10,8 @@ import { silentLogger } from '../log/logger.js';
 import { capturingLogger } from '../../test/helpers/capturing-logger.js';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
+import { callFeatures, DEFAULT_FEATURE_DIMENSION } from './call-features.js';
+import { routesToCandidate } from './call-policy.js';
 import { LATENCY_MIN_OBSERVATIONS } from './latency-limit.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
 import { boundedReplay, createRouterWorker, fallbacksOf } from './router-worker.js';
@@ -19,6 +21,15 @@ const parameters: GenerationParameters = { messages: [{ role: 'user', content: '
 
 /** What a fake pool's replays do: answer "4" (and PASS when asked to grade a reply), or fail as an engine error would. */
 const failing = new Set<string>();
+/** A model's answer to a production prompt, when a test wants another than "4". */
+let answerOf: ((model: string, prompt: string) => string) | null = null;
+
+/** The pairwise judge as a right one would judge sums whose answer is 4: the answer that says 4 wins, a tie when both or neither do. */
+function pairwiseVerdict(content: string): string {
+  const answer = (label: 'A' | 'B') => new RegExp(`Assistant ${label}'s Answer\\]\\n([^\\n]*)`).exec(content)?.[1]?.trim();
+  const [a, b] = [answer('A') === '4', answer('B') === '4'];
+  return a === b ? 'Both alike. [[C]]' : a ? 'A is right. [[A]]' : 'B is right. [[B]]';
+}
 
 function answeringPool(calls: GenerationParameters[], model = ''): ModelPool {
   const answer = (content: string) => ({ choices: [{ index: 0, message: { role: 'assistant' as const, content }, finish_reason: 'stop' as const }], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } });
@@ -27,8 +38,10 @@ function answeringPool(calls: GenerationParameters[], model = ''): ModelPool {
     async replay(request) {
       calls.push(request);
       if (failing.has(model)) throw new EngineError(`engine of ${model} is down`);
-      const grading = request.messages.some((message) => typeof message.content === 'string' && message.content.includes('<rubric>'));
-      return { replica: 'fake', completion: answer(grading ? 'PASS: right.' : '4'), latencyMs: 1, ttftMs: null };
+      const text = request.messages.map((message) => (typeof message.content === 'string' ? message.content : '')).join('\n');
+      const grading = text.includes('<rubric>');
+      const content = grading ? 'PASS: right.' : text.includes("Assistant A's Answer]") ? pairwiseVerdict(text) : (answerOf?.(model, text) ?? '4');
+      return { replica: 'fake', completion: answer(content), latencyMs: 1, ttftMs: null };
     },
     openStream: () => Promise.reject(new Error('not used')),
     inFlight: () => 0,
@@ -172,6 +185,62 @@ describe('router worker, a project\'s pooled prior', () => {
       await worker.idle();
     }
     expect(routes.route(alone, 'big')?.split ?? null).toBeNull();
+  });
+});
+
+describe('router worker, per-call policies (per_call)', () => {
+  afterEach(() => {
+    answerOf = null;
+  });
+
+  it('learns which calls the cheap model gets right, certifies the policy on later samples, and serves the calls it picks', async () => {
+    // Stored too: the route table reads contracts again every few seconds, and this test runs longer.
+    const stored = await store.routing.putContract(scope, { ...DEFAULT_CONTRACT, sample_rate: 1, per_call: true }, Date.now());
+    routes.applyContract(scope, { contract: { ...DEFAULT_CONTRACT, sample_rate: 1, per_call: true }, version: stored.version, evidenceVersion: stored.evidenceVersion });
+    // tiny is right on the easy questions only (half the calls): a random share of it could take a tenth of the calls. small is never right.
+    answerOf = (model, prompt) => (model === 'small' ? '7' : model === 'tiny' && prompt.includes('hard') ? '5' : '4');
+    const { worker } = setUp();
+    const ask = (index: number) =>
+      worker.offer({
+        scope,
+        environment: 'production',
+        requestedModel: 'big',
+        servedModel: 'big',
+        parameters: { messages: [{ role: 'user', content: `${index % 2 === 0 ? 'easy' : 'hard'} question ${index}: what is 2 + 2?` }] },
+        reply: { role: 'assistant', content: '4' },
+        usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 },
+        latencyMs: 1,
+        ttftMs: null,
+        stream: false,
+      });
+    const policyShare = () => routes.route(scope, 'big')?.split?.shares.find((entry) => entry.policy !== undefined);
+    // The policy is made at 200 samples and certified on the samples after; its certified fraction grows with them.
+    for (let index = 0; index < 2_000 && (policyShare()?.share ?? 0) < 0.5; index++) {
+      ask(index);
+      await worker.idle();
+    }
+    const share = policyShare();
+    expect(share).toMatchObject({ model: 'tiny', policy: { epoch: expect.any(Number), dimension: DEFAULT_FEATURE_DIMENSION } });
+    // It picks the easy calls, about half, and sends most of what it picks.
+    expect(share?.policy?.routedShare).toBeGreaterThan(0.35);
+    expect(share?.policy?.routedShare).toBeLessThan(0.65);
+    expect(share?.share).toBeGreaterThan(0.5);
+    const policy = share?.policy;
+    if (policy === undefined) throw new Error('no policy');
+    const picks = (content: string) => routesToCandidate(policy, callFeatures({ messages: [{ role: 'user', content }] }));
+    expect(picks('easy question 5001: what is 2 + 2?')).toBe(true);
+    expect(picks('hard question 5002: what is 2 + 2?')).toBe(false);
+    const [change] = await store.routing.listRouteChanges(scope, 1);
+    expect(change?.detail).toContain('of the calls per-call policy #');
+  });
+
+  it('learns nothing without per_call', async () => {
+    routes.applyContract(scope, { contract: { ...DEFAULT_CONTRACT, sample_rate: 1 }, version: 1, evidenceVersion: 1 });
+    answerOf = (model, prompt) => (model === 'tiny' && prompt.includes('hard') ? '5' : '4');
+    const { worker, offer } = setUp();
+    for (let index = 0; index < 120; index++) offer();
+    await worker.idle();
+    expect(routes.route(scope, 'big')?.split?.shares.some((entry) => entry.policy !== undefined) ?? false).toBe(false);
   });
 });
 

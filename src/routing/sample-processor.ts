@@ -36,7 +36,10 @@ import { boundedReplay, replay, restModel } from './replays.js';
 import { applyDecision, change, decide, demote, isSplitDecision, sketchesOf } from './route-changes.js';
 import { DEFAULT_ROUTING } from './route-decision.js';
 import { dayOf, routeKey, routeState, type RouteState, type RouterContext } from './router-context.js';
-import { score, scorePaired, selfCheckJudge, toScored, type Scoring } from './sample-scoring.js';
+import { ASSUMED_JUDGE_ERROR, relativePolicyOf } from './judge-error.js';
+import type { PairedSample } from './paired-quality.js';
+import { learnPolicy } from './route-policies.js';
+import { score, scorePaired, selfCheckJudge, toScored, type Scored, type Scoring } from './sample-scoring.js';
 import { newSketch } from '../tracking/latency-sketch.js';
 import type { CallOrigin } from '../telemetry/telemetry.js';
 
@@ -88,8 +91,15 @@ export async function processSample(context: RouterContext, sample: QueuedSample
 
   const relative = qualitySemantics(contract) === 'relative';
   const routed = sample.servedModel !== requested.id;
-  // A call drawn into a share explores nothing: the calls the requested model served are as random a sample, and their reference is free.
-  const drawn = context.routes.route(scope, requested.id)?.split?.shares.some((entry) => entry.model === sample.servedModel) === true;
+  const shareEntry = context.routes.route(scope, requested.id)?.split?.shares.find((entry) => entry.model === sample.servedModel);
+  // A call drawn into a random share explores nothing: the calls the requested model served are as random a sample, and their reference is free.
+  const drawn = shareEntry !== undefined && shareEntry.policy === undefined;
+  // A call a per-call policy picked is no random sample: it enters the evidence only when sampled at the exploration rate, as every call is.
+  const picked = shareEntry?.policy !== undefined;
+  const learning = relative && contract.per_call ? relativePolicyOf(contract, ASSUMED_JUDGE_ERROR) : null;
+  const learn = (model: string, delta: Scored['delta']) => {
+    if (learning !== null && delta.paired !== undefined) learnPolicy(state.policies, model, evidenceVersion, sample.parameters, pairedSampleOf(delta.paired), learning);
+  };
   // Relative contracts: a sample taken to remake a stale plan pays no reference when the new plan has nothing to test.
   const explore = sample.explore && !drawn && (!relative || !routed || sample.monitor || (await replan(context, state, requested, contract, exploreBudgetLeft())).candidates.length > 0);
   const wanted = (sample.monitor && monitorBudgetLeft() > 0) || (explore && exploreBudgetLeft() > 0);
@@ -119,7 +129,10 @@ export async function processSample(context: RouterContext, sample: QueuedSample
       else if (scored !== null) {
         state.uncheckedCalls = 0;
         state.monitoringProblem = null;
-        await record(served.id, { ...none, ...scored.delta, latencyMs: sample.latencyMs, ttftMs: sample.ttftMs, latencyMsTotal: sample.latencyMs });
+        // A picked call counts when an unpicked one would have: sampled for exploration while the plan tests its model.
+        const counted = !picked || (explore && (await replan(context, state, requested, contract, exploreBudgetLeft())).candidates.includes(served.id));
+        await record(served.id, { ...none, ...(counted ? scored.delta : {}), latencyMs: sample.latencyMs, ttftMs: sample.ttftMs, latencyMsTotal: sample.latencyMs });
+        if (counted) learn(served.id, scored.delta);
         if (await watch(context, state, requested, served.id, scored.passed, contract)) return;
       }
     }
@@ -132,7 +145,8 @@ export async function processSample(context: RouterContext, sample: QueuedSample
     for (const modelId of plan.candidates) {
       if (exploreBudgetLeft() <= 0) break;
       const candidate = context.catalog.resolve(modelId);
-      if (candidate === undefined) continue;
+      // The model that served the call was scored on its own reply above.
+      if (candidate === undefined || candidate.id === sample.servedModel) continue;
       const replayed = await replay(context, candidate, boundedReplay(sample.parameters, sample.usage.completion_tokens), sample.stream, sample);
       if (replayed.kind === 'error') await record(candidate.id, { ...none, errors: 1 });
       // Out of the plan until its rest is over: its samples would pay a reference for replays that never run.
@@ -153,6 +167,7 @@ export async function processSample(context: RouterContext, sample: QueuedSample
         latencyMs: replayed.latencyMs,
         ttftMs: replayed.ttftMs,
       });
+      if (scored !== null) learn(candidate.id, scored.delta);
     }
     if (!routed) await selfCheckJudge(scoring, sample, reference);
   }
@@ -234,6 +249,10 @@ function healthyRateOf(contract: EvalContract, counts: CandidateCounts | undefin
   // A share on the project's prior, before the workload's own evidence can tell its rate: the pool's.
   const rate = pooledRate !== undefined && evaluated < contract.min_samples ? pooledRate : counts === undefined || evaluated === 0 ? null : counts.passed / evaluated;
   return rate === null ? contract.pass_rate : Math.min(0.99, Math.max(0.5, rate));
+}
+
+function pairedSampleOf(paired: NonNullable<Scored['delta']['paired']>): PairedSample {
+  return paired.grade === 'ungraded' ? { outcome: paired.outcome } : { outcome: paired.outcome, requestedRight: paired.grade === 'right' };
 }
 
 /** The route row exists from the first sample on, so the API lists what is being tested. */

@@ -34,9 +34,10 @@
 import { passRateBounds, thresholdPrior } from './confidence-sequence.js';
 import type { LatencyVerdict } from './latency-limit.js';
 import { DIFF_RANGE, emptyPairedEvidence, pairedSampleCount, sampleValues, type PairedEvidence, type QualityBarContract } from './paired-quality.js';
-import type { RouteSplit } from '../store/routing-store.js';
+import type { RouteSplit, StoredCallPolicy } from '../store/routing-store.js';
 import type { CandidateVerdict, RouteDecision } from './route-decision.js';
 import type { PriorShare } from './pooled-prior.js';
+import type { OfferedPolicy } from './route-policies.js';
 import { certifiedShares, shareFromBounds } from './workload-shares.js';
 
 /**
@@ -75,6 +76,8 @@ export interface SplitShare {
   samples: number;
   /** Set when the share rests on the project's pooled prior (pooled-prior.ts), not on the workload's own certificate. */
   pooled?: PooledBasis;
+  /** Set when the share is of the calls a per-call policy picks (route-policies.ts). */
+  policy?: StoredCallPolicy;
 }
 
 /** What a prior's share rests on: the pool's workloads and samples, and its not-loss rate (the rollback detector's healthy rate until the workload's own evidence can tell). */
@@ -110,7 +113,17 @@ function blockOf(candidate: RelativeEvidence, policy: RelativePolicy): Block | n
   return null;
 }
 
-export function decideSplit(input: { requestedModel: string; requestedCostPerCall: number; candidates: RelativeEvidence[]; policy: RelativePolicy; prior?: PriorShare }): SplitDecision {
+export function decideSplit(input: {
+  requestedModel: string;
+  requestedCostPerCall: number;
+  candidates: RelativeEvidence[];
+  policy: RelativePolicy;
+  prior?: PriorShare;
+  /** Certified per-call policies (route-policies.ts), each served in place of the random shares when it saves more. */
+  policies?: readonly OfferedPolicy[];
+  /** Per candidate learning a policy, the share of calls one may yet send it (route-policies.ts `policyPotentials`): what exploring may win. */
+  policyPotentials?: ReadonlyMap<string, number>;
+}): SplitDecision {
   const { policy } = input;
   const candidates = input.candidates.filter((candidate) => candidate.model !== input.requestedModel).sort((left, right) => left.costPerCall - right.costPerCall || left.model.localeCompare(right.model));
   const cheaper = candidates.filter((candidate) => candidate.costPerCall < input.requestedCostPerCall);
@@ -126,16 +139,19 @@ export function decideSplit(input: { requestedModel: string; requestedCostPerCal
   const whole = allocation.shares.find((entry) => entry.share >= 1);
   const own: SplitShare[] = whole === undefined ? allocation.shares.filter((entry) => entry.share > 0).map((entry) => ({ ...entry, samples: pairedSampleCount(evidenceOf(cheaper, entry.model)) })) : [];
   const prior = whole === undefined ? priorOffer(input.prior, cheaper, policy, input.requestedCostPerCall, allocation.shares) : null;
-  const onPrior = prior !== null && prior.saving > allocation.savingPerCall;
-  const shares = onPrior ? [prior.share] : own;
+  const picked = whole === undefined ? policyOffer(input.policies ?? [], cheaper, policy, input.requestedCostPerCall) : null;
+  const onPicked = picked !== null && picked.saving > Math.max(allocation.savingPerCall, prior?.saving ?? 0);
+  const onPrior = !onPicked && prior !== null && prior.saving > allocation.savingPerCall;
+  const shares = onPicked ? [picked.share] : onPrior ? [prior.share] : own;
   // Verdicts carry what the workload's own evidence certifies: what exploring may still win is measured from it, prior or not.
   const shareOf = new Map(allocation.shares.map((entry) => [entry.model, entry]));
-  const possibleShares = new Map(cheaper.map((candidate) => [candidate.model, possibleShare(candidate.paired, policy)]));
+  const possibleShares = new Map(cheaper.map((candidate) => [candidate.model, Math.max(possibleShare(candidate.paired, policy), input.policyPotentials?.get(candidate.model) ?? 0)]));
 
   const verdicts: CandidateVerdict[] = candidates.map((candidate) => {
     const samples = pairedSampleCount(candidate.paired);
     const entry = shareOf.get(candidate.model);
-    const share = entry?.share ?? 0;
+    // A policy's share of all calls, when it serves: what exploring has won for this candidate.
+    const share = onPicked && picked.share.model === candidate.model ? picked.share.share * picked.share.policy.routedShare : (entry?.share ?? 0);
     const block = candidate.costPerCall < input.requestedCostPerCall ? blocks.get(candidate.model) ?? null : { reason: 'not cheaper than the requested model', final: true };
     const verdict: CandidateVerdict = {
       model: candidate.model,
@@ -148,6 +164,9 @@ export function decideSplit(input: { requestedModel: string; requestedCostPerCal
       share,
     };
     if (block !== null && share === 0) verdict.reason = block.reason;
+    if (onPicked && candidate.model === picked.share.model) {
+      verdict.reason = `serves ${(picked.share.share * 100).toFixed(1)}% of the calls per-call policy #${picked.share.policy.epoch} picks (${(picked.share.policy.routedShare * 100).toFixed(1)}% of calls), certified on ${picked.share.samples} held-out samples`;
+    }
     if (onPrior && candidate.model === prior.share.model) {
       verdict.reason = `serves ${(prior.share.share * 100).toFixed(1)}% of calls on the prior of ${prior.share.pooled.workloads} workloads of the project (${prior.share.pooled.samples} paired samples), until its own evidence certifies more`;
     }
@@ -170,7 +189,7 @@ export function decideSplit(input: { requestedModel: string; requestedCostPerCal
     toTest,
     shares,
     requestedLower: allocation.requestedLower,
-    savingPerCall: onPrior ? prior.saving : allocation.savingPerCall,
+    savingPerCall: onPicked ? picked.saving : onPrior ? prior.saving : allocation.savingPerCall,
     possibleShares,
   };
 }
@@ -197,6 +216,30 @@ function priorOffer(
   const diffLower = allocated.find((entry) => entry.model === prior.model)?.diffLower ?? DIFF_RANGE.min;
   const pooled = { workloads: prior.workloads, samples: prior.samples, notLossRate: prior.notLossRate };
   return { share: { model: prior.model, share: prior.share, diffLower, samples: pairedSampleCount(candidate.paired), pooled }, saving: prior.share * (requestedCostPerCall - candidate.costPerCall) };
+}
+
+/**
+ * The certified per-call policy that saves the most, as the route would
+ * serve it (its share is of the calls it picks), for a cheaper candidate
+ * nothing else bars; its saving per call is the share of the calls it sends
+ * (its certified fraction of the share of held-out samples it picks).
+ */
+function policyOffer(
+  offered: readonly OfferedPolicy[],
+  cheaper: readonly RelativeEvidence[],
+  policy: RelativePolicy,
+  requestedCostPerCall: number,
+): { share: SplitShare & { policy: StoredCallPolicy }; saving: number } | null {
+  let best: { share: SplitShare & { policy: StoredCallPolicy }; saving: number } | null = null;
+  for (const item of offered) {
+    const candidate = cheaper.find((entry) => entry.model === item.model);
+    if (candidate === undefined || blockOf(candidate, policy) !== null) continue;
+    const saving = item.certified.callShare * (requestedCostPerCall - candidate.costPerCall);
+    if (saving <= (best?.saving ?? 0)) continue;
+    const { verdict } = item.certified;
+    best = { share: { model: item.model, share: verdict.share, diffLower: verdict.diffLower, samples: verdict.samples, policy: item.stored }, saving };
+  }
+  return best;
 }
 
 function evidenceOf(candidates: readonly RelativeEvidence[], model: string): PairedEvidence {

@@ -158,7 +158,8 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     checkModelTakesContent(chat.messages, requested);
     const routeScope: Scope = { accountId: call.key.accountId, project: scope.project, workload: scope.workload };
     const route = routes.route(routeScope, requested.id);
-    const draw = drawRoute(route, requested.id, Math.random);
+    // The request is what a share's per-call policy reads its features from; drawRoute reads it only on a route with a policy.
+    const draw = drawRoute(route, requested.id, Math.random, chat);
     const routed = servedModelFor(draw.model, requested);
     // A route picked on text calls may name a model without vision: an image call stays on the model asked for.
     const model = canTakeContent(chat.messages, routed) ? routed : requested;
@@ -167,7 +168,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     call.servedModel = model.id;
     const reason = routeReason(route, draw, requested.id, routed.id, model.id);
     call.routeReason = reason;
-    call.routeShare = reason === 'split' ? draw.share : null;
+    call.routeShare = reason === 'split' || reason === 'policy' ? draw.share : null;
     if (telemetry.enabled) span.setRouteReason(reason);
     const created = scopes.ensure(call.key.accountId, scope.project, scope.workload);
     if (created !== undefined) await created;

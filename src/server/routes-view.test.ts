@@ -63,6 +63,16 @@ describe('routes view', () => {
     expect(shown?.candidates[1]?.paired).toEqual({ same: { right: 50, wrong: 0, ungraded: 0 }, win: { right: 0, wrong: 5, ungraded: 0 }, loss: { right: 3, wrong: 0, ungraded: 0 }, tie: { right: 0, wrong: 0, ungraded: 2 } });
   });
 
+  it("shows a per-call policy's epoch and the share of calls it picks, never its weights", async () => {
+    const policy = { epoch: 2, dimension: 4, weights: [0, -3, 0, 0], bias: 1, threshold: 0.5, routedShare: 0.4 };
+    const split = { shares: [{ model: 'small', share: 0.62, diffLower: -0.01, samples: 80, policy }], requestedLower: 0.81, qualityBar: 0.95, confidence: 0.95, contractVersion: 0, at: NOW };
+    await storeOf().routing.saveRoute(route({ split }), null);
+    const [shown] = (await routesView({ store: storeOf(), catalog, now: () => NOW }, scope)).routes;
+    expect(shown?.split?.shares).toEqual([{ model: 'small', share: 0.62, lower_bound_diff: -0.01, samples: 80, pooled: null, policy: { epoch: 2, routed_share: 0.4 } }]);
+    // 62% of the 40% of calls it picks go to small.
+    expect(shown?.served_share).toBeCloseTo(1 - 0.62 * 0.4, 12);
+  });
+
   it('never shows the serving model as testing when the router certified it', async () => {
     const stored = await storeOf().routing.putContract(scope, { pass_rate: 0.95, min_samples: 20 }, NOW);
     // 56 of 60: certified earlier and kept (a certificate is a one-time decision), though the bound has since wandered below 0.95.

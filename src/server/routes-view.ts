@@ -127,7 +127,15 @@ export async function routesView({ store, catalog, router, priceOf = catalogPric
       route.split === null
         ? null
         : {
-            shares: route.split.shares.map((entry) => ({ model: entry.model, share: entry.share, lower_bound_diff: entry.diffLower, samples: entry.samples, pooled: entry.pooled === undefined ? null : { workloads: entry.pooled.workloads, samples: entry.pooled.samples } })),
+            shares: route.split.shares.map((entry) => ({
+              model: entry.model,
+              share: entry.share,
+              lower_bound_diff: entry.diffLower,
+              samples: entry.samples,
+              pooled: entry.pooled === undefined ? null : { workloads: entry.pooled.workloads, samples: entry.pooled.samples },
+              /** Set when `share` is of the calls a per-call policy picks (it picks `routed_share` of them), not of all calls; its weights are not shown. */
+              policy: entry.policy === undefined ? null : { epoch: entry.policy.epoch, routed_share: entry.policy.routedShare },
+            })),
             requested_quality_lower: route.split.requestedLower,
             quality_bar: route.split.qualityBar,
             confidence: route.split.confidence,
@@ -144,9 +152,9 @@ export async function routesView({ store, catalog, router, priceOf = catalogPric
       router_choice: route.servedModel,
       pinned_model: route.pinnedModel,
       certificate: route.certificate,
-      /** Shares of the calls drawn to cheaper models; the rest (`served_share`) go to `router_choice`. */
+      /** Shares of the calls drawn to cheaper models; the rest (`served_share`, a policy's share counted as the share of all calls it comes to) go to `router_choice`. */
       split,
-      served_share: 1 - (route.split?.shares.reduce((sum, entry) => sum + entry.share, 0) ?? 0),
+      served_share: 1 - (route.split?.shares.reduce((sum, entry) => sum + entry.share * (entry.policy?.routedShare ?? 1), 0) ?? 0),
       /** Where the inline guard re-asks a failing reply: certified models dearer than the served one. */
       fallbacks: route.fallbacks,
       verdicts_from: fromRouter ? ('router' as const) : ('evidence' as const),

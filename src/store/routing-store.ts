@@ -124,6 +124,16 @@ export interface RouteRecord {
 }
 
 /** A route's certified shares, and the evidence behind them (routing/workload-shares.ts). */
+/** A frozen per-call policy as a route stores it (call-policy.ts `CallPolicy`, with its epoch and the share of calls it picks). */
+export interface StoredCallPolicy {
+  epoch: number;
+  dimension: number;
+  weights: number[];
+  bias: number;
+  threshold: number;
+  routedShare: number;
+}
+
 export interface RouteSplit {
   /** Each share in (0, 1); together less than 1. */
   shares: Array<{
@@ -140,6 +150,16 @@ export interface RouteSplit {
      * their rate of samples that were not losses.
      */
     pooled?: { workloads: number; samples: number; notLossRate: number };
+    /**
+     * Set when the share is of the calls a per-call policy picks
+     * (routing/policy-epochs.ts, call-policy.ts), not of all calls: a call
+     * goes to `model` when the policy picks it (its predicted loss on the
+     * request's features, routing/call-features.ts with the default options,
+     * is at most `threshold`) and then with probability `share`. `epoch`:
+     * the policy's number on the route; `routedShare`: the share of its
+     * held-out samples it picks.
+     */
+    policy?: StoredCallPolicy;
   }>;
   /** Anytime-valid lower bound on the requested model's quality E[r]. */
   requestedLower: number;

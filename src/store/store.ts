@@ -119,11 +119,13 @@ export interface Trace {
   /**
    * Why `servedModel` served: `requested` (no route), `routed` (the router's
    * certified model), `split` (drawn into a certified share of a cheaper
-   * model), `pinned`, `content` (the route's model cannot take the content),
-   * `no_engine`, `guard_fallback`. Null when the call failed before it was routed.
+   * model), `policy` (picked by a share's per-call policy, then drawn into
+   * the share of the calls it picks), `pinned`, `content` (the route's model
+   * cannot take the content), `no_engine`, `guard_fallback`. Null when the
+   * call failed before it was routed.
    */
   routeReason: string | null;
-  /** The share of the workload's calls the served model was drawn for (`split`), else null. */
+  /** The share the served model was drawn for: of the workload's calls (`split`), of the calls the policy picks (`policy`); else null. */
   routeShare: number | null;
   /** The engine id that served (or last failed) the call. */
   replica: string | null;

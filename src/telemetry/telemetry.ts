@@ -48,6 +48,8 @@ export type RouteReason =
   | 'routed'
   /** Drawn into a certified share of the workload's calls that a cheaper model serves. */
   | 'split'
+  /** Picked by a share's per-call policy (a model on the request's features), then drawn into the share of the calls it picks that a cheaper model serves. */
+  | 'policy'
   /** The operator pinned the route to a model. */
   | 'pinned'
   /** The route's model cannot take the call's content (an image): the model asked for serves. */

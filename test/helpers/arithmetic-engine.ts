@@ -39,6 +39,8 @@ export interface ArithmeticEngineOptions {
   prose?: boolean;
   delayMs?: Record<string, number>;
   judges?: Record<string, number>;
+  /** Per model, questions it always gets wrong (whatever its accuracy): a model good at some calls of a workload only. */
+  wrongOn?: Record<string, RegExp>;
 }
 
 const PROSE = [
@@ -68,7 +70,7 @@ export async function startArithmeticEngine(accuracy: Record<string, number>, se
   function sumAnswer(model: string, question: string): string {
     const match = /(\d+)\s*\+\s*(\d+)/.exec(question);
     const right = match === null ? 0 : Number(match[1]) + Number(match[2]);
-    const correct = random() < (accuracies.get(model) ?? 0);
+    const correct = random() < (accuracies.get(model) ?? 0) && options.wrongOn?.[model]?.test(question) !== true;
     const answer = correct ? right : right + 1 + Math.floor(random() * 9);
     return options.prose === true ? (PROSE[Math.floor(random() * PROSE.length)] as (sum: number) => string)(answer) : String(answer);
   }
