@@ -285,11 +285,11 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry export ove
     await taskgate.gateway.store.projects.ensureScope(account.id, 'default', workload);
     // No replays: the route stays as stored.
     expect(await management(taskgate, 'PUT', `/projects/default/workloads/${workload}/eval`, { sample_rate: 0 })).toBe(200);
-    // A policy that picks the calls that say "easy" (P(loss) ≈ 0 there, ≈ 0.88 elsewhere; threshold 0.5), and a share of all of its picks, so the draw never decides.
+    // A policy that picks the calls that say "easy" (P(loss) ≈ 0 there, ≈ 0.88 elsewhere; threshold 0.01 × the request's size, under 0.5 for these prompts), and a share of all of its picks, so the draw never decides.
     const easy = callFeatures({ messages: [{ role: 'user', content: 'easy' }] });
     const weights = new Array<number>(easy.dimension).fill(0);
     weights[easy.indices[0] ?? 0] = -20;
-    const policy = { epoch: 1, dimension: easy.dimension, weights, bias: 2, threshold: 0.5, routedShare: 0.5 };
+    const policy = { epoch: 1, dimension: easy.dimension, weights, bias: 2, threshold: 0.01, routedShare: 0.5 };
     const now = Date.now();
     await taskgate.gateway.store.routing.saveRoute(
       {

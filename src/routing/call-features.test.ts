@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../api/chat-types.js';
-import { callFeatures, DEFAULT_FEATURE_DIMENSION, type CallFeatures, type CallRequest } from './call-features.js';
+import { callFeatures, DEFAULT_FEATURE_DIMENSION, requestSize, type CallFeatures, type CallRequest } from './call-features.js';
 
 const user = (content: string): ChatMessage => ({ role: 'user', content });
 const ask = (...contents: string[]): CallRequest => ({ messages: contents.map(user) });
@@ -93,5 +93,11 @@ describe('callFeatures', () => {
     expect(present.has(alpha ?? -1) && present.has(gamma ?? -1)).toBe(true);
     expect(present.has(beta ?? -1)).toBe(false);
     expect(features.indices.length).toBeLessThan(300);
+  });
+
+  it('requestSize: 1 + the messages in estimated tokens (characters / 4), text parts only', () => {
+    expect(requestSize({ messages: [{ role: 'user', content: '' }] })).toBe(1);
+    expect(requestSize({ messages: [{ role: 'system', content: 'abcd' }, { role: 'user', content: 'efghijkl' }] })).toBe(4);
+    expect(requestSize({ messages: [{ role: 'user', content: [{ type: 'text', text: 'abcdefgh' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }] })).toBe(3);
   });
 });

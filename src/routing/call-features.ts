@@ -225,3 +225,19 @@ function finish(hash: number): number {
   mixed = Math.imul(mixed, 0xc2b2ae35);
   return (mixed ^ (mixed >>> 16)) >>> 0;
 }
+
+/**
+ * What sending a call to a cheaper model saves, in the unit a per-call policy
+ * weighs it in (call-policy.ts): 1 + the request's messages in estimated
+ * tokens (characters / 4). The reply's length is not known before the call;
+ * a longer prompt costs more on every model, so it saves more.
+ */
+export function requestSize(request: Pick<CallRequest, 'messages'>): number {
+  let characters = 0;
+  for (const message of request.messages) {
+    const content = message.content;
+    if (typeof content === 'string') characters += content.length;
+    else if (content !== null && content !== undefined) for (const part of content) if (part.type === 'text' && typeof part.text === 'string') characters += part.text.length;
+  }
+  return 1 + characters / 4;
+}

@@ -17,7 +17,7 @@ import { qualitySemantics } from '../evals/eval-contract.js';
 import type { CandidateCounts, Scope } from '../store/routing-store.js';
 import { pairedSampleCount, withoutGrades, type PairedEvidence, type QualityBarContract } from './paired-quality.js';
 import { fitPool, priorShare, type PoolFit, type PriorShare } from './pooled-prior.js';
-import { judgeLatency, type LatencyPolicy, type LatencySketches } from './latency-limit.js';
+import { judgeLatency, type LatencyPolicy, type LatencySketches, type LatencyVerdict } from './latency-limit.js';
 import type { RouterContext } from './router-context.js';
 import { mergeEncoded } from '../tracking/latency-sketch.js';
 
@@ -35,6 +35,8 @@ export interface PriorCandidate {
   costPerCall: number;
   /** The workload's own evidence, as its decision reads it. */
   paired: PairedEvidence;
+  /** Its latency verdict on the workload's own latencies: the pool's is read only while this one is `unknown`. */
+  latency?: LatencyVerdict;
 }
 
 /**
@@ -54,7 +56,8 @@ export async function projectPrior(
 ): Promise<PriorShare | undefined> {
   if (candidates.length === 0) return undefined;
   const rows = (await context.routing.listProjectEvidence(scope, requestedModel)).filter((row) => inForce(context, { ...scope, workload: row.workload }, row));
-  const reference = pooledSketches(rows.filter((row) => row.candidateModel === requestedModel));
+  // Decoding every workload's sketches costs more than the rest of a decision: only when a candidate's own latency is not known.
+  let reference: LatencySketches | undefined;
   let best: { prior: PriorShare; saving: number } | undefined;
   for (const candidate of candidates) {
     const members = rows.filter((row) => row.candidateModel === candidate.model).map((row) => (gradesDropped ? withoutGrades(row.paired) : row.paired));
@@ -64,8 +67,12 @@ export async function projectPrior(
     const share = priorShare(fit, candidate.paired, policy);
     const saving = share * (requestedCostPerCall - candidate.costPerCall);
     if (!(share > 0 && saving > (best?.saving ?? 0))) continue;
-    const latency = judgeLatency(latencyPolicy, pooledSketches(rows.filter((row) => row.candidateModel === candidate.model)), reference);
-    best = { prior: { model: candidate.model, share, workloads: fit.workloads, samples: fit.samples, notLossRate: fit.notLossRate, latency }, saving };
+    const prior: PriorShare = { model: candidate.model, share, workloads: fit.workloads, samples: fit.samples, notLossRate: fit.notLossRate };
+    if (candidate.latency?.state === 'unknown') {
+      reference ??= pooledSketches(rows.filter((row) => row.candidateModel === requestedModel));
+      prior.latency = judgeLatency(latencyPolicy, pooledSketches(rows.filter((row) => row.candidateModel === candidate.model)), reference);
+    }
+    best = { prior, saving };
   }
   return best?.prior;
 }

@@ -69,8 +69,8 @@ export async function decide(context: RouterContext, scope: Scope, requested: Ca
     const policy = contract.per_call ? { ...certifying, confidence: randomShareConfidence(certifying.confidence) } : certifying;
     const cheaper = relativeCandidates.filter((candidate) => candidate.costPerCall < requestedCostPerCall);
     const prior = await projectPrior(context, scope, requested.id, requestedCostPerCall, cheaper, policy, latencyPolicy, gradeError === null);
-    const policies = contract.per_call ? offeredPolicies(state.policies, evidenceVersion, certifying) : [];
-    const policyPotentialsOf = contract.per_call ? policyPotentials(state.policies, evidenceVersion, certifying) : undefined;
+    const policies = contract.per_call ? offeredPolicies(state.policies, evidenceVersion, certifying, gradeError === null) : [];
+    const policyPotentialsOf = contract.per_call ? policyPotentials(state.policies, evidenceVersion, certifying, gradeError === null) : undefined;
     return decideSplit({
       requestedModel: requested.id,
       requestedCostPerCall,

@@ -21,8 +21,8 @@
  */
 import type { GenerationParameters } from '../api/chat-types.js';
 import type { StoredCallPolicy } from '../store/routing-store.js';
-import { callFeatures, DEFAULT_FEATURE_DIMENSION } from './call-features.js';
-import { pairedSampleCount, sampleValues, type PairedSample, type PolicyEvidence, type QualityBarContract } from './paired-quality.js';
+import { callFeatures, DEFAULT_FEATURE_DIMENSION, requestSize } from './call-features.js';
+import { pairedSampleCount, sampleValues, withoutGrades, type PairedSample, type PolicyEvidence, type QualityBarContract } from './paired-quality.js';
 import { shareFromBounds } from './workload-shares.js';
 import { certifiedPolicies, emptyPolicyEpochs, recordEpochSample, type CertifiedPolicy, type PolicyEpochs } from './policy-epochs.js';
 
@@ -61,15 +61,20 @@ export function learnPolicy(
 ): void {
   const held = policies.get(model);
   const epochs = held === undefined || held.evidenceVersion !== evidenceVersion ? emptyPolicyEpochs(DEFAULT_FEATURE_DIMENSION) : held.epochs;
-  policies.set(model, { evidenceVersion, epochs: recordEpochSample(epochs, { features: policyFeatures(parameters), sample }, contract) });
+  policies.set(model, { evidenceVersion, epochs: recordEpochSample(epochs, { features: policyFeatures(parameters), sample, saving: requestSize(parameters) }, contract) });
 }
 
-/** The certified policy of each candidate that has one sending calls, under the current evidence version. */
-export function offeredPolicies(policies: ReadonlyMap<string, CandidatePolicies>, evidenceVersion: number, contract: QualityBarContract): OfferedPolicy[] {
+/**
+ * The certified policy of each candidate that has one sending calls, under
+ * the current evidence version. `gradesDropped`: the route reads its
+ * evidence without grades (its grader was found unreliable), and so do the
+ * policies' certificates.
+ */
+export function offeredPolicies(policies: ReadonlyMap<string, CandidatePolicies>, evidenceVersion: number, contract: QualityBarContract, gradesDropped = false): OfferedPolicy[] {
   const offered: OfferedPolicy[] = [];
   for (const [model, held] of policies) {
     if (held.evidenceVersion !== evidenceVersion) continue;
-    const { best } = certifiedPolicies(held.epochs, contract);
+    const { best } = certifiedPolicies(gradesDropped ? withoutPolicyGrades(held.epochs) : held.epochs, contract);
     const epoch = held.epochs.epochs.find((active) => active.epoch === best?.epoch);
     if (best === null || epoch === undefined || best.verdict.share <= 0) continue;
     const { dimension, weights, bias, threshold } = epoch.policy;
@@ -85,14 +90,19 @@ export function offeredPolicies(policies: ReadonlyMap<string, CandidatePolicies>
  * held-out samples it picks × the fraction of those its sample means would
  * certify (no margin; all of them before `min_samples` held-out samples).
  */
-export function policyPotentials(policies: ReadonlyMap<string, CandidatePolicies>, evidenceVersion: number, contract: QualityBarContract): Map<string, number> {
+export function policyPotentials(policies: ReadonlyMap<string, CandidatePolicies>, evidenceVersion: number, contract: QualityBarContract, gradesDropped = false): Map<string, number> {
   const potentials = new Map<string, number>();
   for (const [model, held] of policies) {
     if (held.evidenceVersion !== evidenceVersion) continue;
     const newest = held.epochs.epochs.at(-1);
-    potentials.set(model, newest === undefined ? 1 : policyPotential(newest.evidence, contract));
+    const evidence = newest === undefined ? null : gradesDropped ? { routed: withoutGrades(newest.evidence.routed), kept: withoutGrades(newest.evidence.kept) } : newest.evidence;
+    potentials.set(model, evidence === null ? 1 : policyPotential(evidence, contract));
   }
   return potentials;
+}
+
+function withoutPolicyGrades(epochs: PolicyEpochs): PolicyEpochs {
+  return { ...epochs, epochs: epochs.epochs.map((epoch) => ({ ...epoch, evidence: { routed: withoutGrades(epoch.evidence.routed), kept: withoutGrades(epoch.evidence.kept) } })) };
 }
 
 function policyPotential(evidence: PolicyEvidence, contract: QualityBarContract): number {

@@ -24,7 +24,7 @@ const ask = (content: string): CallRequest => ({ messages: [{ role: 'system', co
 /**
  * A policy that picks the calls whose last user message says "easy": that
  * word's feature weighs -20 on the logit of P(loss), the bias 2 puts every
- * other call at P(loss) ≈ 0.88, above the threshold 0.5.
+ * other call at P(loss) ≈ 0.88, above the threshold 0.01 × the request's size (at most 0.4 here).
  */
 function easyPolicy(): StoredCallPolicy {
   const easy = callFeatures({ messages: [{ role: 'user', content: 'easy' }] });
@@ -32,7 +32,7 @@ function easyPolicy(): StoredCallPolicy {
   const weights = new Array<number>(dimension).fill(0);
   // The first feature is the word (the length, turn and format features follow it).
   weights[easy.indices[0]!] = -20;
-  return { epoch: 2, dimension, weights, bias: 2, threshold: 0.5, routedShare: 0.4 };
+  return { epoch: 2, dimension, weights, bias: 2, threshold: 0.01, routedShare: 0.4 };
 }
 
 /** A request that fails the test if drawRoute reads it. */

@@ -7,7 +7,7 @@
  */
 import type { RouteRecord, RouteSplit, StoredCallPolicy } from '../store/routing-store.js';
 import type { RouteReason } from '../telemetry/telemetry.js';
-import { callFeatures, type CallFeatures, type CallRequest } from './call-features.js';
+import { callFeatures, requestSize, type CallFeatures, type CallRequest } from './call-features.js';
 import { routesToCandidate } from './call-policy.js';
 
 /** The model a route names for one call: a pin, else a draw among its shares, else its serving model. */
@@ -30,7 +30,7 @@ type Routed = Pick<RouteRecord, 'servedModel' | 'pinnedModel' | 'split'>;
  * A share entry with a per-call policy (`policy`) takes a share of the calls
  * its policy picks instead: the call goes to its model when the policy picks
  * it (call-policy.ts `routesToCandidate` on the request's features,
- * call-features.ts with the default options, saving 1) and an independent
+ * call-features.ts with the default options, weighed by `requestSize`) and an independent
  * `random()` is below the share. `request` is what the features are read
  * from (the chat request itself will do); it is read only when an entry has
  * a policy, at most once per call, and only once a call's draw falls in a
@@ -62,6 +62,7 @@ export function drawRoute(route: Routed | undefined, requestedId: string, random
  */
 function drawWithPolicies(route: Routed, shares: RouteSplit['shares'], draw: number, random: () => number, request: CallRequest | undefined): RouteDraw {
   let features: CallFeatures | undefined;
+  let size = 0;
   let point = draw;
   for (const entry of shares) {
     if (entry.policy === undefined) {
@@ -70,15 +71,18 @@ function drawWithPolicies(route: Routed, shares: RouteSplit['shares'], draw: num
       continue;
     }
     if (request === undefined || !(random() < entry.share)) continue;
-    features ??= callFeatures(request);
-    if (picks(entry.policy, features)) return { model: entry.model, share: entry.share, policy: true };
+    if (features === undefined) {
+      features = callFeatures(request);
+      size = requestSize(request);
+    }
+    if (picks(entry.policy, features, size)) return { model: entry.model, share: entry.share, policy: true };
   }
   return { model: route.servedModel, share: null, policy: false };
 }
 
 /** Whether `policy` picks a call of these features; a policy of another dimension than the default features' (not one this process can read) picks none. */
-function picks(policy: StoredCallPolicy, features: CallFeatures): boolean {
-  return policy.dimension === features.dimension && routesToCandidate(policy, features);
+function picks(policy: StoredCallPolicy, features: CallFeatures, size: number): boolean {
+  return policy.dimension === features.dimension && routesToCandidate(policy, features, size);
 }
 
 /**

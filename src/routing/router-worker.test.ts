@@ -10,7 +10,7 @@ import { silentLogger } from '../log/logger.js';
 import { capturingLogger } from '../../test/helpers/capturing-logger.js';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
-import { callFeatures, DEFAULT_FEATURE_DIMENSION } from './call-features.js';
+import { callFeatures, DEFAULT_FEATURE_DIMENSION, requestSize } from './call-features.js';
 import { routesToCandidate } from './call-policy.js';
 import { LATENCY_MIN_OBSERVATIONS } from './latency-limit.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
@@ -227,7 +227,7 @@ describe('router worker, per-call policies (per_call)', () => {
     expect(share?.share).toBeGreaterThan(0.5);
     const policy = share?.policy;
     if (policy === undefined) throw new Error('no policy');
-    const picks = (content: string) => routesToCandidate(policy, callFeatures({ messages: [{ role: 'user', content }] }));
+    const picks = (content: string) => routesToCandidate(policy, callFeatures({ messages: [{ role: 'user', content }] }), requestSize({ messages: [{ role: 'user', content }] }));
     expect(picks('easy question 5001: what is 2 + 2?')).toBe(true);
     expect(picks('hard question 5002: what is 2 + 2?')).toBe(false);
     const [change] = await store.routing.listRouteChanges(scope, 1);

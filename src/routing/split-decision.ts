@@ -221,8 +221,8 @@ function priorOffer(
 /**
  * The certified per-call policy that saves the most, as the route would
  * serve it (its share is of the calls it picks), for a cheaper candidate
- * nothing else bars; its saving per call is the share of the calls it sends
- * (its certified fraction of the share of held-out samples it picks).
+ * nothing else bars; its saving per call is the share of the saving it makes
+ * (its certified fraction of the held-out samples' saving it picks).
  */
 function policyOffer(
   offered: readonly OfferedPolicy[],
@@ -234,7 +234,8 @@ function policyOffer(
   for (const item of offered) {
     const candidate = cheaper.find((entry) => entry.model === item.model);
     if (candidate === undefined || blockOf(candidate, policy) !== null) continue;
-    const saving = item.certified.callShare * (requestedCostPerCall - candidate.costPerCall);
+    // The share of the saving it makes (it weighs calls by their size, as the bill does) × what serving every call would save.
+    const saving = item.certified.savingShare * (requestedCostPerCall - candidate.costPerCall);
     if (saving <= (best?.saving ?? 0)) continue;
     const { verdict } = item.certified;
     best = { share: { model: item.model, share: verdict.share, diffLower: verdict.diffLower, samples: verdict.samples, policy: item.stored }, saving };

@@ -52,6 +52,19 @@
  *   `decide` does; a share on the prior is watched at the pool's not-loss
  *   rate until the workload has `min_samples` of its own (`healthyRateOf`).
  * - Latency is taken as within the contract's limit (the data has none).
+ * - Per-call policies (the variant's `perCall`: the contract's `per_call`),
+ *   as the worker runs them: every scored reply of C that enters its
+ *   evidence also trains its policies (`learnPolicy` on the call's prompt
+ *   as one user message, at `relativePolicyOf(contract, ASSUMED_JUDGE_ERROR)`);
+ *   a decision certifies the random share at `randomShareConfidence` and
+ *   passes `decideSplit` the `offeredPolicies` and `policyPotentials`
+ *   (route-changes.ts `decide`), after every sample; a call is drawn by
+ *   `drawRoute` with its request, so a policy's share goes to the calls it
+ *   picks. A call a policy picked is no random sample: its check enters the
+ *   evidence only when it is an exploration sample and the plan tests C,
+ *   else it feeds the rollback detector alone; the exploration replays skip
+ *   the model that served the call; a demotion forgets the policies
+ *   (sample-processor.ts `processSample`, route-changes.ts `demote`).
  *
  * A run is a stepper (`createRelativeRun`) so that a project's workloads
  * advance call by call side by side, each seeing the others' evidence at
@@ -60,12 +73,15 @@
 import { DEFAULT_CONTRACT, type EvalContract } from '../../../src/evals/eval-contract.js';
 import { cusumOptionsFor, initialCusum, updateCusum, type CusumState } from '../../../src/routing/cusum.js';
 import { planExploration, waitsForTraffic, type ExplorationPlan } from '../../../src/routing/exploration.js';
-import { gradeErrorOf, relativePolicyOf } from '../../../src/routing/judge-error.js';
+import type { GenerationParameters } from '../../../src/api/chat-types.js';
+import { ASSUMED_JUDGE_ERROR, gradeErrorOf, relativePolicyOf } from '../../../src/routing/judge-error.js';
 import type { JudgeCalibration } from '../../../src/routing/judge-ladder.js';
 import { emptyPairedEvidence, pairedSampleCount, recordPairedSample, withoutGrades, type PairedEvidence } from '../../../src/routing/paired-quality.js';
+import { certifiedPolicies, randomShareConfidence } from '../../../src/routing/policy-epochs.js';
 import { priorShare, type PriorShare } from '../../../src/routing/pooled-prior.js';
 import { splitChanged, splitModels } from '../../../src/routing/route-changes.js';
 import { DEFAULT_ROUTING } from '../../../src/routing/route-decision.js';
+import { learnPolicy, offeredPolicies, policyPotentials, type CandidatePolicies } from '../../../src/routing/route-policies.js';
 import { drawRoute } from '../../../src/routing/route-reason.js';
 import { dayOf, DEFAULT_ROUTER_SETTINGS, explorationRate, nextDayStart, type RouterSettings } from '../../../src/routing/router-context.js';
 import { decideSplit, type SplitDecision } from '../../../src/routing/split-decision.js';
@@ -73,10 +89,10 @@ import { createTrafficMeter } from '../../../src/routing/traffic-meter.js';
 import type { RouteSplit } from '../../../src/store/routing-store.js';
 import { createRandom, seedFor } from '../random.js';
 import type { RealWorkload } from './real-workloads.js';
-import type { EvalSpend, PoolView, RelativeOutcome, RelativeWorkloadRun, RouterRunPlan } from './relative-outcome.js';
+import type { EvalSpend, PerCallOutcome, PoolView, RelativeOutcome, RelativeWorkloadRun, RouterRunPlan } from './relative-outcome.js';
 import type { RecordedModel } from './routellm-data.js';
 import { variantPolicy, type RelativeVariant } from './relative-variants.js';
-import { judgeFor, scoreSample, type Judging } from './sample-judging.js';
+import { judgeFor, scoreSample, type Judging, type ScoredSample } from './sample-judging.js';
 
 /** The route is decided again after every sample up to this many, then after every 1% more. */
 const EVERY_SAMPLE_UNTIL = 200;
@@ -84,11 +100,13 @@ const DAY_MS = 86_400_000;
 /** The simulated clock starts at a UTC midnight, so a run's days are the eval budget's days. */
 const START = Date.UTC(2026, 0, 5);
 const ROUTE = 'workload';
+/** The contract's evidence version: one for the whole run (no contract edit). */
+const EVIDENCE_VERSION = 1;
 
 /** Older names, still imported by the per-call measurement (per-call-policy.ts, per-call-samples.ts). */
 export { JUDGE_OVERHEAD_TOKENS, PAIRED_SHARES, pairedContract } from './relative-variants.js';
 
-export type { EvalSpend, PoolView, RelativeOutcome, RelativeWorkloadRun, RouterRunPlan } from './relative-outcome.js';
+export type { EvalSpend, PerCallOutcome, PoolView, RelativeOutcome, RelativeWorkloadRun, RouterRunPlan } from './relative-outcome.js';
 
 /** One workload alone, every call in turn. */
 export function simulateRelativeRouter(
@@ -116,7 +134,8 @@ export function createRelativeRun(
   // One stream for every variant (common random numbers): they draw the same calls until their routes differ.
   const random = createRandom(seedFor(seed, 'relative router', real.recorded.name));
   const { requested, cheap } = models;
-  const contract: EvalContract = { ...DEFAULT_CONTRACT, sample_rate: plan.sampleRate };
+  const perCall = variant.perCall === true;
+  const contract: EvalContract = { ...DEFAULT_CONTRACT, sample_rate: plan.sampleRate, ...(perCall ? { per_call: true } : {}) };
   const goldPolicy = variant.grading === 'gold' ? variantPolicy(variant) : null;
   const judgePrice = (model: RecordedModel): RecordedModel => (variant.judgePrice === 'cheap' ? cheap : model);
   const judging: Judging = {
@@ -158,15 +177,25 @@ export function createRelativeRun(
   let wholeFromCall: number | null = null;
   const graderChecks: JudgeCalibration = {};
   let gradeError: number | null = goldPolicy?.gradeError ?? variant.judgeError;
+  /** The route's per-call policies (route-policies.ts; empty unless `perCall`), and what they learn with (sample-processor.ts `learning`). */
+  const policies = new Map<string, CandidatePolicies>();
+  const learning = perCall ? relativePolicyOf(contract, ASSUMED_JUDGE_ERROR) : null;
+  const perCallOutcome: Omit<PerCallOutcome, 'policy' | 'best' | 'policiesMade' | 'learned'> = { firstPolicyCall: null, policyCalls: 0, pickedChecks: { counted: 0, uncounted: 0 } };
+  /** The call's request as the worker's sample carries it: the prompt's text as one user message. */
+  const requestOf = (call: number): GenerationParameters => ({ messages: [{ role: 'user', content: real.recorded.prompts[real.promptOf(call)]?.text ?? '' }] });
 
   /** The grader's error from its checks (gold grades keep theirs), and the evidence as a decision reads it at that error. */
+  const certifyingPolicy = (error: number | null) => goldPolicy ?? relativePolicyOf(DEFAULT_CONTRACT, variant.judgeError, error);
   const gradeErrorNow = (): number | null => (goldPolicy === null ? gradeErrorOf(variant.judgeError, graderChecks) : (goldPolicy.gradeError ?? 0));
   const readable = (error: number | null): PairedEvidence => (goldPolicy === null && error === null ? withoutGrades(evidence) : evidence);
   /** route-changes.ts `decide`: ε is the variant's (the self-checks never measure more here); the grader's error from its checks; the project's prior when there is a pool. */
   const decide = (now: number): SplitDecision => {
     gradeError = gradeErrorNow();
     const paired = readable(gradeError);
-    const policy = goldPolicy ?? relativePolicyOf(DEFAULT_CONTRACT, variant.judgeError, gradeError);
+    const certifying = certifyingPolicy(gradeError);
+    const gradesDropped = goldPolicy === null && gradeError === null;
+    // With per_call the random share is certified at 1 − 0.8α, the policies share the rest (route-changes.ts `decide`).
+    const policy = perCall ? { ...certifying, confidence: randomShareConfidence(certifying.confidence) } : certifying;
     // Latency is within the limit here; before the workload has 20 latencies of its own, the product judges it over the pool, which has them.
     const fit = pool?.fit(policy) ?? null;
     const prior: PriorShare | undefined = fit === null ? undefined : { model: cheap.name, share: priorShare(fit, paired, policy), workloads: fit.workloads, samples: fit.samples, notLossRate: fit.notLossRate };
@@ -176,6 +205,7 @@ export function createRelativeRun(
       candidates: [{ model: cheap.name, costPerCall: usdAt(shapeTokens, cheap), paired, constraintsEvaluated: 0, constraintsPassed: 0, errors: 0, latency: { state: 'ok' }, coolingDown: cooldownUntil > now }],
       policy,
       ...(prior === undefined ? {} : { prior }),
+      ...(perCall ? { policies: offeredPolicies(policies, EVIDENCE_VERSION, certifying, gradesDropped), policyPotentials: policyPotentials(policies, EVIDENCE_VERSION, certifying, gradesDropped) } : {}),
     });
   };
   let decision = decide(START);
@@ -205,7 +235,8 @@ export function createRelativeRun(
     decision = decide(now);
     decidedCooling = cooldownUntil > now;
     const samples = pairedSampleCount(evidence);
-    nextDecisionAt = samples < EVERY_SAMPLE_UNTIL ? samples + 1 : Math.ceil(samples * 1.01);
+    // With per-call policies after every sample, as the worker: a policy's certificate is not the random share's, and it may overtake it between two looks.
+    nextDecisionAt = samples < EVERY_SAMPLE_UNTIL || perCall ? samples + 1 : Math.ceil(samples * 1.01);
     apply(decision, now);
   };
   const decideWhenDue = (now: number): void => {
@@ -245,8 +276,8 @@ export function createRelativeRun(
     return made;
   };
 
-  /** One reply of Mixtral scored against GPT-4's: its evidence, the judge spend, the smoothed judge cost per judged reply. */
-  const score = (prompt: RealWorkload['prompts'][number], now: number): boolean => {
+  /** One reply of Mixtral scored against GPT-4's: the judge spend, the smoothed judge cost per judged reply, the grader's checks (not yet its evidence: `count`). */
+  const judge = (prompt: RealWorkload['prompts'][number], now: number): ScoredSample => {
     // sample-scoring.ts `gradesAllAgreements`: every agreement is graded until the candidate's evidence holds `gradeAllAgreementsUntil` graded ones.
     const scored = scoreSample(prompt, judging, random, evidence.same.right + evidence.same.wrong < settings.gradeAllAgreementsUntil);
     pay('verdicts', scored.verdictUsd, now);
@@ -261,7 +292,17 @@ export function createRelativeRun(
       const counts = graderChecks[scored.graderCheck.grader] ?? { compared: 0, differed: 0 };
       graderChecks[scored.graderCheck.grader] = { compared: counts.compared + 1, differed: counts.differed + Number(scored.graderCheck.differed) };
     }
+    return scored;
+  };
+  /** A scored reply enters Mixtral's paired evidence, and trains its per-call policies (sample-processor.ts `learn`). */
+  const count = (call: number, scored: ScoredSample): void => {
     evidence = recordPairedSample(evidence, scored.sample);
+    if (learning !== null) learnPolicy(policies, cheap.name, EVIDENCE_VERSION, requestOf(call), scored.sample, learning);
+  };
+  /** Scored and counted: true when not a loss. */
+  const score = (call: number, prompt: RealWorkload['prompts'][number], now: number): boolean => {
+    const scored = judge(prompt, now);
+    count(call, scored);
     return scored.sample.outcome !== 'loss';
   };
 
@@ -270,6 +311,8 @@ export function createRelativeRun(
     if (route.servedModel !== cheap.name && !inSplit) return;
     outcome.demotions += 1;
     evidence = emptyPairedEvidence();
+    // Its policies learned from the evidence just forgotten (route-changes.ts `demote`).
+    policies.delete(cheap.name);
     cooldownUntil = now + settings.cooldownMs;
     decideNow(now);
   };
@@ -313,7 +356,10 @@ export function createRelativeRun(
       spentDay = day;
       spentToday = 0;
     }
-    const drawn = route.split?.shares.some((entry) => entry.model === servedModel) === true;
+    const shareEntry = route.split?.shares.find((entry) => entry.model === servedModel);
+    // A call drawn into a random share explores nothing; one a per-call policy picked is no random sample (sample-processor.ts).
+    const drawn = shareEntry !== undefined && shareEntry.policy === undefined;
+    const picked = shareEntry?.policy !== undefined;
     // A sample taken to remake a stale plan of a call C served outright pays no reference when the new plan has nothing to test.
     const exploring = explore && !drawn && (!routed || monitor || replan(now).candidates.length > 0);
     const wanted = (monitor && monitorBudgetLeft() > 0) || (exploring && exploreBudgetLeft() > 0);
@@ -323,7 +369,12 @@ export function createRelativeRun(
       reference = true;
     }
     if (routed && (monitor || reference) && monitorBudgetLeft() > 0) {
-      const passed = score(prompt, now);
+      const scored = judge(prompt, now);
+      // A picked call counts when an unpicked one would have: sampled for exploration while the plan tests its model.
+      const counted = !picked || (exploring && replan(now).candidates.includes(servedModel));
+      if (counted) count(call, scored);
+      if (picked) perCallOutcome.pickedChecks[counted ? 'counted' : 'uncounted'] += 1;
+      const passed = scored.sample.outcome !== 'loss';
       outcome.samples.monitoring += 1;
       uncheckedCalls = 0;
       if (watch(servedModel, passed, now)) return;
@@ -333,9 +384,10 @@ export function createRelativeRun(
       if (made.candidates.length > 0) meter.observeSample(ROUTE, now);
       for (const candidate of made.candidates) {
         if (exploreBudgetLeft() <= 0) break;
-        if (candidate !== cheap.name) continue;
+        // The model that served the call was scored on its own reply above.
+        if (candidate === servedModel || candidate !== cheap.name) continue;
         pay('candidateReplays', prompt.cheapCost, now);
-        score(prompt, now);
+        score(call, prompt, now);
         outcome.samples.exploration += 1;
         outcome.lastExplorationCall = call;
         const day = Math.floor(call / plan.callsPerDay);
@@ -359,9 +411,15 @@ export function createRelativeRun(
     if (prompt === undefined) throw new Error(`no prompt for call ${call}`);
     meter.observe(ROUTE, now);
     const held = route.split?.shares.find((entry) => entry.model === cheap.name);
-    shareSum += route.servedModel === cheap.name ? 1 : (held?.share ?? 0);
+    // A policy's share is of the calls it picks: of all calls, × the share of its held-out samples it picked.
+    shareSum += route.servedModel === cheap.name ? 1 : (held?.share ?? 0) * (held?.policy?.routedShare ?? 1);
     if (route.servedModel !== cheap.name && held?.pooled !== undefined) priorCalls += 1;
-    const servedModel = drawRoute({ servedModel: route.servedModel, pinnedModel: null, split: route.split }, requested.name, random).model;
+    const draw = drawRoute({ servedModel: route.servedModel, pinnedModel: null, split: route.split }, requested.name, random, perCall ? requestOf(call) : undefined);
+    const servedModel = draw.model;
+    if (draw.policy) {
+      perCallOutcome.policyCalls += 1;
+      perCallOutcome.firstPolicyCall ??= call;
+    }
     const routed = servedModel !== requested.name;
     if (routed && outcome.firstSavingCall === null) outcome.firstSavingCall = call;
     const right = routed ? prompt.cheapCorrect : prompt.requestedCorrect;
@@ -384,9 +442,13 @@ export function createRelativeRun(
 
   const finish = (): RelativeOutcome => {
     const whole = route.servedModel === cheap.name;
+    const entry = route.split?.shares.find((share) => share.model === cheap.name);
+    const held = policies.get(cheap.name)?.epochs;
+    const best = held === undefined ? null : certifiedPolicies(held, certifyingPolicy(gradeErrorNow())).best;
+    const bestEpoch = held?.epochs.find((epoch) => epoch.epoch === best?.epoch);
     return {
       ...outcome,
-      share: whole ? 1 : (route.split?.shares.find((entry) => entry.model === cheap.name)?.share ?? 0),
+      share: whole ? 1 : (entry?.share ?? 0) * (entry?.policy?.routedShare ?? 1),
       wholeFromCall,
       diffLower: decision.verdicts.find((verdict) => verdict.model === cheap.name)?.lower ?? Number.NEGATIVE_INFINITY,
       requestedLower: decision.requestedLower,
@@ -400,6 +462,17 @@ export function createRelativeRun(
       gradeError,
       meanShare: shareSum / plan.calls,
       priorCalls,
+      ...(perCall
+        ? {
+            perCall: {
+              ...perCallOutcome,
+              policy: entry?.policy === undefined ? null : { epoch: entry.policy.epoch, share: entry.share, routedShare: entry.policy.routedShare, samples: entry.samples },
+              best: best === null || bestEpoch === undefined ? null : { epoch: best.epoch, callShare: best.callShare, routedShare: best.routedShare, heldOut: held === undefined ? 0 : held.samples - bestEpoch.madeAt },
+              policiesMade: held?.made ?? 0,
+              learned: held?.samples ?? 0,
+            },
+          }
+        : {}),
     };
   };
 

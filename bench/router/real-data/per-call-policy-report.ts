@@ -1,16 +1,20 @@
 /**
  * The real-data report's section on calls picked one by one
  * (per-call-policy.ts): what the ranking is worth offline, what a
- * certificate keeps of it, and how much evidence it takes.
+ * certificate keeps of it, how much evidence it takes, and what the worker
+ * does with it on MMLU as one workload (mixed-workload.ts).
  */
 import { DEFAULT_POLICY_ALPHA_SHARE } from '../../../src/routing/policy-epochs.js';
+import type { MixedWorkloadFigures } from './mixed-workload.js';
 import type { PerCallPolicyResults } from './per-call-policy.js';
+import type { RealRunPlan } from './real-data-run.js';
 import { count, percent, table } from './markdown.js';
+
+const share = DEFAULT_POLICY_ALPHA_SHARE;
+const ofAlpha = (fraction: number): string => `${Number(fraction.toFixed(3))}α`;
 
 export function renderPerCallPolicy(results: PerCallPolicyResults): string[] {
   const { plan, featureCost } = results;
-  const share = DEFAULT_POLICY_ALPHA_SHARE;
-  const ofAlpha = (fraction: number): string => `${Number(fraction.toFixed(3))}α`;
   return [
     '## Calls picked one by one (issue 37 item 3)',
     '',
@@ -60,6 +64,33 @@ export function renderPerCallPolicy(results: PerCallPolicyResults): string[] {
     table(
       ['Workload', 'evidence', 'samples', 'saving: policy', 'random alone', 'router', 'router chose the policy', "worst served / GPT-4's"],
       results.curve.map((point) => [point.group, point.evidence, count(point.samples), percent(point.savings.policy), percent(point.savings.randomAlone), percent(point.savings.router), `${point.policyChosen} of ${point.splits}`, percent(point.worstQuality)]),
+    ),
+  ];
+}
+
+/** (iv) The policies as the worker runs them (paired-shares.ts with `perCall`), on MMLU as one workload (mixed-workload.ts). */
+export function renderPerCallWorker(plan: RealRunPlan, figures: readonly MixedWorkloadFigures[]): string[] {
+  const spend = (item: MixedWorkloadFigures): string => {
+    const shares = item.spendShares;
+    return `${percent(shares.candidateReplays, 2)} / ${percent(shares.referenceReplays, 2)} / ${percent(shares.verdicts, 2)} / ${percent(shares.grades, 2)} / ${percent(shares.selfChecks, 2)}`;
+  };
+  const atEnd = (item: MixedWorkloadFigures): string => {
+    const policy = item.perCallOutcome?.policy;
+    if (policy === undefined || policy === null) return `${percent(item.share)} (random)`;
+    return `${percent(item.share)} (policy #${policy.epoch}: ${percent(policy.share)} of the ${percent(policy.routedShare)} it picks)`;
+  };
+  const picked = (item: MixedWorkloadFigures): string => {
+    const outcome = item.perCallOutcome;
+    if (outcome === null) return 'n/a';
+    const best = outcome.best === null ? 'none' : `#${outcome.best.epoch}: ${percent(outcome.best.callShare)} of calls`;
+    return `${outcome.firstPolicyCall === null ? 'never' : `call ${count(outcome.firstPolicyCall)}, ${count(outcome.policyCalls)} calls`}; ${outcome.policiesMade} made from ${count(outcome.learned)} samples; best certified at the end ${best}`;
+  };
+  return [
+    `**(iv) In the worker**, per_call at worker level, MMLU as one workload (every subject's ${count(figures[0]?.prompts ?? 0)} prompts mixed into one workload, alone, so no pooled prior), ${plan.label}: \`bench/router/real-data/paired-shares.ts\` with the contract's \`per_call\` on, as the worker runs it (route-policies.ts, sample-processor.ts): the policies learn from every sample that enters Mixtral's evidence (the router's own samples, no split in halves), the random share is certified at ${ofAlpha(1 - share)}, a policy that saves more serves (its share of the calls it picks, P(loss) ≤ τ × the call's size, \`requestSize\`), and a call it picked enters the evidence only when sampled for exploration while the plan tests Mixtral, with a GPT-4 replay as its reference. Eval spend as a share of GPT-4 on every call: Mixtral replays / GPT-4 reference replays / verdicts / grades / self-checks.`,
+    '',
+    table(
+      ['per_call', "served / GPT-4's", 'saved, gross', 'net', 'eval spend', 'Mixtral at the end (of all calls)', 'mean over the run', 'exploration replays', 'grader checks differed (grades at the end)', 'policy: first served; made; best'],
+      figures.map((item) => [item.label, percent(item.qualityRatio), percent(item.savings, 2), percent(item.netSavings, 2), spend(item), atEnd(item), percent(item.meanShare), count(item.samples.exploration), `${item.graderChecks.differed} of ${item.graderChecks.compared} (${item.gradeError === null ? 'dropped' : 'kept'})`, picked(item)]),
     ),
   ];
 }

@@ -11,15 +11,18 @@
  *     default contract (`sample_rate: "auto"`); `--quick`: 5 days.
  *
  * The relative default also runs with one thing changed each (grades, the
- * judge's error or price, the project's pooled prior), to show what limits it.
+ * judge's error or price, the project's pooled prior), to show what limits it;
+ * and, on MMLU as one workload (mixed-workload.ts), with and without per-call
+ * policies, in run (b).
  */
 import { DEFAULT_CONTRACT } from '../../../src/evals/eval-contract.js';
 import { ROUTER_DEFAULT, type RelativeVariant } from './relative-variants.js';
 import { pooledShare, realWorkloads, runRelativeRouter, type RelativeRun } from './paired-shares-run.js';
+import { measureMixedMmlu } from './mixed-workload.js';
 import { measurePerCallPolicy, type PerCallPlan } from './per-call-policy.js';
 import { dataOracles, runRealData, type RealRun, type RealRunPlan } from './real-data-run.js';
 import type { RealDataResults } from './real-data-report.js';
-import { findRouteLlmData, loadRouteLlmData } from './routellm-data.js';
+import { findRouteLlmData, loadRouteLlmData, type RecordedData } from './routellm-data.js';
 
 export const FIXED_SAMPLE_RATE = 0.1;
 export const CALLS_PER_DAY = 2_000;
@@ -60,13 +63,20 @@ export function realDataPlans(quick: boolean): RealRunPlan[] {
   ];
 }
 
+/** Per-call policies in the worker simulation: MMLU as one workload under run (b)'s plan, per_call off and on. */
+function perCallWorker(data: RecordedData, plan: RealRunPlan | undefined, seed: number): RealDataResults['perCallWorker'] {
+  if (plan === undefined) throw new Error('no run (b)');
+  return { plan, figures: measureMixedMmlu(data, { calls: plan.callsPerWorkload, callsPerDay: plan.callsPerDay, sampleRate: plan.sampleRate }, seed) };
+}
+
 /** The results, or what is missing of the data (the caller says so and measures nothing). */
 export function measureRealData(directory: string, seed: number, quick: boolean): RealDataResults | { missing: string } {
   const found = findRouteLlmData(directory);
   if ('missing' in found) return found;
   const startedAt = Date.now();
   const data = loadRouteLlmData(directory);
-  const runs = realDataPlans(quick).map((plan): RealDataRun => {
+  const plans = realDataPlans(quick);
+  const runs = plans.map((plan): RealDataRun => {
     const reals = realWorkloads(data, plan, seed);
     return { plan, relative: RELATIVE_VARIANTS.map((variant) => runRelativeRouter(data, plan, variant, seed, reals)), absolute: runRealData(data, plan, seed) };
   });
@@ -85,6 +95,7 @@ export function measureRealData(directory: string, seed: number, quick: boolean)
     runs,
     pooled: pooledShare(data),
     perCall: measurePerCallPolicy(data, seed, perCallPlan(quick)),
+    perCallWorker: perCallWorker(data, plans[plans.length - 1], seed),
     seconds: (Date.now() - startedAt) / 1000,
   };
 }

@@ -10,10 +10,11 @@ import type { RouterSettings } from '../settings.js';
 import type { OracleSavings } from './oracles.js';
 import type { PooledShare } from './paired-shares-run.js';
 import type { PerCallPolicyResults } from './per-call-policy.js';
-import { renderPerCallPolicy } from './per-call-policy-report.js';
+import type { MixedWorkloadFigures } from './mixed-workload.js';
+import { renderPerCallPolicy, renderPerCallWorker } from './per-call-policy-report.js';
 import { describeRelativeRouter, renderPooling, renderRelativeLimits, renderTargets } from './paired-shares-report.js';
 import type { RealDataRun } from './real-data-mode.js';
-import { dataOracles, realDataSettings, type GroupFigures } from './real-data-run.js';
+import { dataOracles, realDataSettings, type GroupFigures, type RealRunPlan } from './real-data-run.js';
 import type { RecordedData } from './routellm-data.js';
 import { count, percent, table, usd } from './markdown.js';
 
@@ -28,6 +29,8 @@ export interface RealDataResults {
   pooled: PooledShare;
   /** Calls picked one by one (per-call-policy.ts). */
   perCall: PerCallPolicyResults;
+  /** Per-call policies in the worker simulation, MMLU as one workload, run (b): per_call off and on (mixed-workload.ts). */
+  perCallWorker: { plan: RealRunPlan; figures: MixedWorkloadFigures[] };
   seconds: number;
 }
 
@@ -68,6 +71,7 @@ export function renderRealDataReport(results: RealDataResults): string {
   for (const run of results.runs) sections.push('', ...renderRun(run));
   sections.push('', ...renderPooling(results.pooled));
   sections.push('', ...renderPerCallPolicy(results.perCall));
+  sections.push('', ...renderPerCallWorker(results.perCallWorker.plan, results.perCallWorker.figures));
   return `${sections.join('\n')}\n`;
 }
 

@@ -32,7 +32,7 @@ export interface RelativeOutcome {
   lastExplorationCall: number | null;
   /** Exploration replays per day of the run. */
   daily: { exploration: number[] };
-  /** At the end: the certified share (1 when Mixtral serves outright, since `wholeFromCall`) and the bounds it rests on. */
+  /** At the end: the certified share of all calls (1 when Mixtral serves outright, since `wholeFromCall`; a policy's share × its routed share) and the bounds it rests on. */
   share: number;
   wholeFromCall: number | null;
   diffLower: number;
@@ -52,6 +52,24 @@ export interface RelativeOutcome {
   meanShare: number;
   /** Calls at which Mixtral's share rested on the project's pooled prior (a share carrying `pooled`). */
   priorCalls: number;
+  /** With per-call policies (the variant's `perCall`) only. */
+  perCall?: PerCallOutcome;
+}
+
+/** What a run with per-call policies did with them. */
+export interface PerCallOutcome {
+  /** The first call a policy's share served Mixtral, and how many it served. */
+  firstPolicyCall: number | null;
+  policyCalls: number;
+  /** Checks of calls a policy sent Mixtral: entered the evidence (sampled for exploration while the plan tested Mixtral), or fed the rollback detector alone. */
+  pickedChecks: { counted: number; uncounted: number };
+  /** The policy the route serves at the end (its share is of the calls it picks; `routedShare` of its held-out samples it picked), or null. */
+  policy: { epoch: number; share: number; routedShare: number; samples: number } | null;
+  /** The certified policy that may save the most at the end, served or not: the share of all calls it may send, of its held-out samples it picks, and how many it was certified on; null when none may send any. */
+  best: { epoch: number; callShare: number; routedShare: number; heldOut: number } | null;
+  /** Policies made, and samples learned from, since Mixtral's evidence last started (a demotion forgets them). */
+  policiesMade: number;
+  learned: number;
 }
 
 /** What a run reads of its project's pool (paired-pool.ts): the pool's fit for the policy a decision uses, or null while it has none. */

@@ -18,6 +18,11 @@ export interface RelativeVariant {
   judgePrice: 'chosen' | 'cheap';
   /** Whether a project's workloads pool their evidence into the prior (paired-pool.ts), as the router does; false: each on its own evidence alone. */
   pool: boolean;
+  /**
+   * The contract's `per_call` (false when absent, as the default contract): the route also learns per-call policies from the samples
+   * that enter Mixtral's evidence, and serves a certified one in place of the random share when it saves more (paired-shares.ts).
+   */
+  perCall?: boolean;
 }
 
 /** The router as it ships. */
