@@ -16,7 +16,7 @@
 import { qualitySemantics } from '../evals/eval-contract.js';
 import type { CandidateCounts, Scope } from '../store/routing-store.js';
 import { pairedSampleCount, withoutGrades, type PairedEvidence, type QualityBarContract } from './paired-quality.js';
-import { fitPool, priorShare, type PoolFit, type PriorShare } from './pooled-prior.js';
+import { fadeSamples, fitPool, priorShare, type PoolFit, type PriorShare } from './pooled-prior.js';
 import { judgeLatency, type LatencyPolicy, type LatencySketches, type LatencyVerdict } from './latency-limit.js';
 import type { RouterContext } from './router-context.js';
 import { mergeEncoded } from '../tracking/latency-sketch.js';
@@ -54,7 +54,8 @@ export async function projectPrior(
   latencyPolicy: LatencyPolicy,
   gradesDropped: boolean,
 ): Promise<PriorShare | undefined> {
-  if (candidates.length === 0) return undefined;
+  // A workload past the fade serves on its own certificates: no need to read the project's evidence.
+  if (candidates.every((candidate) => pairedSampleCount(candidate.paired) >= fadeSamples(policy))) return undefined;
   const rows = (await context.routing.listProjectEvidence(scope, requestedModel)).filter((row) => inForce(context, { ...scope, workload: row.workload }, row));
   // Decoding every workload's sketches costs more than the rest of a decision: only when a candidate's own latency is not known.
   let reference: LatencySketches | undefined;
