@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { GenerationParameters } from '../api/chat-types.js';
-import { requestSize } from './call-features.js';
+import { callFeatures, requestSize } from './call-features.js';
 import { routesToCandidate } from './call-policy.js';
 import type { PairedSample, QualityBarContract } from './paired-quality.js';
-import { learnPolicy, offeredPolicies, policyFeatures, policyPotentials, type CandidatePolicies } from './route-policies.js';
+import { learnPolicy, offeredPolicies, policyPotentials, type CandidatePolicies } from './route-policies.js';
 
 const contract: QualityBarContract = { qualityBar: 0.95, confidence: 0.95, minSamples: 50, judgeError: 0.02, gradeError: 0.02, agreementGradesSampled: true };
 const call = (content: string): GenerationParameters => ({ messages: [{ role: 'user', content }] });
@@ -32,7 +32,7 @@ describe('route policies', () => {
     expect(offered?.stored.routedShare).toBeLessThan(0.6);
     expect(offered?.certified.verdict.share).toBeGreaterThan(0.5);
     const stored = offered!.stored;
-    const picks = (content: string) => routesToCandidate(stored, policyFeatures(call(content)), requestSize(call(content)));
+    const picks = (content: string) => routesToCandidate(stored, callFeatures(call(content)), requestSize(call(content)));
     expect(picks('easy question 99999')).toBe(true);
     expect(picks('hard question 99999')).toBe(false);
     // What it may still send: about the half of the calls it picks.

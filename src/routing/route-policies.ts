@@ -39,17 +39,6 @@ export interface OfferedPolicy {
   stored: StoredCallPolicy;
 }
 
-/** The features a policy reads, from a sampled call's parameters. */
-export function policyFeatures(parameters: GenerationParameters) {
-  return callFeatures({
-    messages: parameters.messages,
-    ...(parameters.tools === undefined ? {} : { tools: parameters.tools }),
-    ...(parameters.tool_choice === undefined ? {} : { tool_choice: parameters.tool_choice }),
-    ...(parameters.response_format === undefined ? {} : { response_format: parameters.response_format }),
-    ...(parameters.user === undefined ? {} : { user: parameters.user }),
-  });
-}
-
 /** Learns from one sample of `model` that entered its paired evidence (mutates `policies`). */
 export function learnPolicy(
   policies: Map<string, CandidatePolicies>,
@@ -61,7 +50,7 @@ export function learnPolicy(
 ): void {
   const held = policies.get(model);
   const epochs = held === undefined || held.evidenceVersion !== evidenceVersion ? emptyPolicyEpochs(DEFAULT_FEATURE_DIMENSION) : held.epochs;
-  policies.set(model, { evidenceVersion, epochs: recordEpochSample(epochs, { features: policyFeatures(parameters), sample, saving: requestSize(parameters) }, contract) });
+  policies.set(model, { evidenceVersion, epochs: recordEpochSample(epochs, { features: callFeatures(parameters), sample, saving: requestSize(parameters) }, contract) });
 }
 
 /**

@@ -129,8 +129,8 @@ export async function processSample(context: RouterContext, sample: QueuedSample
       else if (scored !== null) {
         state.uncheckedCalls = 0;
         state.monitoringProblem = null;
-        // A picked call counts when an unpicked one would have: sampled for exploration while the plan tests its model.
-        const counted = !picked || (explore && (await replan(context, state, requested, contract, exploreBudgetLeft())).candidates.includes(served.id));
+        // A picked call counts when an unpicked one would have: sampled for exploration while the route's plan (remade after every sample) tests its model.
+        const counted = !picked || (explore && state.plan?.candidates.includes(served.id) === true);
         await record(served.id, { ...none, ...(counted ? scored.delta : {}), latencyMs: sample.latencyMs, ttftMs: sample.ttftMs, latencyMsTotal: sample.latencyMs });
         if (counted) learn(served.id, scored.delta);
         if (await watch(context, state, requested, served.id, scored.passed, contract)) return;
