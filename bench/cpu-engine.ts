@@ -70,7 +70,7 @@ async function main(): Promise<void> {
   let loaded: DirectModel | null = null;
   const cases: MeasuredCase[] = [];
   let promptTokens: number | null = null;
-  let models: BenchModel[] = [];
+  let models: BenchModel[];
   try {
     models = options.models.map((name) => {
       const started = performance.now();

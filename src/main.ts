@@ -23,7 +23,7 @@ import { createFleetRouter } from './routing/fleet-router.js';
 import { DEFAULT_ROUTER_SETTINGS } from './routing/router-context.js';
 import { createLeadership } from './routing/router-leadership.js';
 import { followChanges } from './server/follow-changes.js';
-import { createDashboard } from './dashboard/dashboard-handler.js';
+import { createDashboard, DASHBOARD_PATH } from './dashboard/dashboard-handler.js';
 import { createApp } from './server/app.js';
 import { createMetricsApp } from './server/metrics-app.js';
 import { createRollupStatsService } from './tracking/rollup-stats-service.js';
@@ -180,7 +180,8 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
     engines,
     catalog,
     stats,
-    dashboard,
+    // The dashboard is mounted here, so the app serves it without importing it.
+    mount: { prefix: DASHBOARD_PATH, handler: dashboard },
     metrics,
     retention,
     routes,

@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MODELS } from '../src/models/default-models.js';
+import { DEFAULT_MODELS } from '../src/catalog/default-models.js';
 import { runTaskgate, serveTaskgate } from './helpers/taskgate-process.js';
 import { TINY_ANSWERS, writeAnsweringModel } from './helpers/tiny-models.js';
 import { temporaryDirectory } from './helpers/temporary-directory.js';

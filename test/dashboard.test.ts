@@ -14,6 +14,7 @@
  *
  * Leaves screenshots of the pages at each width in test/artifacts/.
  */
+import { traceFixture } from './contracts/store/trace-fixture.js';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -66,20 +67,14 @@ function history(accountId: string, keyId: string, now: number): Trace[] {
       const stream = !failed && random() < 0.3;
       const promptTokens = failed ? 0 : 300 + Math.floor(random() * 300);
       const completionTokens = failed ? 0 : 40 + Math.floor(random() * 80);
-      traces.push({
+      traces.push(traceFixture({
         requestId: `req_history_${bucket}_${index}`,
         accountId,
         keyId,
-        environment: 'production',
-        project: 'shop',
         workload: 'summarise',
-        user: null,
         requestedModel: 'acme-large',
         servedModel: 'acme-large',
-        routeReason: null,
-        routeShare: null,
         replica: 'large',
-        attempts: null,
         status: failed ? 'error' : 'ok',
         errorClass: failed ? 'engine_error' : null,
         errorMessage: failed ? 'Engine large failed (HTTP 500): CUDA out of memory' : null,
@@ -88,16 +83,13 @@ function history(accountId: string, keyId: string, now: number): Trace[] {
         promptTokens,
         completionTokens,
         costUsd: (promptTokens * 30 + completionTokens * 60) / 1_000_000,
-        engineSeconds: null,
-        measuredCostUsd: null,
         latencyMs: failed ? 20 + random() * 50 : 350 + random() * 500 + (random() < 0.1 ? 900 : 0),
         ttftMs: stream ? 120 + random() * 150 : null,
         stream,
-        metadata: null,
         startedAt: start + Math.floor(random() * bucketMs),
         requestBody: null,
         replyBody: null,
-      });
+      }));
     }
   }
   return traces;
@@ -111,20 +103,15 @@ function history(accountId: string, keyId: string, now: number): Trace[] {
  */
 function unwieldyTrace(accountId: string, now: number): Trace {
   const blob = Array.from({ length: 1_200 }, (_, index) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'[(index * 37) % 64]).join('');
-  return {
+  return traceFixture({
     requestId: `req_${'0123456789abcdef'.repeat(4)}`,
     accountId,
     keyId: 'key_history',
-    environment: 'production',
-    project: 'shop',
     workload: 'summarise',
     user: `customer-${'7f3a9c'.repeat(8)}@accounts.example.com`,
     requestedModel: 'acme-large-instruct-2026-11-preview-awq-int4-gguf-q4_k_m',
     servedModel: 'acme-large',
-    routeReason: null,
-    routeShare: null,
     replica: 'large',
-    attempts: null,
     status: 'error',
     errorClass: 'engine_error',
     errorMessage: `Engine large failed (HTTP 500): upstream trace ${blob.slice(0, 260)}`,
@@ -133,16 +120,12 @@ function unwieldyTrace(accountId: string, now: number): Trace {
     promptTokens: 0,
     completionTokens: 0,
     costUsd: 0,
-    engineSeconds: null,
-    measuredCostUsd: null,
     latencyMs: 41,
-    ttftMs: null,
-    stream: false,
     metadata: { ticket: `TICKET-${'9'.repeat(40)}`, attachment: blob.slice(0, 120) },
     startedAt: now,
     requestBody: JSON.stringify({ model: 'acme-large-instruct-2026-11-preview-awq-int4-gguf-q4_k_m', messages: [{ role: 'user', content: `Summarise: the quarterly report, attached: ${blob}` }] }),
     replyBody: null,
-  };
+  });
 }
 
 /**
@@ -159,38 +142,22 @@ function busyHistory(accountId: string, now: number): Trace[] {
     for (let index = 0; index < 12; index++) {
       const promptTokens = 6_000 + Math.floor(random() * 2_000);
       const completionTokens = 3_000 + Math.floor(random() * 1_500);
-      traces.push({
+      traces.push(traceFixture({
         requestId: `req_busy_${bucket}_${index}`,
         accountId,
         keyId: 'key_history',
-        environment: 'production',
-        project: 'shop',
         workload: 'contract-review',
-        user: null,
         requestedModel: 'acme-pro',
         servedModel: 'acme-pro',
-        routeReason: null,
-        routeShare: null,
         replica: 'pro',
-        attempts: null,
-        status: 'ok',
-        errorClass: null,
-        errorMessage: null,
-        httpStatus: 200,
-        finishReason: 'stop',
         promptTokens,
         completionTokens,
         costUsd: (promptTokens * 150 + completionTokens * 600) / 1_000_000,
-        engineSeconds: null,
-        measuredCostUsd: null,
         latencyMs: 20_000 + random() * 70_000,
-        ttftMs: null,
-        stream: false,
-        metadata: null,
         startedAt: start + Math.floor(random() * bucketMs),
         requestBody: null,
         replyBody: null,
-      });
+      }));
     }
   }
   return traces;

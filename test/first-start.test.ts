@@ -9,7 +9,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findDefaultModel } from '../src/models/default-models.js';
+import { findDefaultModel } from '../src/catalog/default-models.js';
 import { closedPort } from './helpers/file-server.js';
 import { startModelCatalogServer, type ModelCatalogServer } from './helpers/model-catalog-server.js';
 import { serveTaskgate, type ServingProcess } from './helpers/taskgate-process.js';

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, truncateSync, writeFileS
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { findDefaultModel } from '../src/models/default-models.js';
+import { findDefaultModel } from '../src/catalog/default-models.js';
 import { downloadModelFile } from '../src/models/model-download.js';
 import { ModelFileError } from '../src/models/model-file-error.js';
 import { closedPort, startFileServer, type FileServer } from './helpers/file-server.js';

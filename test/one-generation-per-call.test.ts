@@ -3,8 +3,9 @@
  * TCP engine scripted per request), through the real server and the stock
  * `openai` client with its own retries off: a call reaches an engine a second
  * time only when the first provably never started it, every attempt is in the
- * trace, and every call ends within its timeouts with the status the README
- * gives. Run against both transports.
+ * trace, and every call ends within its timeouts with the status docs/api.md
+ * ("Errors") and docs/configuration.md ("One generation per call") give.
+ * Run against both transports.
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -159,7 +159,7 @@ describe('requests OpenAI\'s schema allows are served', () => {
     expect([...calls.values()]).toEqual([{ id: 'call_s', name: 'run_sql', input: 'SELECT 1' }]);
     // Its ChatCompletionStream helper (`chat.completions.stream`) takes every tool call for a function call: it keeps
     // only the last delta's `custom` and cannot finish the reply, from OpenAI as from taskgate. When an `openai`
-    // release lifts that, this fails: then assert what the helper accumulates, and drop the README's warning.
+    // release lifts that, this fails: then assert what the helper accumulates, and drop the warning in docs/api.md.
     const helper = gateway.taskgate.client().chat.completions.stream({ ...(request as unknown as OpenAI.ChatCompletionCreateParamsNonStreaming), stream: true });
     await expect(helper.finalChatCompletion()).rejects.toThrow(/missing choices\[0\]\.tool_calls\[0\]\.function\.name/);
   });

@@ -2,12 +2,14 @@
  * The README's front door, run as written: the quick start's `npm start` on
  * an empty data directory (the first start fetches the recommended model,
  * here from a local server standing in for the public download), then every
- * example of "Calling it" in order, against that server. Only the port and
- * the data directory differ from a newcomer's run (`PORT`,
- * `TASKGATE_DATA_DIR`), so the test can run beside a real taskgate.
+ * example of "Calling it" in order, against that server, then the commands
+ * of "After the first calls". Only the port and the data directory differ
+ * from a newcomer's run (`PORT` and `TASKGATE_URL`, `TASKGATE_DATA_DIR`), so
+ * the test can run beside a real taskgate. That every link of the README
+ * leads somewhere is test/docs-links.test.ts.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -50,6 +52,9 @@ let stdout = '';
 let stderr = '';
 let port = 0;
 let key = '';
+let dataDirectory = '';
+/** How many of the "Calling it" examples ran (the Python one needs its SDK). */
+let examplesRun = 0;
 
 async function freePort(): Promise<number> {
   const probe = createServer();
@@ -95,7 +100,7 @@ describe('the README', () => {
     expect(readFileSync(join('node_modules', 'openai', 'package.json'), 'utf8')).toContain('"name": "openai"');
     expect((block as CodeBlock).code).toContain('serves on http://127.0.0.1:8080/v1');
 
-    const dataDirectory = temporaryDirectory('taskgate-readme-');
+    dataDirectory = temporaryDirectory('taskgate-readme-');
     // A newcomer's environment: none of taskgate's own variables but these.
     const environment: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TASKGATE_')));
     Object.assign(environment, { PORT: String(port), TASKGATE_DATA_DIR: dataDirectory, TASKGATE_MODEL_CATALOG: catalog.catalogPath });
@@ -129,6 +134,7 @@ describe('the README', () => {
     const reply = JSON.parse(curl.stdout) as { model: string; choices: Array<{ message: { content: string } }> };
     expect(reply.model).toBe(catalog.model.id);
     expect(reply.choices[0]?.message.content).toBe(catalog.answer);
+    examplesRun += 1;
 
     const directory = temporaryDirectory('taskgate-readme-examples-');
     // Resolves `import OpenAI from 'openai'` as it would in the reader's project.
@@ -139,6 +145,7 @@ describe('the README', () => {
     const typescript = spawnSync(process.execPath, [join(directory, 'example.mjs')], { encoding: 'utf8', env: environment, cwd: directory });
     expect(typescript.status, typescript.stderr).toBe(0);
     expectAnswer(typescript.stdout);
+    examplesRun += 1;
 
     writeFileSync(join(directory, 'example.py'), onOurPort(pythonBlock.code));
     const python = requireOrSkip(pythonOpenAI, 'test/readme.test.ts', 'The Python example is only checked to parse.');
@@ -146,6 +153,7 @@ describe('the README', () => {
       const run = spawnSync(python, [join(directory, 'example.py')], { encoding: 'utf8', env: environment });
       expect(run.status, run.stderr).toBe(0);
       expectAnswer(run.stdout);
+      examplesRun += 1;
     } else if (spawnSync('python3', ['--version']).status === 0) {
       // Without the SDK, Python at least checks the example parses.
       expect(spawnSync('python3', ['-m', 'py_compile', join(directory, 'example.py')], { encoding: 'utf8' }).status).toBe(0);
@@ -156,18 +164,34 @@ describe('the README', () => {
     expect(workloads.data.map((workload) => workload.name)).toEqual(['summarise']);
   });
 
-  it('names only documents that are in the repository', () => {
-    const documents = ['README.md', ...readdirSync('docs', { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.md')).map((name) => join('docs', name))];
-    const missing: string[] = [];
-    for (const document of documents) {
-      const text = readFileSync(document, 'utf8');
-      for (const [, target] of text.matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)) {
-        if (/^[a-z]+:/.test(target as string)) continue;
-        const path = join(document, '..', target as string);
-        if (!existsSync(path)) missing.push(`${document} → ${target}`);
-      }
-    }
-    expect(missing).toEqual([]);
-    expect(readme).not.toMatch(/DESIGN/);
-  });
+  it('"After the first calls": stats, traces, routes and a new key, as written', async () => {
+    expect(examplesRun).toBeGreaterThanOrEqual(2);
+    const [block, ...others] = codeBlocks(section('After the first calls'));
+    expect(others).toEqual([]);
+    const commands = (block as CodeBlock).code
+      .split('\n')
+      .map((line) => line.replace(/#.*$/, '').trim())
+      .filter((line) => line !== '');
+    expect(commands.map((command) => command.split(' ').slice(0, 3).join(' '))).toEqual(['npx taskgate stats', 'npx taskgate traces', 'npx taskgate routes', 'npx taskgate keys']);
+    // The reader's shell: TASKGATE_KEY from "Calling it", the server on its default address (here our port), the default data directory (here the test's).
+    const environment: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TASKGATE_')));
+    Object.assign(environment, { TASKGATE_KEY: key, TASKGATE_URL: `http://127.0.0.1:${port}`, TASKGATE_DATA_DIR: dataDirectory });
+    const runs = commands.map((command) => spawnSync('bash', ['-c', command], { encoding: 'utf8', env: environment, cwd: resolve('.') }));
+    for (const run of runs) expect(run.status, run.stderr).toBe(0);
+    const [stats, traces, routes, keys] = runs as [SpawnSyncReturns<string>, SpawnSyncReturns<string>, SpawnSyncReturns<string>, SpawnSyncReturns<string>];
+
+    expect(stats.stdout).toContain('summarise (shop), production');
+    expect(stats.stdout).toContain(`calls ${examplesRun} `);
+    expect(stats.stdout).toContain(catalog.model.id);
+    const traceLines = traces.stdout.trim().split('\n');
+    expect(traceLines).toHaveLength(examplesRun);
+    const servedAndOk = new RegExp(`  200  ${catalog.model.id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s.*\\sok\\s*$`);
+    for (const line of traceLines) expect(line).toMatch(servedAndOk);
+    expect(routes.stdout).toContain('summarise');
+    expect(routes.stdout).toContain(catalog.model.id);
+    // The new key is alone on the last line, and the server takes it.
+    const newKey = keys.stdout.trim().split('\n').at(-1) ?? '';
+    expect(newKey).toMatch(/^tg_test_\S+$/);
+    expect((await fetch(`http://127.0.0.1:${port}/v1/models`, { headers: { authorization: `Bearer ${newKey}` } })).status).toBe(200);
+  }, 120_000); // four `npx` starts, one after the other
 });

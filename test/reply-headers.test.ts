@@ -1,6 +1,6 @@
 /**
- * What every reply carries, as the README promises it: `x-request-id` on
- * every reply of every endpoint, errors included; the scope headers on every
+ * What every reply carries, as docs/api.md ("Headers") promises it:
+ * `x-request-id` on every reply of every endpoint, errors included; the scope headers on every
  * reply of the chat endpoint: the scope the call was counted against, or,
  * refused before its body was read (401, 413, 415, 429, a body that is not
  * JSON), the one its headers give (a 401 counts nothing, it only echoes);

@@ -282,7 +282,7 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry export ove
   it("serves the calls a route's per-call policy picks on its model, with the reason `policy` and the share, and leaves the others", async () => {
     const workload = 'policed';
     const account = await taskgate.gateway.store.accounts.ensureAccount('default');
-    await taskgate.gateway.store.projects.ensureScope(account.id, 'default', workload);
+    await taskgate.gateway.store.projects.ensureScope({ accountId: account.id, project: 'default', workload });
     // No replays: the route stays as stored.
     expect(await management(taskgate, 'PUT', `/projects/default/workloads/${workload}/eval`, { sample_rate: 0 })).toBe(200);
     // A policy that picks the calls that say "easy" (P(loss) ≈ 0 there, ≈ 0.88 elsewhere; threshold 0.01 × the request's size, under 0.5 for these prompts), and a share of all of its picks, so the draw never decides.

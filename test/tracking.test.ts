@@ -139,7 +139,7 @@ describe('workload stats', () => {
     const old = [40, 10, 1].flatMap((daysAgo) =>
       Array.from({ length: 5 }, (_, index) => ({ ...template!, requestId: `req_old_${daysAgo}_${index}`, accountId: account.id, project: 'archive', workload: 'main', startedAt: Date.now() - daysAgo * day, requestBody: '{}', replyBody: '{}' })),
     );
-    await taskgate.gateway.store.projects.ensureScope(account.id, 'archive', 'main');
+    await taskgate.gateway.store.projects.ensureScope({ accountId: account.id, project: 'archive', workload: 'main' });
     await taskgate.gateway.store.traces.insertBatch(old);
     expect((await put('archive', { bodies: 'all', bodies_ttl_days: 7, traces_ttl_days: 30 })).status).toBe(200);
     const before = (await get('/projects/archive/workloads/main?since=60d')).body.stats as { calls: number };
@@ -154,7 +154,7 @@ describe('workload stats', () => {
   it('gives every trace its upstream attempts: the list stored when there were several, else the one its replica made, else none', async () => {
     const account = await taskgate.gateway.store.accounts.ensureAccount('default');
     const [template] = await taskgate.traces();
-    await taskgate.gateway.store.projects.ensureScope(account.id, 'retried', 'main');
+    await taskgate.gateway.store.projects.ensureScope({ accountId: account.id, project: 'retried', workload: 'main' });
     const at = Date.now();
     const base = { ...template!, accountId: account.id, project: 'retried', workload: 'main', status: 'ok' as const, errorClass: null, errorMessage: null, httpStatus: 200, attempts: null };
     const tried = [{ replica: 'engine-0', outcome: 'engine_connection_closed' }, { replica: 'engine-1', outcome: 'engine_unavailable' }, { replica: 'engine-0', outcome: 'ok' }];
@@ -182,7 +182,7 @@ describe('workload stats', () => {
   it("tells each trace's route reason, and the share a split call was drawn for", async () => {
     const account = await taskgate.gateway.store.accounts.ensureAccount('default');
     const [template] = await taskgate.traces();
-    await taskgate.gateway.store.projects.ensureScope(account.id, 'routed', 'main');
+    await taskgate.gateway.store.projects.ensureScope({ accountId: account.id, project: 'routed', workload: 'main' });
     const at = Date.now();
     const base = { ...template!, accountId: account.id, project: 'routed', workload: 'main', status: 'ok' as const, errorClass: null, errorMessage: null, httpStatus: 200 };
     await taskgate.gateway.store.traces.insertBatch([

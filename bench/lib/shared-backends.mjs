@@ -130,7 +130,7 @@ async function flushRedis(url) {
     await withDeadline(redis.connect(), 3_000, 'no connection within 3 s');
     await withDeadline(redis.flushdb(), 5_000, 'FLUSHDB took more than 5 s');
   } catch (error) {
-    throw new Error(cause || (error instanceof Error ? error.message : String(error)));
+    throw new Error(cause || (error instanceof Error ? error.message : String(error)), { cause: error });
   } finally {
     redis.disconnect();
   }

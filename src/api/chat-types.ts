@@ -109,7 +109,7 @@ export interface GenerationParameters {
   /** Passed on to engines that read them (reasoning models); the CPU engine ignores them. */
   reasoning_effort?: ReasoningEffort;
   verbosity?: Verbosity;
-  /** Engine extras (vLLM, SGLang, llama.cpp): documented in the README. */
+  /** Engine extras (vLLM, SGLang, llama.cpp): documented in docs/api.md. */
   top_k?: number;
   min_p?: number;
   repetition_penalty?: number;

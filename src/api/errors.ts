@@ -18,9 +18,79 @@ export type ErrorType =
   | 'engine_error'
   | 'server_error';
 
+/**
+ * Every `error.code` taskgate sends, in one closed list: clients and traces key
+ * on these, so a new one is added here, deliberately, never made up at a call
+ * site. Grouped by who answers: the request, the caller's key, the engines,
+ * the gateway itself.
+ */
+export type ErrorCode =
+  // The request
+  | 'invalid_request'
+  | 'invalid_body'
+  | 'invalid_json'
+  | 'empty_body'
+  | 'json_too_deep'
+  | 'invalid_type'
+  | 'invalid_value'
+  | 'missing_required_parameter'
+  | 'unknown_parameter'
+  | 'unsupported_parameter'
+  | 'unsupported_schema'
+  | 'array_above_max_length'
+  | 'context_length_exceeded'
+  | 'invalid_scope_header'
+  | 'invalid_cursor'
+  | 'invalid_eval_contract'
+  | 'not_found'
+  | 'unknown_path'
+  | 'model_not_found'
+  | 'project_not_found'
+  | 'workload_not_found'
+  | 'trace_not_found'
+  | 'key_not_found'
+  | 'method_not_allowed'
+  | 'request_too_large'
+  | 'request_headers_too_large'
+  | 'request_timeout'
+  | 'malformed_http'
+  | 'unsupported_media_type'
+  | 'unsupported_content'
+  | 'cross_site_request'
+  | 'client_closed'
+  | 'client_stalled'
+  // The caller's key
+  | 'invalid_api_key'
+  | 'permission_denied'
+  | 'rate_limit_exceeded'
+  | 'budget_exceeded'
+  | 'budget_unavailable'
+  // The engines
+  | 'engine_error'
+  | 'engine_bad_reply'
+  | 'engine_connection_closed'
+  | 'engine_auth_failed'
+  | 'engine_reply_truncated'
+  | 'engine_stream_stopped'
+  | 'engine_stream_truncated'
+  | 'engine_not_installed'
+  | 'model_load_failed'
+  | 'no_models_configured'
+  | 'engine_unavailable'
+  | 'engine_overloaded'
+  | 'engine_timeout'
+  | 'no_healthy_replica'
+  | 'upstream_invalid_request'
+  | 'model_not_downloaded'
+  | 'model_downloading'
+  // The gateway
+  | 'store_unavailable'
+  | 'metrics_unavailable'
+  | 'internal_error';
+
 export interface GatewayErrorOptions {
   status: number;
-  code: string;
+  code: ErrorCode;
   type: ErrorType;
   param?: string | null;
   /** True when the same call may succeed on another replica or later. */
@@ -38,7 +108,7 @@ export interface GatewayErrorOptions {
 
 export class GatewayError extends Error {
   readonly status: number;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly type: ErrorType;
   readonly param: string | null;
   readonly retryable: boolean;
@@ -60,7 +130,7 @@ export class GatewayError extends Error {
 
 /** 400: the request is malformed; `param` names the field. */
 export class InvalidRequestError extends GatewayError {
-  constructor(message: string, param: string | null = null, code = 'invalid_request', cause?: unknown) {
+  constructor(message: string, param: string | null = null, code: ErrorCode = 'invalid_request', cause?: unknown) {
     super(message, { status: 400, code, type: 'invalid_request_error', param, cause });
   }
 }
@@ -88,7 +158,7 @@ export class PermissionError extends GatewayError {
 
 /** 404: unknown model, path or resource (including another account's). */
 export class NotFoundError extends GatewayError {
-  constructor(message: string, code = 'not_found', param: string | null = null) {
+  constructor(message: string, code: ErrorCode = 'not_found', param: string | null = null) {
     super(message, { status: 404, code, type: 'not_found_error', param });
   }
 }
@@ -193,7 +263,7 @@ export class RateLimitError extends GatewayError {
  * engine's message. Never resent: the engine may have generated.
  */
 export class EngineError extends GatewayError {
-  constructor(message: string, cause?: unknown, code = 'engine_error') {
+  constructor(message: string, cause?: unknown, code: ErrorCode = 'engine_error') {
     super(message, { status: 502, code, type: 'engine_error', retryable: true, cause });
   }
 }
@@ -203,7 +273,7 @@ export class EngineError extends GatewayError {
  * engine). No engine started it, so it may go to another replica.
  */
 export class EngineUnavailableError extends GatewayError {
-  constructor(message: string, cause?: unknown, code = 'engine_unavailable', retryAfterSeconds?: number) {
+  constructor(message: string, cause?: unknown, code: ErrorCode = 'engine_unavailable', retryAfterSeconds?: number) {
     super(message, {
       status: 503,
       code,
@@ -291,7 +361,7 @@ export function asGatewayError(error: unknown): GatewayError {
 }
 
 export interface ErrorBody {
-  error: { message: string; type: ErrorType; param: string | null; code: string };
+  error: { message: string; type: ErrorType; param: string | null; code: ErrorCode };
 }
 
 export function toErrorBody(error: GatewayError): ErrorBody {

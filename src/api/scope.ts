@@ -21,10 +21,23 @@ const MAX_SCOPE_NAME_LENGTH = 63;
 const PROJECT_SLUG_PATTERN = /^[a-z0-9-]{1,63}$/;
 const WORKLOAD_NAME_PATTERN = /^[a-z0-9_-]{1,63}$/;
 
+/**
+ * Where a call is counted: the caller's account, one of its projects, and a
+ * workload of that project. The one shape of it: built once per call
+ * (`resolveScope`, after the key is known) and passed whole to the route
+ * table, the router, the store and the trace.
+ */
 export interface Scope {
+  accountId: string;
   project: string;
   workload: string;
 }
+
+/** A project of an account: a scope without its workload. */
+export type ProjectScope = Pick<Scope, 'accountId' | 'project'>;
+
+/** What a request names of its scope (headers, `task`): the scope before the caller's account is added. */
+export type ScopeNames = Pick<Scope, 'project' | 'workload'>;
 
 export interface ScopeInput {
   /** The raw header value as Node gives it; an array means the header was sent more than once. */
@@ -43,7 +56,8 @@ export function isValidWorkloadName(value: string): boolean {
   return value.length <= MAX_SCOPE_NAME_LENGTH && WORKLOAD_NAME_PATTERN.test(value);
 }
 
-export function resolveScope(input: ScopeInput): Scope {
+/** The names a request gives its scope; `scopeOf` adds the caller's account. */
+export function resolveScope(input: ScopeInput): ScopeNames {
   const project =
     input.projectHeader === undefined
       ? DEFAULT_PROJECT
@@ -60,6 +74,11 @@ export function resolveScope(input: ScopeInput): Scope {
     workload = DEFAULT_WORKLOAD;
   }
   return { project, workload };
+}
+
+/** The call's scope: the caller's account and the names its request gave. */
+export function scopeOf(accountId: string, names: ScopeNames): Scope {
+  return { accountId, project: names.project, workload: names.workload };
 }
 
 function checkedHeader(value: string | string[], header: string, what: string, pattern: RegExp): string {

@@ -52,20 +52,14 @@ const KNOWN_FIELDS = [
   'task', 'top_k', 'min_p', 'repetition_penalty',
 ] as const;
 type KnownField = (typeof KNOWN_FIELDS)[number];
-/** The fields nearly every request sends: the others are checked only when one of them is sent. */
-const COMMON_FIELDS: ReadonlySet<KnownField> = new Set<KnownField>(['model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p']);
-/** Every known field, and whether it is a common one. */
-const KNOWN: ReadonlyMap<string, boolean> = new Map(KNOWN_FIELDS.map((field) => [field, COMMON_FIELDS.has(field)]));
+const KNOWN: ReadonlySet<string> = new Set(KNOWN_FIELDS);
 
 /** The known fields as sent (absent ones undefined). */
 type SentFields = Record<KnownField, unknown>;
 
 export function validateChatRequest(body: Record<string, unknown>): ChatCompletionRequest {
   const sent = emptySentFields();
-  // With none of the uncommon fields sent, their checks (each a no-op on an
-  // absent field) are skipped as a whole: on a stream's path to its first
-  // byte, on cold caches, two dozen calls that return at once still cost.
-  const uncommonSent = collectFields(body, sent) > 0;
+  collectFields(body, sent);
   const messageIgnored: string[] = [];
   const request: ChatCompletionRequest = {
     model: validateModel(sent.model),
@@ -73,7 +67,7 @@ export function validateChatRequest(body: Record<string, unknown>): ChatCompleti
     stream: optionalBoolean(sent.stream, 'stream') ?? false,
   };
   const ignored: string[] = [];
-  if (uncommonSent) checkPlatformFields(sent, ignored);
+  checkPlatformFields(sent, ignored);
 
   const streamOptions = sent.stream_options;
   if (streamOptions !== undefined && streamOptions !== null) {
@@ -107,7 +101,7 @@ export function validateChatRequest(body: Record<string, unknown>): ChatCompleti
   if (temperature !== undefined) request.temperature = temperature;
   const topP = numberInRange(sent.top_p, 'top_p', 0, 1);
   if (topP !== undefined) request.top_p = topP;
-  const { customTools, legacyFunctions } = uncommonSent ? applyUncommonFields(request, sent, ignored) : NO_TOOLS;
+  const { customTools, legacyFunctions } = applyUncommonFields(request, sent, ignored);
 
   ignored.push(...messageIgnored);
   if (ignored.length > 0 || customTools.length > 0 || legacyFunctions) {
@@ -118,19 +112,14 @@ export function validateChatRequest(body: Record<string, unknown>): ChatCompleti
 
 /** Fields only a few requests send, all ignored or refused: OpenAI platform features taskgate has no use for. */
 function checkPlatformFields(sent: SentFields, ignored: string[]): void {
-  // Most requests send none of these: one test skips them all.
-  if (sent.store !== undefined || sent.service_tier !== undefined || sent.prompt_cache_key !== undefined || sent.prompt_cache_options !== undefined ||
-    sent.prompt_cache_retention !== undefined || sent.safety_identifier !== undefined || sent.moderation !== undefined || sent.prediction !== undefined) {
-    for (const field of IGNORED_PLATFORM_FIELDS) checkIgnoredField(field, sent[field], ignored);
-  }
+  for (const field of IGNORED_PLATFORM_FIELDS) checkIgnoredField(field, sent[field], ignored);
   checkModalities(sent.modalities, ignored);
   refuseAudio(sent.audio);
   refuseWebSearch(sent.web_search_options);
 }
 
 /**
- * The uncommon fields, in the order the common ones left off (so a request
- * with several bad fields is told of the same first one either way); returns
+ * The less common fields, in the order the common ones left off; returns
  * what the tool fields make of the reply's notes.
  */
 function applyUncommonFields(request: ChatCompletionRequest, sent: SentFields, ignored: string[]): Pick<RequestNotes, 'customTools' | 'legacyFunctions'> {
@@ -215,17 +204,12 @@ function applyTools(request: ChatCompletionRequest, sent: SentFields, ignored: s
  * as input): known fields are picked out, any other is a 400 naming it
  * (`__proto__` is not a known field), into `sent`, which starts with every
  * known field, so it keeps one shape and reading its fields stays fast.
- * Returns how many of the uncommon fields were sent.
  */
-function collectFields(body: Record<string, unknown>, sent: SentFields): number {
-  let uncommon = 0;
+function collectFields(body: Record<string, unknown>, sent: SentFields): void {
   for (const field of Object.keys(body)) {
-    const common = KNOWN.get(field);
-    if (common === undefined) throw unknownParameterError(field);
-    if (!common) uncommon++;
+    if (!KNOWN.has(field)) throw unknownParameterError(field);
     sent[field as KnownField] = body[field];
   }
-  return uncommon;
 }
 
 function emptySentFields(): SentFields {

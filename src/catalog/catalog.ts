@@ -3,9 +3,11 @@
  * capabilities. Resolution accepts the canonical id, an alias, or the
  * provider-pinned form `<provider>/<id or alias>`; an exact match wins, then a
  * case-insensitive one (HF repo names are often typed in other cases).
+ *
+ * The catalog sits below the config: it takes the served models in the shape
+ * below (`config`'s `ModelConfig` has it), so it never imports the config.
  */
 import type { Usage } from '../api/chat-types.js';
-import type { ModelConfig } from '../config/config-schema.js';
 
 export type Capability = 'tools' | 'json' | 'vision';
 
@@ -30,7 +32,20 @@ export interface Catalog {
   list(): readonly CatalogModel[];
 }
 
-export function createCatalog(models: readonly ModelConfig[]): Catalog {
+/** A served model as the config declares it, its catalog defaults filled in (`ModelConfig`). */
+export interface ServedModel {
+  id: string;
+  provider?: string | undefined;
+  /** The default catalog's entry for this id, if it is one of them; its family names the model's. */
+  catalog?: { family: string } | null;
+  aliases: readonly string[];
+  price: { input: number; output: number };
+  context_window: number;
+  supports: readonly Capability[];
+  served_by: ReadonlyArray<{ engine: string; name?: string | undefined }>;
+}
+
+export function createCatalog(models: readonly ServedModel[]): Catalog {
   const entries: CatalogModel[] = models.map((model) => ({
     id: model.id,
     provider: model.provider ?? null,

@@ -14,7 +14,7 @@
 import { basename } from 'node:path';
 import type { Settings } from '../config/load-config.js';
 import { configuredModelFiles } from '../models/configured-model-files.js';
-import { recommendedModel, type DefaultModel } from '../models/default-models.js';
+import { recommendedModel, type DefaultModel } from '../catalog/default-models.js';
 import { formatBytes } from '../models/download-progress.js';
 import { ModelFileError } from '../models/model-file-error.js';
 import type { ModelDownloads } from '../models/model-downloads.js';

@@ -9,8 +9,8 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { loadSettings, type StoreLocation } from '../config/load-config.js';
-import { describeStoreLocation, openStore } from '../store/open-store.js';
+import { loadSettings } from '../config/load-config.js';
+import { describeStoreLocation, openStore, type StoreLocation } from '../store/open-store.js';
 import { createPostgresDatabase } from '../store/postgres/postgres-database.js';
 import { applyMigrations as applyPostgresMigrations } from '../store/postgres/postgres-migrations.js';
 import { applyMigrations as applySqliteMigrations } from '../store/sqlite/sqlite-migrations.js';

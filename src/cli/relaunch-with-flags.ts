@@ -7,7 +7,7 @@
  *     (Ctrl-C and a signal to the group reach both);
  *   - SIGTERM, SIGINT and SIGHUP sent to this process alone are passed on (a
  *     serving process takes a second stop signal as the one it is already
- *     acting on, `stop-and-exit.ts`);
+ *     acting on, `process/stop-and-exit.ts`);
  *   - it ends as the child did: with its exit code, or killed by the same
  *     signal; and the child stops when it ends first (even by SIGKILL).
  * The child has the flags, so it does not relaunch again (`main.ts`).
@@ -18,7 +18,7 @@ import { constants } from 'node:os';
 const passedOn = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 export function relaunchWithFlags(flags: readonly string[]): Promise<void> {
-  // The IPC channel closes when this process ends, however: the child stops then, rather than serve on orphaned (`stop-and-exit.ts`).
+  // The IPC channel closes when this process ends, however: the child stops then, rather than serve on orphaned (`process/stop-and-exit.ts`).
   const child = spawn(process.execPath, [...process.execArgv, ...flags, ...process.argv.slice(1)], { stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
   const passOn = (signal: NodeJS.Signals) => {
     child.kill(signal);

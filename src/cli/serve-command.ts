@@ -8,7 +8,7 @@ import { CliError, UsageError } from './cli-error.js';
 import { checkDataDirectory } from './data-directory.js';
 import { pullOnFirstStart } from './first-start-pull.js';
 import { parseCommand, parseInteger } from './parse-command.js';
-import { onStopSignal, stopAndExit } from './stop-and-exit.js';
+import { onStopSignal, stopAndExit } from '../process/stop-and-exit.js';
 import { logListening, printCreatedAdminKey } from './start-notices.js';
 
 export const serveUsage = `Usage: taskgate serve [--config FILE] [--port N] [--host H] [--data-dir DIR] [--workers N] [--no-pull]

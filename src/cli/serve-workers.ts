@@ -26,7 +26,7 @@ import { withStoreErrors } from '../store/store-errors.js';
 import { pullOnFirstStart } from './first-start-pull.js';
 import { explainStartFailure } from './serve-command.js';
 import { baseUrlOf, logListening, printCreatedAdminKey } from './start-notices.js';
-import { onStopSignal } from './stop-and-exit.js';
+import { onStopSignal } from '../process/stop-and-exit.js';
 
 export interface ServeWorkersOptions {
   settings: Settings;

@@ -11,9 +11,10 @@
  */
 import { Counter, Gauge, Registry } from 'prom-client';
 import { errorFields, type Logger } from '../log/logger.js';
-import { aggregateSnapshots, renderAggregate, type Metrics, type MetricsSnapshot } from '../tracking/metrics.js';
+import type { Metrics, MetricsSnapshot } from '../tracking/metrics.js';
+import { aggregateSnapshots, renderAggregate } from '../tracking/metrics-aggregate.js';
 import { asToPrimary, type ToWorker } from './fleet-messages.js';
-import type { MessageChannel } from './message-channel.js';
+import type { MessageChannel } from '../ipc/message-channel.js';
 
 export interface FleetMetrics {
   /** The aggregate, as `Metrics` so the primary's `server.metrics` app serves it; the primary itself serves no calls. */

@@ -23,7 +23,7 @@ import type { Metrics } from '../tracking/metrics.js';
 import { createFleetDownloads } from './fleet-downloads.js';
 import { createFleetMetrics } from './fleet-metrics.js';
 import { asToPrimary, type ToWorker } from './fleet-messages.js';
-import { channelToWorker } from './message-channel.js';
+import { channelToWorker } from '../ipc/message-channel.js';
 import { quickDeathsAfter, restartDelayMs } from './restart-delay.js';
 
 /** A worker could not start; `code` and `syscall` are its error's, so the CLI explains it as it does a lone process's (port in use…). */

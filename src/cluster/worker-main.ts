@@ -17,9 +17,9 @@ import { createClusterRateLimiter } from '../limits/cluster/cluster-rate-limiter
 import { createLogger, type Logger } from '../log/logger.js';
 import { startTaskgate, type Taskgate } from '../main.js';
 import { createModelDownloads } from '../models/model-downloads.js';
-import { stopAndExit } from '../cli/stop-and-exit.js';
+import { stopAndExit } from '../process/stop-and-exit.js';
 import { asToWorker, type ToPrimary, type ToWorker } from './fleet-messages.js';
-import { channelToPrimary } from './message-channel.js';
+import { channelToPrimary } from '../ipc/message-channel.js';
 import { createWorkerMetrics } from './worker-metrics.js';
 
 const channel = channelToPrimary();

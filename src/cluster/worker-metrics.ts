@@ -15,7 +15,7 @@ import { Counter, Registry } from 'prom-client';
 import { GatewayError } from '../api/errors.js';
 import type { Metrics } from '../tracking/metrics.js';
 import { asToWorker, type ToPrimary } from './fleet-messages.js';
-import type { MessageChannel } from './message-channel.js';
+import type { MessageChannel } from '../ipc/message-channel.js';
 
 /** 503 on `/metrics`: the primary did not aggregate in time. Better no scrape than one worker's counters, which would read as a reset. */
 export class MetricsUnavailableError extends GatewayError {

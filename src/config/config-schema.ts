@@ -5,7 +5,7 @@
  */
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { z } from 'zod';
-import { DEFAULT_MODELS, type DefaultModel } from '../models/default-models.js';
+import { DEFAULT_MODELS, type DefaultModel } from '../catalog/default-models.js';
 
 /** `traces.flush_interval_ms`'s default. */
 const FLUSH_INTERVAL_MS = 50;

@@ -4,7 +4,7 @@
  * a 503 naming `taskgate models pull <id>`; the first start fetches the
  * recommended one (`src/cli/first-start-pull.ts`).
  */
-import type { DefaultModel } from '../models/default-models.js';
+import type { DefaultModel } from '../catalog/default-models.js';
 
 const DEFAULT_CPU_ENGINE_ID = 'cpu';
 

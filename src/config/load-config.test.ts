@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { temporaryDirectory } from '../../test/helpers/temporary-directory.js';
-import { DEFAULT_MODELS, findDefaultModel } from '../models/default-models.js';
+import { DEFAULT_MODELS, findDefaultModel } from '../catalog/default-models.js';
 import { ConfigError, loadSettings, parseConfig, storeLocation } from './load-config.js';
 
 const engine = '  - { id: gpu-a, type: openai, base_url: "http://127.0.0.1:8000/v1" }';

@@ -3,12 +3,13 @@
  * `${ENV}` interpolation, then the command-line flags and environment variables
  * that override it. This is the only module that reads the environment.
  */
+import type { StoreLocation } from '../store/open-store.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import type { z } from 'zod';
-import { parseModelCatalog } from '../models/catalog-file.js';
-import { DEFAULT_MODELS, type DefaultModel } from '../models/default-models.js';
+import { parseModelCatalog } from '../catalog/catalog-file.js';
+import { DEFAULT_MODELS, type DefaultModel } from '../catalog/default-models.js';
 import { createConfigSchema, type Config } from './config-schema.js';
 import { defaultConfigDocument } from './default-config.js';
 import { telemetrySettings } from './telemetry-settings.js';
@@ -48,7 +49,6 @@ export interface Settings {
   telemetry: TelemetrySettings | null;
 }
 
-export type StoreLocation = { type: 'sqlite'; path: string } | { type: 'postgres'; url: string; poolSize: number };
 export type LimitsLocation = { type: 'memory' } | { type: 'redis'; url: string };
 
 export interface SettingsOverrides {
@@ -146,7 +146,7 @@ function readText(path: string, what: string): string {
   }
 }
 
-/** The built-in catalog, or the JSON file `TASKGATE_MODEL_CATALOG` names (`src/models/catalog-file.ts`). */
+/** The built-in catalog, or the JSON file `TASKGATE_MODEL_CATALOG` names (`src/catalog/catalog-file.ts`). */
 function loadModelCatalog(path: string | undefined): readonly DefaultModel[] {
   if (path === undefined) return DEFAULT_MODELS;
   let document: unknown;

@@ -1,7 +1,8 @@
 /**
  * The web dashboard under `/dashboard`: server-rendered pages over the same
- * numbers the API serves, behind a login with an admin key. The app hands
- * every `/dashboard…` path here; this routes it.
+ * numbers the API serves, behind a login with an admin key. The composition
+ * root (`src/main.ts`) mounts it on the app, which hands every `/dashboard…`
+ * path here; this routes it.
  *
  *   GET  /dashboard/login, POST /dashboard/login, POST /dashboard/logout
  *   GET  /dashboard                                      overview (?since=24h|7d|30d)
@@ -16,6 +17,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
 import { asGatewayError, ClientAbortError } from '../api/errors.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import { errorFields, type Logger } from '../log/logger.js';
+import type { MountedHandler } from '../server/mounted-handler.js';
 import type { Store } from '../store/store.js';
 import { createAssets } from './assets.js';
 import { messagePage } from './html.js';
@@ -39,10 +41,11 @@ export interface DashboardDependencies extends Omit<PageDataDependencies, 'now'>
   bodyTimeoutMs?: number;
 }
 
-/** `headers` are the app's reply headers (the request id); the dashboard adds its own. */
-export type DashboardHandler = (request: IncomingMessage, response: ServerResponse, path: string, query: URLSearchParams, headers?: OutgoingHttpHeaders) => Promise<void>;
+/** Where the composition root mounts the dashboard on the app (its pages' links spell it out). */
+export const DASHBOARD_PATH = '/dashboard';
 
-export function createDashboard(dependencies: DashboardDependencies): DashboardHandler {
+/** The handler of every path at or under `DASHBOARD_PATH`; the app's reply headers (the request id) get the dashboard's own added. */
+export function createDashboard(dependencies: DashboardDependencies): MountedHandler {
   const { authenticator, store, logger } = dependencies;
   const sessions = dependencies.sessions ?? createSessionStore({ store: store.sessions });
   const login = createLoginActions({ authenticator, accounts: store.accounts, sessions, bodyTimeoutMs: dependencies.bodyTimeoutMs ?? 30_000 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { RouteActivity } from '../routing/route-activity.js';
 import { routesView } from '../server/routes-view.js';
-import type { RouteRecord, Scope } from '../store/routing-store.js';
+import type { Scope } from '../api/scope.js';
+import type { RouteRecord } from '../store/routing-store.js';
 import { pricedCatalog, useMemoryStore } from '../../test/helpers/routing-fixture.js';
 import { renderRoutePanel } from './route-panel.js';
 

@@ -19,6 +19,8 @@ const key: ApiKey = {
   createdAt: 0,
   lastUsedAt: null,
   revokedAt: null,
+  dailyBudgetUsd: null,
+  monthlyBudgetUsd: null,
 };
 
 function request(headers: Record<string, string>, encrypted = false): IncomingMessage {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { traceFixture } from '../../test/contracts/store/trace-fixture.js';
 import type { Trace } from '../store/store.js';
 import { renderTracePage } from './trace-page.js';
 
@@ -6,39 +7,23 @@ const account = { name: 'default', keyPrefix: 'tg_live_abc…' };
 const request = '{"model":"acme-large","messages":[{"role":"user","content":"Summarise"}]}';
 
 function trace(fields: Partial<Trace>): Trace {
-  return {
+  return traceFixture({
     requestId: 'req_1',
     accountId: 'acct_1',
     keyId: 'key_1',
-    environment: 'production',
-    project: 'shop',
     workload: 'summarise',
-    user: null,
     requestedModel: 'acme-large',
     servedModel: 'acme-large',
-    routeReason: null,
-    routeShare: null,
     replica: 'large',
-    attempts: null,
-    status: 'ok',
-    errorClass: null,
-    errorMessage: null,
-    httpStatus: 200,
-    finishReason: 'stop',
     promptTokens: 10,
     completionTokens: 2,
     costUsd: 0.001,
-    engineSeconds: null,
-    measuredCostUsd: null,
     latencyMs: 120,
-    ttftMs: null,
-    stream: false,
-    metadata: null,
     startedAt: Date.UTC(2026, 10, 24, 12),
     requestBody: request,
     replyBody: '{"id":"chatcmpl-1"}',
     ...fields,
-  };
+  });
 }
 
 function section(page: string, id: string): string {

@@ -12,7 +12,7 @@
  * The common case, a free slot, takes no promise and no timer.
  */
 import { ClientAbortError, EngineOverloadedError } from '../api/errors.js';
-import { stopWatching, watchAbort } from './abort-watch.js';
+import { stopWatching, watchAbort } from '../fast-path/abort-watch.js';
 
 export interface ConcurrencyGateOptions {
   /** Names the engine in the 503 message. */

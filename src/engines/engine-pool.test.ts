@@ -2,9 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ClientAbortError, EngineError, EngineTimeoutError, EngineUnavailableError, GatewayError, InvalidRequestError } from '../api/errors.js';
 import type { GenerationParameters } from '../api/chat-types.js';
 import { silentLogger } from '../log/logger.js';
-import { CircuitBreaker } from './circuit-breaker.js';
 import type { Engine, EngineChunk, EngineCompletion, EngineRequest } from './engine.js';
-import { createModelPool, pickReplica, type ModelPool } from './engine-pool.js';
+import { createModelPool, type ModelPool } from './engine-pool.js';
 
 /** What the fake engine does on one call. */
 type Behaviour =
@@ -97,28 +96,6 @@ async function drain(chunks: AsyncIterator<EngineChunk[]>): Promise<string[]> {
   for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) for (const chunk of next.value) texts.push(chunk.choices[0]?.delta.content ?? '');
   return texts;
 }
-
-describe('pickReplica', () => {
-  const open = new CircuitBreaker({ failureThreshold: 1 });
-  open.onFailure('call', 0);
-  const closed = new CircuitBreaker();
-
-  it('picks the fewest in flight among replicas whose circuit allows a call', () => {
-    expect(pickReplica([{ inFlight: 2, circuit: closed }, { inFlight: 1, circuit: closed }, { inFlight: 0, circuit: open }], 0)).toBe(1);
-  });
-
-  it('breaks ties by scanning from startAt (round robin) and skips the excluded replica', () => {
-    const idle = [{ inFlight: 0, circuit: closed }, { inFlight: 0, circuit: closed }, { inFlight: 0, circuit: closed }];
-    expect([0, 1, 2, 3].map((startAt) => pickReplica(idle, 0, startAt))).toEqual([0, 1, 2, 0]);
-    expect(pickReplica(idle, 0, 1, 1)).toBe(2);
-  });
-
-  it('returns -1 when no circuit allows a call, and readmits after the cooldown', () => {
-    expect(pickReplica([{ inFlight: 0, circuit: open }], 0)).toBe(-1);
-    expect(pickReplica([{ inFlight: 0, circuit: open }], 5_000)).toBe(0);
-    expect(pickReplica([], 0)).toBe(-1);
-  });
-});
 
 describe('ModelPool.complete', () => {
   it('sends the replica’s model name and balances concurrent calls by in-flight count', async () => {

@@ -49,14 +49,6 @@ export interface EngineChunk {
   choices: ChunkChoice[];
   usage?: Usage | null;
   system_fingerprint?: string | null;
-  /**
-   * `choices` exactly as `JSON.stringify(choices)` writes them, when the engine
-   * read them from text already in that form (the quick reader does, for a
-   * plain content delta): the SSE writer sends it instead of walking the
-   * objects again. Optional and only ever equal to `JSON.stringify(choices)`;
-   * whoever changes `choices` after reading must not keep it.
-   */
-  choicesJson?: string;
 }
 
 export interface Engine {

@@ -1,8 +1,8 @@
 /**
- * The OpenAI chat-completions wire format as real servers speak it: request
- * serialisation, and parsing of replies, stream events and error bodies into
- * the Engine contract's types. Pure functions, no I/O; `openai-engine.ts` does
- * the transport.
+ * The OpenAI chat-completions wire format as real servers speak it, on the
+ * way back: parsing of replies, stream events and error bodies into the
+ * Engine contract's types. Pure functions, no I/O; `openai-request.ts`
+ * writes what goes upstream and `openai-engine.ts` does the transport.
  *
  * Servers differ (vLLM, SGLang, llama.cpp server, Ollama, TGI, Azure); each
  * quirk tolerated here is commented where it is handled.
@@ -11,7 +11,6 @@ import { randomBytes } from 'node:crypto';
 import type {
   AssistantMessage,
   ChatChoice,
-  ChatMessage,
   ChoiceLogprobs,
   ChunkChoice,
   ChunkDelta,
@@ -20,7 +19,7 @@ import type {
   Usage,
 } from '../api/chat-types.js';
 import { EngineError } from '../api/errors.js';
-import type { EngineChunk, EngineCompletion, EngineRequest } from './engine.js';
+import type { EngineChunk, EngineCompletion } from './engine.js';
 import { finishReasonOf } from './finish-reason.js';
 import { readQuickStreamEvent } from './quick-stream-event.js';
 
@@ -28,63 +27,6 @@ type JsonObject = Record<string, unknown>;
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/**
- * The fields a request may carry besides the model, messages and stream, in
- * the order they go upstream. Listed one by one, so nothing the gateway keeps
- * for itself (task, metadata, a stray `stream`) can leak upstream.
- */
-const forwardedFields = [
-  'max_tokens', 'temperature', 'top_p', 'stop', 'seed', 'response_format', 'tools', 'tool_choice', 'parallel_tool_calls',
-  'user', 'n', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'reasoning_effort',
-  'verbosity', 'top_k', 'min_p', 'repetition_penalty',
-] as const satisfies ReadonlyArray<keyof EngineRequest>;
-
-/**
- * The request body: what JSON.stringify writes for an object of the model,
- * the messages, `stream` (and `stream_options` asking for usage, so traces get
- * token counts even when the client did not ask) and each forwarded field
- * that is set, in that order. Written field by field: an object of two dozen
- * properties, nearly all undefined, took JSON.stringify as long again as the
- * messages (1.7 µs).
- */
-export function serializeChatRequest(request: EngineRequest, stream: boolean): string {
-  let body = `{"model":${JSON.stringify(request.model)},"messages":${JSON.stringify(withSystemForDeveloper(request.messages))},"stream":${stream}`;
-  if (stream) body += ',"stream_options":{"include_usage":true}';
-  for (const field of forwardedFields) {
-    const value = field === 'seed' ? seedForWire(request.seed) : request[field];
-    if (value !== undefined) body += `,"${field}":${JSON.stringify(value)}`;
-  }
-  return `${body}}`;
-}
-
-/**
- * The largest double below 2^63. A seed of ±2^63 (what int64's extremes parse
- * to) prints as ±9223372036854776000, outside int64, and servers that check
- * the range (vLLM) would refuse it; this one prints as 9223372036854775000.
- */
-const LARGEST_SEED_ON_WIRE = 9_223_372_036_854_774_784;
-
-function seedForWire(seed: number | undefined): number | undefined {
-  return seed === undefined ? undefined : Math.min(Math.max(seed, -LARGEST_SEED_ON_WIRE), LARGEST_SEED_ON_WIRE);
-}
-
-/**
- * `developer` is OpenAI's newer name for `system`. Open-weight chat templates
- * (Qwen, Llama, Mistral as served by vLLM, SGLang and llama.cpp) only know
- * `system`, and some drop an unknown role without a word, so the instructions
- * would silently vanish. The array is copied only when such a message exists.
- */
-function withSystemForDeveloper(messages: ChatMessage[]): ChatMessage[] {
-  let mapped: ChatMessage[] | null = null;
-  for (let index = 0; index < messages.length; index++) {
-    const message = messages[index]!;
-    if (message.role !== 'developer') continue;
-    mapped ??= messages.slice();
-    mapped[index] = { ...message, role: 'system' };
-  }
-  return mapped ?? messages;
 }
 
 function badReply(engineId: string, what: string, cause?: unknown): EngineError {

@@ -4,11 +4,10 @@
  * text delta (`content`, perhaps `role: "assistant"`) and a finish reason, in
  * the field orders real servers write (vLLM, SGLang's plain chunks and OpenAI:
  * `choices` after `model`; llama.cpp: `choices` first, `finish_reason` before
- * `index`). Nearly every event of a stream is one; JSON.parse spent some
- * 1.5-2.5 µs on each, building strings for the `id`, `model` and `created`
- * the gateway replaces anyway, where the expression takes about 0.15 µs
- * (vLLM's plain content event, the most common of all, is tried first with a
- * shorter expression of its own).
+ * `index`). Nearly every event of a stream is one, and JSON.parse builds
+ * strings for the `id`, `model` and `created` the gateway replaces anyway;
+ * vLLM's plain content event, the most common of all, is tried first with a
+ * shorter expression of its own. Measured: docs/benchmarks.md.
  *
  * The usage report that closes a stream is read by a second expression.
  * Anything else (usage with details, an error, tool calls, reasoning,
@@ -16,7 +15,8 @@
  * malformed event) does not match, and `parseStreamEvent` reads it the full
  * way. So when there is a result it is the one the full reader gives: the
  * tests hold the two to that, on real servers' events and on thousands of
- * mutations of them.
+ * mutations of them. It stays beside the engines rather than in
+ * `src/fast-path/` because it gives the Engine contract's `EngineChunk`.
  */
 import type { ChunkDelta } from '../api/chat-types.js';
 import type { EngineChunk } from './engine.js';
@@ -48,8 +48,8 @@ const choice =
 /**
  * vLLM's content event exactly (OpenAI's too, without its extra fields): 20 of
  * a 23-event stream's events. Read by a shorter expression first, which has
- * no alternatives to try and captures two groups instead of eleven (90 ns an
- * event against 250); any other event fails it within its first fields.
+ * no alternatives to try and captures two groups instead of eleven; any other
+ * event fails it within its first fields.
  */
 const contentEvent = new RegExp(
   `^\\{"id":${plainString},"object":"chat\\.completion\\.chunk","created":${integer},"model":${plainString},` +
@@ -96,20 +96,11 @@ export function readQuickStreamEvent(text: string): EngineChunk | undefined {
 
 /** Nearly every event: a piece of content alone, given as its JSON literal. */
 function contentChunk(index: number, literal: string, fingerprint: string | undefined): EngineChunk {
-  const content = stringValue(literal);
-  const chunk: EngineChunk = {
-    choices: [{ index, delta: { content }, finish_reason: null, logprobs: undefined }],
+  return {
+    choices: [{ index, delta: { content: stringValue(literal) }, finish_reason: null, logprobs: undefined }],
     usage: undefined,
     system_fingerprint: fingerprint,
   };
-  // The literal is already what JSON.stringify writes for the content when it
-  // has no escape (an escape always shortens the value, hence the length test)
-  // and no lone surrogate (which JSON.stringify escapes; text decoded from
-  // UTF-8 has none).
-  if (content.length === literal.length - 2 && literal.isWellFormed()) {
-    chunk.choicesJson = `[{"index":${index},"delta":{"content":${literal}},"finish_reason":null}]`;
-  }
-  return chunk;
 }
 
 /** The closing usage report as the full reader gives it, or undefined. */
@@ -131,11 +122,6 @@ function readUsageEvent(text: string): EngineChunk | undefined {
 
 /** The last `system_fingerprint` when it is a string (JSON.parse keeps the last of repeated keys); none can hide in a value, which holds no bare quote. */
 function fingerprintOf(text: string): string | undefined {
-  // A forward search first: lastIndexOf walks the whole event character by
-  // character. The needle starts with a rare character: V8 scans for a
-  // needle's first character, and one starting with '"' stops at every key
-  // (0.20 µs an event against 0.04).
-  if (!text.includes('_fingerprint":"')) return undefined;
   const at = text.lastIndexOf('"system_fingerprint":');
   if (at === -1) return undefined;
   fingerprintAt.lastIndex = at;

@@ -20,23 +20,13 @@
 
 import { StringDecoder } from 'node:string_decoder';
 
-/** Yields the `data` payload of every event that has one, in order. */
-export async function* parseServerSentEvents(source: AsyncIterable<Uint8Array>): AsyncGenerator<string, void, undefined> {
-  const decoder = new ServerSentEventDecoder();
-  for await (const bytes of source) {
-    decoder.push(bytes);
-    // Drain synchronously: one network chunk usually holds several events.
-    for (let data = decoder.nextEvent(); data !== null; data = decoder.nextEvent()) yield data;
-  }
-  decoder.end();
-  for (let data = decoder.nextEvent(); data !== null; data = decoder.nextEvent()) yield data;
-}
-
 /**
- * The decoder itself, without the async generator: the openai engine drives it
- * from its own read loop, which saves an async-generator hop per event on the
- * hot path. Bytes go in with `push`; complete events come out of `nextEvent`.
- * Lines are found with `indexOf`, never by walking characters in JavaScript.
+ * The decoder, without an async generator: the openai engine drives it from
+ * its own read loop (`openai-stream-reader.ts`), which saves an
+ * async-generator hop per event on the hot path. Bytes go in with `push`;
+ * complete events come out of `nextEvent`, each the `data` payload of an
+ * event that has one, in order. Lines are found with `indexOf`, never by
+ * walking characters in JavaScript.
  */
 export class ServerSentEventDecoder {
   private readonly textDecoder = new StringDecoder('utf8');

@@ -3,7 +3,8 @@
  * minute, with continuous refill (GCRA, `gcra.ts`), so the `x-ratelimit-*`
  * headers mean what OpenAI's do.
  *
- * Two back ends keep it, and both run one suite (`rate-limiter-contract.ts`):
+ * Two back ends keep it, and both run one suite
+ * (`test/contracts/rate-limiter-contract.ts`):
  *   - `memory/`: this process's budgets, in a Map. The embedded default.
  *   - `redis/`: budgets in Redis, shared by every process naming the same
  *     Redis, so N processes give a key one budget, not N. While Redis does not

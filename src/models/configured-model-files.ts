@@ -7,7 +7,7 @@
 import { dirname, resolve } from 'node:path';
 import type { ModelConfig } from '../config/config-schema.js';
 import type { Settings } from '../config/load-config.js';
-import type { DefaultModel } from './default-models.js';
+import type { DefaultModel } from '../catalog/default-models.js';
 import { modelFilePath, modelsDirectoryOf } from './model-files.js';
 
 export interface ConfiguredModelFile {

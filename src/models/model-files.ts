@@ -8,7 +8,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DefaultModel } from './default-models.js';
+import type { DefaultModel } from '../catalog/default-models.js';
 
 /** Every GGUF file starts with these four bytes. */
 export const GGUF_MAGIC = Buffer.from('GGUF', 'latin1');

@@ -26,7 +26,7 @@ describe('progress text', () => {
 describe('createProgressReporter', () => {
   it('writes a plain line per 10 % step when not on a terminal, and the final state once', () => {
     const written: string[] = [];
-    let now = 0;
+    const now = 0;
     const reporter = createProgressReporter({ stream: { write: (text: string) => written.push(text) }, label: 'f.gguf', now: () => now });
     for (let bytes = 0; bytes <= 1000; bytes += 25) reporter.update(at(bytes));
     reporter.finish();

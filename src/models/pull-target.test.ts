@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findDefaultModel } from './default-models.js';
+import { findDefaultModel } from '../catalog/default-models.js';
 import { applyMirror, MirrorError, parseMirror } from './mirror-url.js';
 import { fileNameOfUrl, PullTargetError, resolvePullTarget } from './pull-target.js';
 

@@ -4,7 +4,7 @@
  * goes; and what it must match. A pure decision: file checks are passed in.
  */
 import { basename, join } from 'node:path';
-import { DEFAULT_MODELS, findDefaultModel, type DefaultModel } from './default-models.js';
+import { DEFAULT_MODELS, findDefaultModel, type DefaultModel } from '../catalog/default-models.js';
 import { applyMirror } from './mirror-url.js';
 
 export type PullTarget =

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../test/helpers/seeded-random.js';
-import { planExploration, waitsForTraffic, type ExplorationInput, type ExplorationPlan } from './exploration.js';
+import { bernoulliDivergence, evalsToVerdict, normalCdf, planExploration, waitsForTraffic, type ExplorationInput, type ExplorationPlan } from './exploration.js';
 import { decideRoute, DEFAULT_POLICY, type CandidateEvidence, type RouteDecision } from './route-decision.js';
 import { DEFAULT_ROUTER_SETTINGS, explorationRate } from './router-context.js';
-import { createTrafficMeter, type RouteTraffic, type TrafficMeter } from './traffic-meter.js';
+import { createTrafficMeter, UNEXTRAPOLATED_MS, type RouteTraffic, type TrafficMeter } from './traffic-meter.js';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -270,5 +270,129 @@ describe('planExploration under a relative contract (shares)', () => {
     expect(done.candidates).toEqual([]);
     expect(done.sampleRate).toBe(0);
     expect(done.assessed.map((entry) => entry.model)).toEqual(['tiny', 'small']);
+  });
+});
+
+describe('planExploration: the rate, the candidates and the figures of one plan', () => {
+  const decide = (...candidates: Array<Partial<CandidateEvidence> & { model: string }>) =>
+    decideRoute({ requestedModel: 'big', requestedCostPerCall: BIG, candidates: candidates.map((candidate) => ({ costPerCall: CHEAP, evaluated: 0, passed: 0, errors: 0, ...candidate })), policy: DEFAULT_POLICY });
+  /** A busy route the requested model serves: 100,000 calls a day, $100 left to explore, the 20,000 samples a day cap. */
+  const plan = (decision: RouteDecision, overrides: Partial<ExplorationInput> = {}): ExplorationPlan =>
+    planExploration({ ...inputs, decision, servedCostPerCall: BIG, referenceCostPerSample: 0, callsPerDay: 100_000, callsSeen: 100_000, budgetLeftToday: 100, ...overrides });
+  const cheap = { model: 'cheap', ...OPEN };
+
+  it('samples every call for a candidate’s first min_samples scored replies, then the cap’s share of the calls', () => {
+    expect(plan(decide({ model: 'cheap', evaluated: DEFAULT_POLICY.minSamples - 1, passed: DEFAULT_POLICY.minSamples - 2 })).sampleRate).toBe(1);
+    expect(plan(decide({ model: 'cheap', evaluated: DEFAULT_POLICY.minSamples, passed: DEFAULT_POLICY.minSamples - 1 })).sampleRate).toBeCloseTo(20_000 / 100_000, 12);
+  });
+
+  it('spreads what is left of the budget and the cap over a day of calls, whichever is tighter', () => {
+    // $5 at $0.0005 a sample over 100,000 calls: 10%, under the cap's 20%.
+    expect(plan(decide(cheap), { budgetLeftToday: 5 }).sampleRate).toBeCloseTo(0.1, 12);
+    // The judge's spend per eval makes each sample dearer: 5%.
+    expect(plan(decide(cheap), { budgetLeftToday: 5, judgeCostPerEval: CHEAP }).sampleRate).toBeCloseTo(0.05, 12);
+    // A cheaper model serving: each sample also pays a reply of the requested model.
+    expect(plan(decide({ ...cheap, costPerCall: CHEAP / 2 }), { servedCostPerCall: CHEAP, referenceCostPerSample: BIG }).sampleRate).toBeCloseTo(100 / ((BIG + CHEAP / 2) * 100_000), 12);
+    // A low-traffic route: every call.
+    expect(plan(decide(cheap), { callsPerDay: 1_000, callsSeen: 1_000 }).sampleRate).toBe(1);
+  });
+
+  it('stops sampling once the cap is reached or the budget is spent, but not before', () => {
+    const cap = DEFAULT_ROUTER_SETTINGS.maxSamplesPerDay;
+    expect(plan(decide(cheap), { samplesToday: cap - 1 }).sampleRate).toBeGreaterThan(0);
+    for (const stopped of [plan(decide(cheap), { samplesToday: cap }), plan(decide(cheap), { budgetLeftToday: 0 })]) {
+      expect(stopped).toMatchObject({ candidates: [], sampleRate: 0, expectedNetUsd: 0 });
+      expect(stopped.assessed.map((entry) => entry.model)).toEqual(['cheap']);
+    }
+    // Samples that cost nothing (a free candidate, its reference the call's own reply) need no budget.
+    expect(plan(decide({ ...cheap, costPerCall: 0 }), { budgetLeftToday: 0 }).sampleRate).toBeGreaterThan(0);
+  });
+
+  it('samples at the contract’s fixed rate, whatever the budget and the cap', () => {
+    expect(plan(decide(cheap), { fixedRate: 0.25, budgetLeftToday: 0, samplesToday: DEFAULT_ROUTER_SETTINGS.maxSamplesPerDay }).sampleRate).toBe(0.25);
+  });
+
+  it('plans nothing for a route with nothing to test or no calls', () => {
+    const certified = decide({ model: 'cheap', evaluated: 2_000, passed: 2_000 });
+    expect(certified.toTest).toEqual([]);
+    expect(plan(certified)).toEqual({ candidates: [], sampleRate: 0, expectedNetUsd: 0, assessed: [] });
+    expect(plan(decide(cheap), { callsPerDay: 0 })).toEqual({ candidates: [], sampleRate: 0, expectedNetUsd: 0, assessed: [] });
+  });
+
+  it('lists the candidates worth their tests cheapest first, and drops one whose saving does not pay for its tests', () => {
+    const near = { model: 'near', costPerCall: 0.99 * BIG, ...OPEN };
+    const mid = { model: 'mid', costPerCall: 0.2 * BIG, ...OPEN };
+    expect(plan(decide(near, mid, cheap)).candidates).toEqual(['cheap', 'mid', 'near']);
+    // 100 calls a day: saving 1% of a call does not pay for its ~60 replays; the cheap one does.
+    const quiet = plan(decide(near, cheap), { callsPerDay: 100, callsSeen: 100 });
+    expect(quiet.candidates).toEqual(['cheap']);
+    const figuresOf = (model: string) => quiet.assessed.find((entry) => entry.model === model) as ExplorationPlan['assessed'][number];
+    const [kept, dropped] = [figuresOf('cheap'), figuresOf('near')];
+    expect(dropped.gainUsd).toBeLessThan(dropped.costUsd);
+    expect(quiet.expectedNetUsd).toBeCloseTo(kept.gainUsd - kept.costUsd, 9);
+    // Alone, it is not tested at all.
+    expect(plan(decide(near), { callsPerDay: 100, callsSeen: 100 })).toMatchObject({ candidates: [], sampleRate: 0 });
+  });
+
+  it('weighs each candidate by its chance to be certified, its tests by their price, and the reference replies the samples pay', () => {
+    const figures = (evidence: Partial<CandidateEvidence>) => plan(decide({ model: 'cheap', ...evidence })).assessed[0] as ExplorationPlan['assessed'][number];
+    // Still under test: 60 of 60 passed (the bound not yet at the pass rate), 183 of 200, 93 of 100.
+    expect(figures({ evaluated: 60, passed: 60 }).certifyChance).toBeGreaterThan(0.99);
+    expect(figures({ evaluated: 200, passed: 183 }).certifyChance).toBeLessThan(0.1);
+    const nearThePassRate = figures({ evaluated: 100, passed: 93 });
+    expect(nearThePassRate.certifyChance).toBeGreaterThan(0.2);
+    expect(nearThePassRate.certifyChance).toBeLessThan(0.5);
+    // Near the pass rate the verdict needs many more evals than far above it.
+    expect(nearThePassRate.evalsLeft).toBeGreaterThan(10 * figures({ evaluated: 60, passed: 60 }).evalsLeft);
+    const judged = plan(decide(cheap), { judgeCostPerEval: CHEAP }).assessed[0] as ExplorationPlan['assessed'][number];
+    expect(judged.costUsd).toBeCloseTo(judged.evalsLeft * (CHEAP + CHEAP), 12);
+    // A cheaper model serving: each expected sample pays a reply of the requested model, shared by the plan.
+    const paying = plan(decide({ ...cheap, costPerCall: CHEAP / 2 }), { servedCostPerCall: CHEAP, referenceCostPerSample: BIG });
+    const entry = paying.assessed[0] as ExplorationPlan['assessed'][number];
+    expect(paying.expectedNetUsd).toBeCloseTo(entry.gainUsd - entry.costUsd - entry.evalsLeft * BIG, 9);
+  });
+
+  it('makes a plan again on a later call only while the route is in its first hour and had something to weigh', () => {
+    const nothingYet = plan(decide(cheap), { callsPerDay: 1, callsSeen: 1 });
+    expect(nothingYet.candidates).toEqual([]);
+    expect(waitsForTraffic(nothingYet, { ageMs: UNEXTRAPOLATED_MS - 1 })).toBe(true);
+    expect(waitsForTraffic(nothingYet, { ageMs: UNEXTRAPOLATED_MS })).toBe(false);
+    expect(waitsForTraffic(plan(decide(cheap)), { ageMs: 0 })).toBe(false);
+    expect(waitsForTraffic(plan(decide({ model: 'cheap', evaluated: 2_000, passed: 2_000 })), { ageMs: 0 })).toBe(false);
+  });
+});
+
+describe('evalsToVerdict and its helpers', () => {
+  it('expects ln(1/α) / KL(mean ‖ pass rate) evals to a verdict, within min_samples and max_samples', () => {
+    // 0.99 against 0.95 at 95%: about 121 evals to its certificate; 0.98: about 247.
+    expect(evalsToVerdict(0.99, DEFAULT_POLICY).certify).toBeCloseTo(Math.log(20) / bernoulliDivergence(0.99, 0.95), 9);
+    expect(evalsToVerdict(0.99, DEFAULT_POLICY).certify).toBeCloseTo(121.1, 1);
+    expect(evalsToVerdict(0.98, DEFAULT_POLICY).certify).toBeCloseTo(246.7, 1);
+    // A perfect model still needs min_samples; one just above the pass rate is eliminated at max_samples.
+    expect(evalsToVerdict(1, { ...DEFAULT_POLICY, minSamples: 100 }).certify).toBe(100);
+    expect(evalsToVerdict(0.951, DEFAULT_POLICY).certify).toBe(DEFAULT_POLICY.maxSamples);
+    // A model far below is eliminated within a few evals.
+    expect(evalsToVerdict(0.5, DEFAULT_POLICY).eliminate).toBeLessThan(5);
+  });
+
+  it('prices the side the mean is not on as a model as far on it as the pass rate’s failure share', () => {
+    // Above the pass rate, elimination is priced as a 0.90 model; below it, certification as a 0.975 one.
+    expect(evalsToVerdict(0.99, DEFAULT_POLICY).eliminate).toBeCloseTo(evalsToVerdict(0.9, DEFAULT_POLICY).eliminate, 9);
+    expect(evalsToVerdict(0.9, DEFAULT_POLICY).certify).toBeCloseTo(evalsToVerdict(0.975, DEFAULT_POLICY).certify, 9);
+  });
+
+  it('bernoulliDivergence is 0 between equal rates, and finite at 0 and 1', () => {
+    expect(bernoulliDivergence(0.95, 0.95)).toBe(0);
+    expect(bernoulliDivergence(1, 0.95)).toBeCloseTo(-Math.log(0.95), 12);
+    expect(bernoulliDivergence(0, 0.95)).toBeCloseTo(-Math.log(0.05), 12);
+    expect(bernoulliDivergence(0.9, 0.95)).toBeGreaterThan(0);
+  });
+
+  it('normalCdf is within 1.5e-7 of Φ, and symmetric', () => {
+    expect(normalCdf(0)).toBeCloseTo(0.5, 7);
+    expect(normalCdf(1)).toBeCloseTo(0.8413447461, 6);
+    expect(normalCdf(-2)).toBeCloseTo(0.0227501319, 6);
+    expect(normalCdf(1.96)).toBeCloseTo(0.9750021049, 6);
+    for (const z of [0.3, 1.2, 2.5]) expect(normalCdf(-z)).toBeCloseTo(1 - normalCdf(z), 12);
   });
 });

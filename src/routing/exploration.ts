@@ -56,7 +56,7 @@
  * not planned: it neither raises the rate nor adds its cost, so a route
  * that has nothing else to test stops sampling instead of paying reference
  * replies for replays that never run. It is planned again once its rest is
- * over (sample-processor.ts).
+ * over (replan-exploration.ts).
  */
 import { thresholdPrior } from './confidence-sequence.js';
 import type { CandidateVerdict, DecisionPolicy, RouteDecision } from './route-decision.js';

@@ -21,7 +21,8 @@
  */
 import type { Catalog } from '../catalog/catalog.js';
 import { errorFields, type Logger } from '../log/logger.js';
-import type { RouterStateRecord, RoutingStore, Scope } from '../store/routing-store.js';
+import type { Scope } from '../api/scope.js';
+import type { RouterStateRecord, RoutingStore } from '../store/routing-store.js';
 import type { RouterWorkloadCounters } from '../tracking/metrics.js';
 import type { RouteTable } from './route-table.js';
 import { catalogPrices, costAt, type PriceOf } from './model-prices.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CatalogModel } from '../catalog/catalog.js';
-import { traceFixture } from '../store/trace-fixture.js';
+import { traceFixture } from '../../test/contracts/store/trace-fixture.js';
 import { MeasuredPrices } from '../tracking/measured-prices.js';
 import { silentLogger } from '../log/logger.js';
 import type { RollupStore } from '../store/rollup-store.js';

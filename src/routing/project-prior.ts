@@ -14,12 +14,13 @@
  * current evidence every time.
  */
 import { qualitySemantics } from '../evals/eval-contract.js';
-import type { CandidateCounts, Scope } from '../store/routing-store.js';
+import type { Scope } from '../api/scope.js';
+import type { CandidateCounts } from '../store/routing-store.js';
 import { pairedSampleCount, withoutGrades, type PairedEvidence, type QualityBarContract } from './paired-quality.js';
 import { fadeSamples, fitPool, priorShare, type PoolFit, type PriorShare } from './pooled-prior.js';
 import { judgeLatency, type LatencyPolicy, type LatencySketches, type LatencyVerdict } from './latency-limit.js';
 import type { RouterContext } from './router-context.js';
-import { mergeEncoded } from '../tracking/latency-sketch.js';
+import { mergeEncoded } from '../store/latency-sketch.js';
 
 const REFIT_GROWTH = 1.01;
 const REFIT_SAMPLES = 20;

@@ -7,11 +7,11 @@
  */
 import type { AssistantMessage, GenerationParameters, Usage } from '../api/chat-types.js';
 import type { CatalogModel } from '../catalog/catalog.js';
-import { NoReplicaForReplayError } from '../engines/engine-pool.js';
+import { NoReplicaForReplayError } from '../engines/replica-replay.js';
 import { errorFields } from '../log/logger.js';
 import { costAt } from './model-prices.js';
 import type { RouterContext } from './router-context.js';
-import type { ReplaySample } from './sample-processor.js';
+import type { ReplaySample } from './replay-sample.js';
 
 export type Replayed =
   | { kind: 'reply'; message: AssistantMessage; usage: Usage | null; costUsd: number; latencyMs: number; ttftMs: number | null }

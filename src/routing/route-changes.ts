@@ -1,101 +1,22 @@
 /**
- * How the router reads its evidence into a decision, and writes a change of
- * route: a certification, a demotion (the rollback detector, or a latency
- * drift), a fallback when the serving model went unchecked for too long, or
- * a decision made again after a contract edit. Every change is stored with
- * its reason, detail and certificate, and applied to this process's route
- * table at once.
+ * How the router writes a change of route: a certification, a demotion (the
+ * rollback detector, or a latency drift), a fallback when the serving model
+ * went unchecked for too long, or a decision made again after a contract
+ * edit. Every change is stored with its reason, detail and certificate, and
+ * applied to this process's route table at once. The decisions are read
+ * from the evidence by decide-from-evidence.ts.
  */
 import type { CatalogModel } from '../catalog/catalog.js';
 import { errorFields } from '../log/logger.js';
-import type { CandidateCounts, RouteChange, RouteRecord, RouteSplit, Scope } from '../store/routing-store.js';
-import { decodeSketch } from '../tracking/latency-sketch.js';
-import { costPerCall, eligibleCandidates, type CallShape, NO_CALL_SHAPE } from './candidates.js';
-import { judgeLatency, latencyPolicyOf, type LatencySketches } from './latency-limit.js';
-import { qualitySemantics } from '../evals/eval-contract.js';
-import { gradeErrorOf, judgeErrorOf, relativePolicyOf } from './judge-error.js';
-import { calibratedJudgeError } from './judge-ladder.js';
+import type { Scope } from '../api/scope.js';
+import type { RouteChange, RouteRecord, RouteSplit } from '../store/routing-store.js';
+import { type CallShape, NO_CALL_SHAPE } from './candidates.js';
+import { decideFromEvidence, isSplitDecision } from './decide-from-evidence.js';
 import { activityOf } from './route-activity.js';
-import { randomShareConfidence } from './policy-epochs.js';
-import { projectPrior } from './project-prior.js';
-import { offeredPolicies, policyPotentials } from './route-policies.js';
 import { isAllowedTransition, phaseOf } from './route-lifecycle.js';
-import { emptyPairedEvidence, MAX_ERROR_RATE, withoutGrades } from './paired-quality.js';
-import { decideRoute, DEFAULT_ROUTING, type RouteDecision } from './route-decision.js';
-import { decideSplit, type SplitDecision } from './split-decision.js';
+import type { RouteDecision } from './route-decision.js';
+import type { SplitDecision } from './split-decision.js';
 import { dayOf, nextDayStart, routeState, type RouteState, type RouterContext } from './router-context.js';
-
-/**
- * A route's decision, from the evidence in the store: under a relative
- * contract a split (split-decision.ts), else the cheapest certified model
- * (route-decision.ts). `fresh`: judge every candidate anew (a changed pass
- * rate), not keeping a certificate.
- */
-export async function decide(context: RouterContext, scope: Scope, requested: CatalogModel, shape: CallShape, fresh = false): Promise<RouteDecision | SplitDecision> {
-  const { contract, evidenceVersion } = context.routes.contract(scope);
-  const rows = new Map((await context.routing.listEvidence(scope, requested.id, evidenceVersion)).map((counts) => [counts.candidateModel, counts]));
-  const reference = sketchesOf(rows.get(requested.id));
-  const latencyPolicy = latencyPolicyOf(contract);
-  const route = context.routes.route(scope, requested.id);
-  const cooldowns = route?.cooldowns ?? {};
-  const holder = !fresh && route?.certificate?.model === route?.servedModel ? route?.servedModel : null;
-  const now = context.now();
-  const candidates = eligibleCandidates(context.catalog.list(), requested, shape, contract, context.priceOf)
-    .filter((model) => context.pools.has(model.id))
-    .map((model) => {
-      const counts = rows.get(model.id);
-      return {
-        model: model.id,
-        costPerCall: costPerCall(model, shape, context.priceOf),
-        evaluated: counts?.evaluated ?? 0,
-        passed: counts?.passed ?? 0,
-        errors: counts?.errors ?? 0,
-        paired: counts?.paired ?? emptyPairedEvidence(),
-        constraintsEvaluated: counts?.constraintsEvaluated ?? 0,
-        constraintsPassed: counts?.constraintsPassed ?? 0,
-        coolingDown: (cooldowns[model.id] ?? 0) > now,
-        certified: model.id === holder,
-        latency: judgeLatency(latencyPolicy, sketchesOf(counts), reference),
-      };
-    });
-  const requestedCostPerCall = costPerCall(requested, shape, context.priceOf);
-  if (qualitySemantics(contract) === 'relative') {
-    const state = routeState(context, scope, requested.id);
-    const judgeError = Math.min(MAX_ERROR_RATE, calibratedJudgeError(judgeErrorOf(await context.routing.listJudgeChecks(scope)), state.judgeCalibration));
-    const gradeError = gradeErrorOf(judgeError, state.graderChecks);
-    const relativeCandidates = gradeError === null ? candidates.map((candidate) => ({ ...candidate, paired: withoutGrades(candidate.paired) })) : candidates;
-    const certifying = relativePolicyOf(contract, judgeError, gradeError);
-    // With per-call policies the random shares are certified at 1 − 0.8α, the policies share the rest (policy-epochs.ts).
-    const policy = contract.per_call ? { ...certifying, confidence: randomShareConfidence(certifying.confidence) } : certifying;
-    const cheaper = relativeCandidates.filter((candidate) => candidate.costPerCall < requestedCostPerCall);
-    const prior = await projectPrior(context, scope, requested.id, requestedCostPerCall, cheaper, policy, latencyPolicy, gradeError === null);
-    const policies = contract.per_call ? offeredPolicies(state.policies, evidenceVersion, certifying, gradeError === null) : [];
-    const policyPotentialsOf = contract.per_call ? policyPotentials(state.policies, evidenceVersion, certifying, gradeError === null) : undefined;
-    return decideSplit({
-      requestedModel: requested.id,
-      requestedCostPerCall,
-      candidates: relativeCandidates,
-      policy,
-      policies,
-      ...(policyPotentialsOf === undefined ? {} : { policyPotentials: policyPotentialsOf }),
-      ...(prior === undefined ? {} : { prior }),
-    });
-  }
-  return decideRoute({
-    requestedModel: requested.id,
-    requestedCostPerCall,
-    candidates,
-    policy: { passRate: contract.pass_rate, confidence: contract.confidence, minSamples: contract.min_samples, maxSamples: DEFAULT_ROUTING.maxSamples },
-  });
-}
-
-export function isSplitDecision(decision: RouteDecision): decision is SplitDecision {
-  return 'shares' in decision;
-}
-
-export function sketchesOf(counts: CandidateCounts | undefined): LatencySketches {
-  return { latency: counts?.latency == null ? null : decodeSketch(counts.latency), ttft: counts?.ttft == null ? null : decodeSketch(counts.ttft) };
-}
 
 /**
  * Stores and applies the decision when it changes the served model or, under
@@ -208,7 +129,7 @@ export async function demote(context: RouterContext, state: RouteState, requeste
     state.policies.delete(servedModel);
     const cooldowns = { ...current.cooldowns, [servedModel]: context.now() + context.settings.cooldownMs };
     context.routes.apply({ ...current, cooldowns });
-    await applyDecision(context, state.scope, requested, await decide(context, state.scope, requested, shapeOf(state)), { reason, detail, cooldowns });
+    await applyDecision(context, state.scope, requested, await decideFromEvidence(context, state.scope, requested, shapeOf(state)), { reason, detail, cooldowns });
   });
 }
 
@@ -239,7 +160,7 @@ export async function fallBack(context: RouterContext, state: RouteState, reques
     for (const model of unchecked) state.probation.add(model);
     context.routes.apply({ ...current, cooldowns });
     const detail = `${unchecked.join(' and ')} went ${state.uncheckedCalls} calls without a check (${state.monitoringProblem ?? 'no check could be made'}); back ${budgetSpent ? `when the budget renews (${dayOf(until)})` : 'in a few minutes'}`;
-    await applyDecision(context, state.scope, requested, await decide(context, state.scope, requested, shapeOf(state)), { reason: 'unmonitored', detail, cooldowns });
+    await applyDecision(context, state.scope, requested, await decideFromEvidence(context, state.scope, requested, shapeOf(state)), { reason: 'unmonitored', detail, cooldowns });
   });
 }
 
@@ -250,7 +171,7 @@ export async function decideAgain(context: RouterContext, scope: Scope, detail: 
     if (requested === undefined) continue;
     const state = routeState(context, scope, requested.id);
     await change(context, state, async () => {
-      const decision = await decide(context, scope, requested, shapeOf(state), true);
+      const decision = await decideFromEvidence(context, scope, requested, shapeOf(state), true);
       await applyDecision(context, scope, requested, decision, { reason: 'contract_changed', detail });
     });
   }

@@ -9,8 +9,8 @@
  * the workload's calls (calls the requested model served and calls a random
  * share sent to the candidate, at rates that do not depend on the call, and
  * the calls a policy picked only when sampled at the exploration rate:
- * sample-processor.ts keeps a policy's monitoring checks out of the
- * evidence).
+ * check-served-reply.ts keeps a policy's monitoring checks out of the
+ * evidence). The training hook is policy-learner.ts.
  *
  * The state lives in the router's memory: after a restart, or a demotion
  * that forgets the candidate's evidence, or a contract edit that starts a

@@ -22,7 +22,8 @@
 import { DEFAULT_CONTRACT, parseEvalContract, type EvalContract } from '../evals/eval-contract.js';
 import type { Logger } from '../log/logger.js';
 import { createRefreshingCache } from '../store/refreshing-cache.js';
-import type { Revised, RouteRecord, RoutingStore, Scope } from '../store/routing-store.js';
+import type { Scope } from '../api/scope.js';
+import type { Revised, RouteRecord, RoutingStore } from '../store/routing-store.js';
 
 /** A route as this process holds it. */
 interface HeldRoute {
@@ -42,8 +43,11 @@ export interface ContractInForce {
 }
 
 export interface RouteTable {
-  /** The model serving `requestedModel` in this workload: a pin, else the router's choice, else the requested model. */
-  servedModel(scope: Scope, requestedModel: string): string;
+  /**
+   * The route of `requestedModel` in this workload as held, undefined when it
+   * has none. Which model serves a call is drawn from it (route-reason.ts
+   * `drawRoute`: a pin, else a draw among a split's shares, else the serving model).
+   */
   route(scope: Scope, requestedModel: string): RouteRecord | undefined;
   contract(scope: Scope): ContractInForce;
   /**
@@ -163,11 +167,6 @@ export function createRouteTable(options: RouteTableOptions): RouteTable {
   timer.unref();
 
   return {
-    servedModel(scope, requestedModel) {
-      const route = routes.get(scopeKey(scope))?.get(requestedModel)?.route;
-      if (route === undefined) return requestedModel;
-      return route.pinnedModel ?? route.servedModel;
-    },
     route(scope, requestedModel) {
       return routes.get(scopeKey(scope))?.get(requestedModel)?.route;
     },

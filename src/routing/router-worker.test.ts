@@ -13,6 +13,7 @@ import type { Store } from '../store/store.js';
 import { callFeatures, DEFAULT_FEATURE_DIMENSION, requestSize } from './call-features.js';
 import { routesToCandidate } from './call-policy.js';
 import { LATENCY_MIN_OBSERVATIONS } from './latency-limit.js';
+import { drawRoute } from './route-reason.js';
 import { createRouteTable, type RouteTable } from './route-table.js';
 import { boundedReplay, createRouterWorker, fallbacksOf } from './router-worker.js';
 
@@ -67,6 +68,15 @@ afterEach(async () => {
   await store.close();
 });
 
+/**
+ * The model a call of the workload asking for `big` goes to: its route, drawn
+ * as the chat handler draws it (route-reason.ts `drawRoute`), on a fixed
+ * `draw` in place of `Math.random()` (a route without a split ignores it).
+ */
+function servedModel(draw = 0.5): string {
+  return drawRoute(routes.route(scope, 'big'), 'big', () => draw).model;
+}
+
 function setUp(busy: ReadonlySet<string> = new Set(), settings: Partial<RouterSettings> = {}, now: () => number = Date.now, logger = silentLogger) {
   const config = parseConfig(
     `engines: [{ id: e, type: openai, base_url: "http://127.0.0.1:1/v1" }]
@@ -93,7 +103,7 @@ describe('router worker', () => {
     expect(calls.tiny.length).toBeGreaterThan(0);
     expect(calls.tiny[0]?.max_tokens).toBe(64);
     expect(calls.big).toHaveLength(0);
-    expect(routes.servedModel(scope, 'big')).toBe('tiny');
+    expect(servedModel()).toBe('tiny');
     const [change] = await store.routing.listRouteChanges(scope, 1);
     expect(change).toMatchObject({ reason: 'certified', fromModel: 'big', toModel: 'tiny' });
   });
@@ -268,20 +278,20 @@ describe('router worker under faults', () => {
     await worker.idle();
     expect(await tiny()).toMatchObject({ errors });
     expect((await tiny())?.evaluated).toBeGreaterThanOrEqual(20);
-    expect(routes.servedModel(scope, 'big')).toBe('tiny');
+    expect(servedModel()).toBe('tiny');
   });
 
   it('falls back when the serving model goes unchecked, and says why', async () => {
     const { worker, offer } = setUp(new Set(), { maxUnmonitoredCalls: 10 });
     for (let sample = 0; sample < 40; sample++) offer();
     await worker.idle();
-    expect(routes.servedModel(scope, 'big')).toBe('tiny');
+    expect(servedModel()).toBe('tiny');
     // The day's budget is gone: checks of tiny stop, and it may serve only so many calls unchecked.
     routes.applyContract(scope, { contract: { ...routes.contract(scope).contract, daily_budget_usd: 0 }, version: 2, evidenceVersion: 1 });
     for (let call = 0; call < 12; call++) offer('production', 'tiny');
     await worker.idle();
     await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(routes.servedModel(scope, 'big')).not.toBe('tiny');
+    expect(servedModel()).not.toBe('tiny');
     const [change] = await store.routing.listRouteChanges(scope, 1);
     expect(change).toMatchObject({ reason: 'unmonitored', fromModel: 'tiny' });
     expect(change?.detail).toContain('budget');

@@ -15,13 +15,15 @@
 import type { Catalog } from '../catalog/catalog.js';
 import type { ModelPool } from '../engines/engine-pool.js';
 import { errorFields, type Logger } from '../log/logger.js';
-import type { RouterStateRecord, RoutingStore, Scope } from '../store/routing-store.js';
+import type { Scope } from '../api/scope.js';
+import type { RouterStateRecord, RoutingStore } from '../store/routing-store.js';
 import { createReplayGate, type ReplayGate } from './replay-gate.js';
 import { decideAgain, fallBack } from './route-changes.js';
 import { explorationRate, routeKey, routeState, remember, DEFAULT_ROUTER_SETTINGS, type RouteState, type RouterContext, type RouterSettings } from './router-context.js';
 import { scopeKey, type RouteTable } from './route-table.js';
 import type { RouterWorkloadCounters } from '../tracking/metrics.js';
-import { processSample, type QueuedSample, type ReplaySample } from './sample-processor.js';
+import type { QueuedSample, ReplaySample } from './replay-sample.js';
+import { processSample } from './sample-processor.js';
 import type { Handoff } from './sample-handoff.js';
 import { createDisabledTelemetry } from '../telemetry/disabled-telemetry.js';
 import type { CallOrigin, Telemetry } from '../telemetry/telemetry.js';
@@ -30,7 +32,7 @@ import { createTrafficMeter } from './traffic-meter.js';
 import { activityOf, type RouteActivity } from './route-activity.js';
 import { catalogPrices, costAt, type PriceOf } from './model-prices.js';
 
-export type { ReplaySample } from './sample-processor.js';
+export type { ReplaySample } from './replay-sample.js';
 
 export { boundedReplay } from './replays.js';
 export { fallbacksOf } from './route-changes.js';

@@ -12,8 +12,9 @@
  * keeps the queue bounded by trimming its oldest end.
  */
 import { errorFields, type Logger } from '../log/logger.js';
-import type { RoutingStore, Scope } from '../store/routing-store.js';
-import type { QueuedSample } from './sample-processor.js';
+import type { Scope } from '../api/scope.js';
+import type { RoutingStore } from '../store/routing-store.js';
+import type { QueuedSample } from './replay-sample.js';
 
 export type Handoff =
   | { type: 'sample'; sample: QueuedSample }

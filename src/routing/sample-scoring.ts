@@ -9,6 +9,8 @@
  *   paired outcome against the reference (evals/paired-comparison.ts) and,
  *   now and then, a grade of the reference's reply.
  *
+ * `scoreReply` picks the one the contract asks for.
+ *
  * Judge calls are replays (replays.ts) and count as eval spend; the judge of
  * a reply is of another family than the model that wrote it when one has an
  * engine. Now and then the judge is checked against itself
@@ -28,7 +30,7 @@ import { costPerCall, NO_CALL_SHAPE } from './candidates.js';
 import { judgeLadder } from './judge-ladder.js';
 import { boundedReplay, replay } from './replays.js';
 import type { RouteState, RouterContext } from './router-context.js';
-import type { ReplaySample } from './sample-processor.js';
+import type { ReplaySample } from './replay-sample.js';
 
 export interface Scoring {
   context: RouterContext;
@@ -47,7 +49,7 @@ export interface Scoring {
  * only the replies that pass by rule would certify anything.
  */
 export async function score(scoring: Scoring, reference: AssistantMessage, candidate: AssistantMessage, candidateModel: CatalogModel): Promise<boolean | null | 'judge_down'> {
-  const { context, state, contract } = scoring;
+  const { context, contract } = scoring;
   const judging = judgeRunner(scoring);
   const result = await evaluateContract(
     contract,
@@ -73,7 +75,13 @@ export interface Scored {
   passed: boolean;
 }
 
-export function toScored(passed: boolean | null | 'judge_down'): Scored | null | 'judge_down' {
+/** A reply scored under the contract's semantics: paired against the reference when relative (`scorePaired`), else by every check (`score`). */
+export async function scoreReply(scoring: Scoring, reference: AssistantMessage, candidate: AssistantMessage, candidateModel: CatalogModel): Promise<Scored | null | 'judge_down'> {
+  if (qualitySemantics(scoring.contract) === 'relative') return scorePaired(scoring, reference, candidate, candidateModel);
+  return toScored(await score(scoring, reference, candidate, candidateModel));
+}
+
+function toScored(passed: boolean | null | 'judge_down'): Scored | null | 'judge_down' {
   if (passed === null || passed === 'judge_down') return passed;
   return { delta: { evaluated: 1, passed: passed ? 1 : 0 }, passed };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { drawEvidence, type Joint } from '../../test/helpers/paired-samples.js';
-import { emptyPairedEvidence, type PairedEvidence } from './paired-quality.js';
+import type { PairedEvidence } from './paired-quality.js';
 import { decideSplit, possibleShare, type RelativeEvidence, type RelativePolicy } from './split-decision.js';
 
 const policy: RelativePolicy = { qualityBar: 0.95, confidence: 0.95, minSamples: 50, passRate: 0.95, judgeError: 0.02, gradeError: 0.02, agreementGradesSampled: true };

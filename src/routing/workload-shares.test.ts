@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { emptyPairedEvidence, recordPairedSample, type PairedEvidence, type PairedSample, type QualityBarContract } from './paired-quality.js';
+import { emptyPairedEvidence, recordPairedSample, type PairedEvidence, type QualityBarContract } from './paired-quality.js';
 import { certifiedPolicyShare, certifiedShare, certifiedShares, shareFromBounds } from './workload-shares.js';
 import { drawSample, type Joint } from '../../test/helpers/paired-samples.js';
 import { seededRandom } from '../../test/helpers/seeded-random.js';

@@ -4,8 +4,7 @@
  * exist. A workload needs no call of its own yet (a contract may be set first).
  */
 import { NotFoundError } from '../api/errors.js';
-import { isValidProjectSlug, isValidWorkloadName } from '../api/scope.js';
-import type { Scope } from '../store/routing-store.js';
+import { isValidProjectSlug, isValidWorkloadName, type Scope } from '../api/scope.js';
 import type { ApiKey, Store } from '../store/store.js';
 
 export async function accountProject(store: Store, key: ApiKey, project: string): Promise<string> {

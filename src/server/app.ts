@@ -17,13 +17,13 @@ import type { Authenticator } from '../auth/authenticator.js';
 import { modelList } from './models-handler.js';
 import { checkReadiness } from './readiness.js';
 import { readJsonBody } from './read-body.js';
-import { newRequestId } from './request-id.js';
+import { newRequestId } from '../fast-path/request-id.js';
 import { createRoutingHandlers } from './routing-handlers.js';
 import { createTrackingHandlers } from './tracking-handlers.js';
 import type { StatsService } from '../tracking/stats-service.js';
 import type { PriceOf } from '../routing/model-prices.js';
 import type { Metrics } from '../tracking/metrics.js';
-import type { DashboardHandler } from '../dashboard/dashboard-handler.js';
+import type { Mount } from './mounted-handler.js';
 
 export interface AppDependencies extends Omit<ChatCompletionsDependencies, 'gate'> {
   gate: CallGate;
@@ -41,8 +41,8 @@ export interface AppDependencies extends Omit<ChatCompletionsDependencies, 'gate
   limits: () => string | null;
   /** The price the router counts savings at (`routing.cost`); the catalog's when absent. */
   priceOf?: PriceOf;
-  /** The web dashboard: every `/dashboard…` path goes to it (`src/dashboard/`). */
-  dashboard?: DashboardHandler;
+  /** A part mounted under a path prefix: every path at or under it goes there (the web dashboard, mounted by `src/main.ts`). */
+  mount?: Mount;
 }
 
 type Handler = (context: RouteContext) => Promise<void>;
@@ -69,6 +69,8 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
   const routing = createRoutingHandlers({ store, catalog, routes: dependencies.routes, router: dependencies.router, priceOf: dependencies.priceOf });
   const tracking = createTrackingHandlers({ store, stats: dependencies.stats, retention: dependencies.retention, routing });
   const startedAt = Math.floor(Date.now() / 1000);
+  const { mount } = dependencies;
+  const mountedUnder = `${mount?.prefix ?? ''}/`;
 
   /** An authenticated JSON endpoint: admit, run, reply. */
   function json(role: 'admin' | undefined, produce: (context: RouteContext, key: Awaited<ReturnType<CallGate['admit']>>) => Promise<unknown> | unknown, status = 200): Handler {
@@ -199,8 +201,8 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
     const handler = found?.route.methods[method === 'HEAD' && found.route.methods.GET !== undefined ? 'GET' : method];
 
     let work: Promise<void>;
-    if (dependencies.dashboard !== undefined && (path === '/dashboard' || path.startsWith('/dashboard/'))) {
-      work = dependencies.dashboard(request, response, path, new URLSearchParams(queryStart === -1 ? '' : url.slice(queryStart + 1)), headers);
+    if (mount !== undefined && (path === mount.prefix || path.startsWith(mountedUnder))) {
+      work = mount.handler(request, response, path, new URLSearchParams(queryStart === -1 ? '' : url.slice(queryStart + 1)), headers);
     } else if (found === undefined) {
       work = Promise.reject(new NotFoundError(`Unknown path ${path.slice(0, 200)}. The inference endpoint is POST /v1/chat/completions.`, 'unknown_path'));
     } else if (handler === undefined) {

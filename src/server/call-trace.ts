@@ -4,12 +4,13 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { GatewayError } from '../api/errors.js';
+import type { Scope } from '../api/scope.js';
 import type { ApiKey, Trace, TraceStatus } from '../store/store.js';
 
 export class CallTrace {
   readonly startedAt = Date.now();
-  project: string | null = null;
-  workload: string | null = null;
+  /** Where the call is counted, once its request named it (null: refused before any scope could be read). */
+  scope: Scope | null = null;
   user: string | null = null;
   requestedModel: string | null = null;
   servedModel: string | null = null;
@@ -32,6 +33,10 @@ export class CallTrace {
   metadata: Record<string, string> | null = null;
   requestBody: string | null = null;
   replyBody: string | null = null;
+  /** Answered from the response cache: no engine ran, the call cost nothing. */
+  cached = false;
+  /** What the cached reply's original call cost: what this one saved. */
+  costSavedUsd: number | null = null;
   /** Milliseconds spent waiting on engines before the reply's head (all attempts, a guard's re-ask included): the `upstream` of `Server-Timing`. */
   upstreamMs = 0;
 
@@ -65,8 +70,8 @@ export class CallTrace {
       accountId: this.key.accountId,
       keyId: this.key.id,
       environment: this.key.environment,
-      project: this.project,
-      workload: this.workload,
+      project: this.scope === null ? null : this.scope.project,
+      workload: this.scope === null ? null : this.scope.workload,
       user: this.user,
       requestedModel: this.requestedModel,
       servedModel: this.servedModel,
@@ -91,6 +96,8 @@ export class CallTrace {
       startedAt: this.startedAt,
       requestBody: this.requestBody,
       replyBody: this.replyBody,
+      cached: this.cached,
+      costSavedUsd: this.costSavedUsd,
     };
   }
 }

@@ -1,21 +1,20 @@
 /**
  * `POST /v1/chat/completions`, the hot path: admit (key, rate) -> read and
- * validate -> scope -> model -> engine pool -> reply -> one trace. Nothing here
- * waits for the store but a scope's first call; the trace is enqueued, never
- * awaited.
+ * validate -> scope -> model -> engine pool -> reply -> one trace. A routed
+ * model's whole reply passes the per-call guard first (`reply-guard.ts`).
+ * Nothing here waits for the store but a scope's first call; the trace is
+ * enqueued, never awaited.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { AssistantMessage, ChatCompletion, ChatCompletionRequest, GenerationParameters, Usage } from '../api/chat-types.js';
-import { asGatewayError, ClientAbortError, ClientStalledError, EngineUnavailableError, NotFoundError, type GatewayError } from '../api/errors.js';
+import { asGatewayError, ClientAbortError, ClientStalledError, EngineUnavailableError, type GatewayError } from '../api/errors.js';
 import { parseJsonObject } from '../api/parse-json-body.js';
-import { isValidWorkloadName, resolveScope, SCOPE_PROJECT_HEADER, SCOPE_WORKLOAD_HEADER } from '../api/scope.js';
+import { isValidWorkloadName, resolveScope, SCOPE_PROJECT_HEADER, SCOPE_WORKLOAD_HEADER, scopeOf } from '../api/scope.js';
 import { validateChatRequest } from '../api/validate-chat-request.js';
 import { replyChoices } from '../api/chat-reply.js';
 import { canTakeContent, checkModelTakesContent } from '../api/content-capabilities.js';
 import { costOf, type Catalog, type CatalogModel } from '../catalog/catalog.js';
 import type { ModelPool } from '../engines/engine-pool.js';
-import type { EngineCompletion } from '../engines/engine.js';
-import { guardChecks } from '../evals/evaluate-contract.js';
 import type { RouteTable } from '../routing/route-table.js';
 import type { RouterWorker } from '../routing/router-worker.js';
 import { drawRoute, routeReason } from '../routing/route-reason.js';
@@ -23,14 +22,17 @@ import type { CallSpan, Telemetry } from '../telemetry/telemetry.js';
 import type { Metrics } from '../tracking/metrics.js';
 import type { MeasuredPrices } from '../tracking/measured-prices.js';
 import type { Retention } from '../tracking/retention.js';
-import type { Scope } from '../store/routing-store.js';
 import { errorFields, type Logger } from '../log/logger.js';
 import type { TraceWriter } from '../store/trace-writer.js';
+import { engineReply, noUsage, type CallReply } from './call-reply.js';
 import { CallTrace } from './call-trace.js';
-import { createConnectionSignals } from './connection-signals.js';
+import { createConnectionSignals } from '../fast-path/connection-signals.js';
 import type { CallGate } from './call-gate.js';
+import { headerScope, setScopeHeaders } from './header-scope.js';
 import { sendError, sendJsonText } from './http-response.js';
 import { readJsonBody } from './read-body.js';
+import { createReplyGuard } from './reply-guard.js';
+import { resolveModel, servedModelFor } from './resolve-model.js';
 import { serverTiming } from './server-timing.js';
 import type { ScopeRegistry } from './scope-registry.js';
 import { SsePings } from './sse-pings.js';
@@ -65,58 +67,17 @@ export interface ChatCompletionsDependencies {
   telemetry: Telemetry;
 }
 
-const noUsage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-/** Read once: `performance.timeOrigin` is a call into Node's bindings each time (some 6 µs a call on cold caches). */
+/** Read once: `performance.timeOrigin` is a call into Node's bindings each time (not measured yet: docs/benchmarks.md). */
 const timeOrigin = performance.timeOrigin;
-
-/** One admitted, validated call on its way to an engine. */
-interface Reply {
-  call: CallTrace;
-  span: CallSpan;
-  scope: Scope;
-  /** The model the caller asked for (canonical). */
-  requested: CatalogModel;
-  /** The model that serves: the requested one, or the cheaper one the route names. */
-  model: CatalogModel;
-  chat: ChatCompletionRequest;
-  parameters: GenerationParameters;
-  pool: ModelPool;
-  response: ServerResponse;
-  headers: OutgoingHttpHeaders;
-  signal: AbortSignal;
-  /** The completion id (`chatcmpl-…`), shared with the request id. */
-  id: string;
-  /** Unix seconds. */
-  created: number;
-}
 
 export function createChatCompletionsHandler(dependencies: ChatCompletionsDependencies) {
   const { gate, catalog, routes, router, pools, scopes, traces, metrics, retention, logger, keepBodies, telemetry } = dependencies;
   const connections = createConnectionSignals();
   const pings = new SsePings(dependencies.pingIntervalMs);
-
-  function resolveModel(name: string): CatalogModel {
-    const model = catalog.resolve(name);
-    if (model !== undefined) return model;
-    if (catalog.list().length === 0) {
-      throw new EngineUnavailableError(
-        'taskgate has no models configured. Start it with --config naming an engine and its models (see the README).',
-        undefined,
-        'no_models_configured',
-      );
-    }
-    throw new NotFoundError(`The model '${name.slice(0, 256)}' does not exist. GET /v1/models lists the models this gateway serves.`, 'model_not_found', 'model');
-  }
-
-  /** The model the route named for the call, unless it has left the catalog or has no engine (then the requested one serves). */
-  function servedModelFor(servedId: string, requested: CatalogModel): CatalogModel {
-    if (servedId === requested.id) return requested;
-    const served = catalog.resolve(servedId);
-    return served !== undefined && pools.has(served.id) ? served : requested;
-  }
+  const guard = createReplyGuard({ catalog, routes, router, pools });
 
   /** Offers a finished production call to the router's sampler (it decides; nothing waits). */
-  function offerSample(reply: Reply, message: AssistantMessage | null | undefined, usage: Usage | null): void {
+  function offerSample(reply: CallReply, message: AssistantMessage | null | undefined, usage: Usage | null): void {
     if (message == null || usage === null) return;
     router.offer({
       scope: reply.scope,
@@ -141,11 +102,9 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     // The scope is settled before the rest of the body is checked, so even a
     // 400 reports the project and workload it was counted against.
     const task = typeof body.task === 'string' && isValidWorkloadName(body.task) ? body.task : undefined;
-    const scope = resolveScope({ projectHeader: request.headers[SCOPE_PROJECT_HEADER], workloadHeader: request.headers[SCOPE_WORKLOAD_HEADER], task });
-    call.project = scope.project;
-    call.workload = scope.workload;
-    headers[SCOPE_PROJECT_HEADER] = scope.project;
-    headers[SCOPE_WORKLOAD_HEADER] = scope.workload;
+    const scope = scopeOf(call.key.accountId, resolveScope({ projectHeader: request.headers[SCOPE_PROJECT_HEADER], workloadHeader: request.headers[SCOPE_WORKLOAD_HEADER], task }));
+    call.scope = scope;
+    setScopeHeaders(headers, scope);
 
     const chat = validateChatRequest(body);
     if (chat.notes !== undefined && chat.notes.ignoredFields.length > 0) headers['x-taskgate-ignored-fields'] = chat.notes.ignoredFields.join(', ');
@@ -154,13 +113,12 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     call.user = chat.user ?? null;
     call.metadata = chat.metadata ?? null;
 
-    const requested = resolveModel(chat.model);
+    const requested = resolveModel(catalog, chat.model);
     checkModelTakesContent(chat.messages, requested);
-    const routeScope: Scope = { accountId: call.key.accountId, project: scope.project, workload: scope.workload };
-    const route = routes.route(routeScope, requested.id);
+    const route = routes.route(scope, requested.id);
     // The request is what a share's per-call policy reads its features from; drawRoute reads it only on a route with a policy.
     const draw = drawRoute(route, requested.id, Math.random, chat);
-    const routed = servedModelFor(draw.model, requested);
+    const routed = servedModelFor(catalog, pools, draw.model, requested);
     // A route picked on text calls may name a model without vision: an image call stays on the model asked for.
     const model = canTakeContent(chat.messages, routed) ? routed : requested;
     const pool = pools.get(model.id);
@@ -170,11 +128,11 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     call.routeReason = reason;
     call.routeShare = reason === 'split' || reason === 'policy' ? draw.share : null;
     if (telemetry.enabled) span.setRouteReason(reason);
-    const created = scopes.ensure(call.key.accountId, scope.project, scope.workload);
+    const created = scopes.ensure(scope);
     if (created !== undefined) await created;
 
-    const reply: Reply = {
-      call, span, scope: routeScope, requested, model, chat, pool, response, headers, signal,
+    const reply: CallReply = {
+      call, span, scope, requested, model, chat, pool, response, headers, signal,
       parameters: generationParameters(chat),
       id: `chatcmpl-${call.requestId.slice(4)}`,
       created: Math.floor(call.startedAt / 1000),
@@ -191,23 +149,10 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     metrics.observeGatewayOverhead(stampHead(headers, startedClock, upstreamMs) / 1000, stream);
   }
 
-  /** One engine call of a whole reply: timed as the wait on engines, inside its engine span (the guard's re-ask marked). */
-  async function engineReply(reply: Reply, model: CatalogModel, pool: ModelPool, reask: boolean): Promise<{ completion: EngineCompletion; replica: string }> {
-    const engine = reply.span.startEngineCall(model.id, reask);
-    try {
-      const result = await reply.call.waitUpstream(performance.now(), pool.complete(reply.parameters, reply.signal, reply.call));
-      engine.end({ replica: result.replica, usage: result.completion.usage, finishReason: result.completion.choices[0]?.finish_reason ?? null });
-      return result;
-    } catch (error) {
-      engine.end({ replica: reply.call.replica, error });
-      throw error;
-    }
-  }
-
-  async function jsonReply(reply: Reply): Promise<void> {
-    const { call, chat, parameters, pool, response, headers, signal, id, created } = reply;
+  async function jsonReply(reply: CallReply): Promise<void> {
+    const { call, chat, pool, response, headers, id, created } = reply;
     const first = await engineReply(reply, reply.model, pool, false);
-    const { completion, replica, model, extraCostUsd } = await guarded(reply, first);
+    const { completion, replica, model, extraCostUsd } = await guard(reply, first);
     call.replica = replica;
     const usage = completion.usage ?? noUsage;
     recordUsage(call, model, usage, completion.choices[0]?.finish_reason ?? null);
@@ -222,36 +167,7 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     if (model === reply.model) offerSample(reply, completion.choices[0]?.message, completion.usage);
   }
 
-  /**
-   * The per-call guard: a routed (cheaper) model's reply must pass the
-   * contract's reference-free checks (json_schema, regex, tool_call_valid).
-   * One that fails is re-asked of the next stronger model (the next certified
-   * one, else the requested model) before the caller sees anything; the
-   * failure counts against the cheaper model and its cost is billed to the
-   * workload with the call. Streams are never buffered for it.
-   */
-  async function guarded(reply: Reply, first: { completion: EngineCompletion; replica: string }) {
-    // Fields spelled out: spreading `first` into a literal with new fields takes V8's slow path (some 3 µs).
-    const unchanged = { completion: first.completion, replica: first.replica, model: reply.model, extraCostUsd: 0 };
-    const message = first.completion.choices[0]?.message;
-    if (reply.model === reply.requested || message === undefined) return unchanged;
-    const { contract } = routes.contract(reply.scope);
-    if (guardChecks(contract, { request: reply.parameters, candidate: message }).passed !== false) return unchanged;
-    const route = routes.route(reply.scope, reply.requested.id);
-    const stronger = route?.pinnedModel === null ? route.fallbacks.map((id) => catalog.resolve(id)).find((model) => model !== undefined && pools.has(model.id)) : undefined;
-    const fallbackModel = stronger ?? reply.requested;
-    const fallback = pools.get(fallbackModel.id);
-    if (fallback === undefined) return unchanged;
-    router.countGuardFailure(reply.scope, reply.requested.id, reply.model.id);
-    reply.call.servedModel = fallbackModel.id;
-    reply.call.routeReason = 'guard_fallback';
-    reply.call.routeShare = null;
-    reply.span.setRouteReason('guard_fallback');
-    const second = await engineReply(reply, fallbackModel, fallback, true);
-    return { completion: second.completion, replica: second.replica, model: fallbackModel, extraCostUsd: costOf(reply.model, first.completion.usage ?? noUsage) };
-  }
-
-  async function streamReply(reply: Reply): Promise<void> {
+  async function streamReply(reply: CallReply): Promise<void> {
     const { call, model, chat, parameters, pool, response, headers, signal, id, created } = reply;
     // The pool resolves at the first upstream chunk, so this wait is the time to the first upstream byte.
     // The engine's span lasts until the stream ends.
@@ -329,9 +245,8 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     try {
       // Awaited even when the limiter answers at once: the parser hands over a
       // request's head before it reads the body that came in the same packet,
-      // and after this tick the body is in, to be taken whole (read-body.ts)
-      // rather than through its 'data' and 'end' events (some 100 µs of a
-      // stream's first byte).
+      // and after this tick the body is in, to be taken whole
+      // (fast-path/buffered-body.ts; measured: docs/benchmarks.md).
       await gate.limit(call.key, headers);
       await serve(call, span, request, response, headers, signal);
     } catch (thrown) {
@@ -339,12 +254,11 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       if (failure.status >= 500) logger.warn('call failed', { request_id: requestId, status: failure.status, ...errorFields(failure), cause: causeOf(failure) });
       // Refused before the body could name the workload (429, 413, 415, 408, a body that is not JSON):
       // the call is counted against, and its reply names, the scope its headers give.
-      if (call.project === null) {
-        const scope = headerScope(request);
-        if (scope !== undefined) {
-          call.project = scope.project;
-          call.workload = scope.workload;
-          setScopeHeaders(headers, scope);
+      if (call.scope === null) {
+        const names = headerScope(request);
+        if (names !== undefined) {
+          call.scope = scopeOf(call.key.accountId, names);
+          setScopeHeaders(headers, names);
         }
       }
       if (!signal.aborted && !response.headersSent) {
@@ -362,25 +276,6 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     metrics.observeCall(trace);
     dependencies.measuredPrices.observe(trace);
   };
-}
-
-/**
- * The scope the request's headers give, its body unread (so no `task`): for
- * replies refused before the body is read. Undefined when a scope header is
- * malformed: that 400 is given once a body can be read, and until then the
- * reply names no scope rather than one the call would not be counted against.
- */
-function headerScope(request: IncomingMessage): { project: string; workload: string } | undefined {
-  try {
-    return resolveScope({ projectHeader: request.headers[SCOPE_PROJECT_HEADER], workloadHeader: request.headers[SCOPE_WORKLOAD_HEADER], task: undefined });
-  } catch {
-    return undefined;
-  }
-}
-
-function setScopeHeaders(headers: OutgoingHttpHeaders, scope: { project: string; workload: string }): void {
-  headers[SCOPE_PROJECT_HEADER] = scope.project;
-  headers[SCOPE_WORKLOAD_HEADER] = scope.workload;
 }
 
 /** Sets `Server-Timing` (the gateway's own time and the engines') on a reply's head; returns the gateway's milliseconds. */

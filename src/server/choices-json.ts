@@ -1,8 +1,8 @@
 /**
  * An event's `choices` as JSON.stringify writes them, by hand for the common
  * case: one choice with a text delta (`role`, `content`) and a finish reason,
- * no logprobs. JSON.stringify spent some 0.7-1.2 µs an event walking these
- * objects; this writes the same bytes with one string escape (the content's).
+ * no logprobs, with one string escape (the content's) instead of
+ * JSON.stringify's walk of the objects (measured: docs/benchmarks.md).
  * The objects' own key order is followed, and any other shape (tool calls,
  * reasoning, several choices, a key it does not know) is left to
  * JSON.stringify, so the bytes are always JSON.stringify's: the tests hold

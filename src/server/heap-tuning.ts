@@ -19,8 +19,8 @@
  * calls in flight) is promoted, and V8 by default lets the old generation
  * grow to 2-4x what the last full collection kept before the next: 20 MB of
  * live objects became 60-80 MB of heap at saturation. A full collection due
- * at 1.3x costs no measurable CPU here (in turns: 0.99x JSON, 1.02x streams)
- * and holds the peak resident set some 30 MB lower.
+ * at 1.3x costs no measurable CPU here and holds the peak resident set some
+ * 30 MB lower (measured: docs/benchmarks.md).
  */
 
 /** The flags, as node takes them on its command line (before the script). */

@@ -15,7 +15,7 @@ import { createServer, maxHeaderSize, type IncomingMessage, type Server, type Se
 import type { AddressInfo, Socket } from 'node:net';
 import { GatewayError, HeadersTooLargeError, MalformedHttpError, RequestTimeoutError } from '../api/errors.js';
 import { rawErrorReply } from './http-response.js';
-import { newRequestId } from './request-id.js';
+import { newRequestId } from '../fast-path/request-id.js';
 import { createSlowConnections } from './slow-connections.js';
 
 export interface HttpServer {

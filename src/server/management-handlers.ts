@@ -6,7 +6,7 @@
  */
 import { InvalidRequestError, NotFoundError } from '../api/errors.js';
 import { parseJsonObject } from '../api/parse-json-body.js';
-import { isValidProjectSlug, isValidWorkloadName } from '../api/scope.js';
+import { isValidProjectSlug } from '../api/scope.js';
 import { issueKey } from '../auth/key-issuer.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { ApiKey, PageRequest, Store, Trace, TraceFilter } from '../store/store.js';

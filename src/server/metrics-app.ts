@@ -6,7 +6,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { NotFoundError } from '../api/errors.js';
 import type { Metrics } from '../tracking/metrics.js';
-import { newRequestId } from './request-id.js';
+import { newRequestId } from '../fast-path/request-id.js';
 import { sendError, sendMetrics } from './http-response.js';
 
 export function createMetricsApp(metrics: Metrics): (request: IncomingMessage, response: ServerResponse) => Promise<void> {

@@ -7,6 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { ClientAbortError, PayloadTooLargeError, RequestTimeoutError, UnsupportedMediaTypeError } from '../api/errors.js';
+import { bufferedBody } from '../fast-path/buffered-body.js';
 
 export interface BodyLimits {
   maxBytes: number;
@@ -40,18 +41,17 @@ export function readJsonBody(request: IncomingMessage, limits: BodyLimits): stri
  * (the usual case, so the caller goes on without a tick), else a promise.
  */
 export function readBody(request: IncomingMessage, limits: BodyLimits): string | Promise<string> {
-  const { maxBytes, timeoutMs } = limits;
+  const { maxBytes } = limits;
   const declaredHeader = request.headers['content-length'];
   const declared = declaredHeader === undefined ? -1 : Number(declaredHeader);
   if (declared > maxBytes) return Promise.reject(new PayloadTooLargeError(maxBytes));
-  // A body that came with its head is usually buffered whole by now (all the
-  // bytes its content-length declares): take it at once, without the round of
-  // 'data' and 'end' events, and their ticks, below.
-  if (declared > 0 && request.readableLength === declared) {
-    const whole = request.read() as Buffer | null;
-    if (whole !== null) return whole.toString('utf8');
-  }
+  // A body that came with its head is usually buffered whole by now: taken at once (fast-path/buffered-body.ts).
+  return bufferedBody(request) ?? readBodyByEvents(request, limits);
+}
 
+/** The body as text through its 'data' and 'end' events: the plain way, and `bufferedBody`'s reference. */
+export function readBodyByEvents(request: IncomingMessage, limits: BodyLimits): Promise<string> {
+  const { maxBytes, timeoutMs } = limits;
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     let size = 0;

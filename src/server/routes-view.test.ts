@@ -6,7 +6,8 @@ import { createRouteTable } from '../routing/route-table.js';
 import { createRouterWorker } from '../routing/router-worker.js';
 import type { RouteActivity } from '../routing/route-activity.js';
 import type { CandidateVerdict } from '../routing/route-decision.js';
-import type { PairedOutcomeName, RequestedGrade, RouteRecord, Scope } from '../store/routing-store.js';
+import type { Scope } from '../api/scope.js';
+import type { PairedOutcomeName, RequestedGrade, RouteRecord } from '../store/routing-store.js';
 import { pricedCatalog, useMemoryStore } from '../../test/helpers/routing-fixture.js';
 import { routesView } from './routes-view.js';
 

@@ -21,12 +21,13 @@ import { costOf, type Catalog, type CatalogModel } from '../catalog/catalog.js';
 import { DEFAULT_CONTRACT, parseEvalContract, qualitySemantics, type QualitySemantics } from '../evals/eval-contract.js';
 import { judgeLatency, latencyLimitMs, latencyPolicyOf, percentileOf } from '../routing/latency-limit.js';
 import { catalogPrices, costAt, type PriceOf } from '../routing/model-prices.js';
-import { sketchesOf } from '../routing/route-changes.js';
+import { sketchesOf } from '../routing/decide-from-evidence.js';
 import { pairedSampleCount } from '../routing/paired-quality.js';
 import { judgeCandidate, DEFAULT_ROUTING, type CandidateVerdict, type DecisionPolicy } from '../routing/route-decision.js';
 import { phaseOf } from '../routing/route-lifecycle.js';
 import type { RouterWorker } from '../routing/router-worker.js';
-import type { CandidateCounts, ModelUsage, RouteRecord, Scope } from '../store/routing-store.js';
+import type { Scope } from '../api/scope.js';
+import type { CandidateCounts, ModelUsage, RouteRecord } from '../store/routing-store.js';
 import type { Store } from '../store/store.js';
 
 export interface RoutesViewDependencies {

@@ -11,7 +11,8 @@ import { checksKey, DEFAULT_CONTRACT, parseEvalContract, qualitySemantics, quali
 import type { PriceOf } from '../routing/model-prices.js';
 import type { RouteTable } from '../routing/route-table.js';
 import type { RouterWorker } from '../routing/router-worker.js';
-import type { RouteChange, RouteRecord, Scope } from '../store/routing-store.js';
+import type { Scope } from '../api/scope.js';
+import type { RouteChange, RouteRecord } from '../store/routing-store.js';
 import type { ApiKey, Store } from '../store/store.js';
 import { accountWorkload } from './account-scope.js';
 import { routesView } from './routes-view.js';

@@ -9,11 +9,12 @@
  * Until then the scope is missing from the project and workload lists.
  */
 import { errorFields, type Logger } from '../log/logger.js';
+import type { Scope } from '../api/scope.js';
 import type { ProjectStore } from '../store/store.js';
 
 export interface ScopeRegistry {
   /** Resolves once the scope is stored or kept in memory for a later write; never rejects. Undefined when already known. */
-  ensure(accountId: string, project: string, workload: string): Promise<void> | undefined;
+  ensure(scope: Scope): Promise<void> | undefined;
   /** Scopes in memory only, waiting for the store to accept their write. */
   unwritten(): number;
   /** Stops retrying; scopes still unwritten are created by their next call after a restart. */
@@ -29,23 +30,17 @@ export interface ScopeRegistryOptions {
   maxRetryMs?: number;
 }
 
-interface ScopeKey {
-  accountId: string;
-  project: string;
-  workload: string;
-}
-
 export function createScopeRegistry(options: ScopeRegistryOptions): ScopeRegistry {
   const { projects, logger } = options;
   const maxEntries = options.maxEntries ?? 100_000;
   const firstRetryMs = options.firstRetryMs ?? 1_000;
   const maxRetryMs = options.maxRetryMs ?? 30_000;
   const known = new Map<string, Promise<void> | true>();
-  const unwritten = new Map<string, ScopeKey>();
+  const unwritten = new Map<string, Scope>();
   let retryTimer: NodeJS.Timeout | null = null;
   let retryMs = firstRetryMs;
 
-  function keep(cacheKey: string, scope: ScopeKey, error: unknown): void {
+  function keep(cacheKey: string, scope: Scope, error: unknown): void {
     known.set(cacheKey, true);
     if (unwritten.size === 0) logger.warn('store refused a new scope; serving it from memory until the store takes writes', { ...scope, ...errorFields(error) });
     unwritten.set(cacheKey, scope);
@@ -62,7 +57,7 @@ export function createScopeRegistry(options: ScopeRegistryOptions): ScopeRegistr
     let failed = false;
     for (const [cacheKey, scope] of unwritten) {
       try {
-        await projects.ensureScope(scope.accountId, scope.project, scope.workload);
+        await projects.ensureScope(scope);
         unwritten.delete(cacheKey);
       } catch {
         failed = true;
@@ -80,14 +75,13 @@ export function createScopeRegistry(options: ScopeRegistryOptions): ScopeRegistr
   }
 
   return {
-    ensure(accountId, project, workload) {
-      const cacheKey = `${accountId}\u0000${project}\u0000${workload}`;
+    ensure(scope) {
+      const cacheKey = `${scope.accountId}\u0000${scope.project}\u0000${scope.workload}`;
       const entry = known.get(cacheKey);
       if (entry === true) return undefined;
       if (entry !== undefined) return entry;
       if (known.size >= maxEntries) known.clear();
-      const scope = { accountId, project, workload };
-      const creation = projects.ensureScope(accountId, project, workload).then(
+      const creation = projects.ensureScope(scope).then(
         () => void known.set(cacheKey, true),
         (error: unknown) => keep(cacheKey, scope, error),
       );

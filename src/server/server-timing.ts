@@ -11,9 +11,10 @@ export function serverTiming(gatewayMs: number, upstreamMs: number): string {
 }
 
 /**
- * A duration in milliseconds with two decimals, as `toFixed(2)` writes it,
- * from integers: V8 caches small integers' text, while `toFixed` formats in
- * the runtime every time (0.5 % of a stream call's CPU for two of them).
+ * A duration in milliseconds with two decimals from integers: V8 caches
+ * small integers' text, while `toFixed` formats in the runtime every time
+ * (measured: docs/benchmarks.md). It matches `toFixed(2)` except on exact
+ * half-hundredths, which it rounds up (0.015 -> 0.02, `toFixed` 0.01).
  */
 export function twoDecimals(milliseconds: number): string {
   const hundredths = Math.round(Math.max(0, milliseconds) * 100);

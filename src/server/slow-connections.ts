@@ -31,8 +31,9 @@
  * One timer sweeps the waiting connections 4 times a second (a connection is
  * seen slow between 1 and 1.25 s of waiting, plus lag), rather than a timer
  * set and cleared for every request: most bodies are in a few microseconds
- * after their head, and a timer each cost a stream some 10 µs of its first
- * byte on cold caches. The per-request work is a map lookup and an update.
+ * after their head, and a timer each is dear on the way to a stream's first
+ * byte (not measured yet: docs/benchmarks.md). The per-request work is a map
+ * lookup and an update.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';

@@ -6,8 +6,8 @@
  * a quiet stream is pinged between one and one and a third intervals after
  * its last write. The timer starts with the first stream and stops a few
  * ticks after the last has left: short streams at a steady rate leave the
- * set empty between them, and starting and clearing the timer for each cost
- * them a microsecond (on the way to their first byte).
+ * set empty between them, and the timer is not started and cleared for
+ * each (not measured yet: docs/benchmarks.md).
  */
 
 /** An open stream, asked at every tick whether it has been quiet too long. */

@@ -38,21 +38,14 @@ async function bodyOf(chunks: EngineChunk[]): Promise<string> {
 const content = (text: string): EngineChunk => ({ choices: [{ index: 0, delta: { content: text }, finish_reason: null, logprobs: undefined }] });
 
 describe('SseWriter', () => {
-  it("writes an engine's choicesJson as the bytes it would have written from the choices, and not on the first chunk, which gains a role", async () => {
-    // Made anew for each writer: the writer gives the first chunk's delta its role in place.
-    const plain = (): EngineChunk[] => [content('Hello'), content(' world'), { choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }];
-    const withJson = plain().map((chunk) => ({ ...chunk, choicesJson: JSON.stringify(chunk.choices) }));
-    const expected = await bodyOf(plain());
-    expect(expected).toBe(
+  it("writes each chunk as one event with the gateway's id, created and model, the first with its role, then [DONE]", async () => {
+    const chunks = [content('Hello'), content(' world'), { choices: [{ index: 0, delta: {}, finish_reason: 'stop' as const }] }];
+    expect(await bodyOf(chunks)).toBe(
       'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}\n\n' +
         'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{"content":" world"},"finish_reason":null}]}\n\n' +
         'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":7,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n' +
         'data: [DONE]\n\n',
     );
-    expect(await bodyOf(withJson)).toBe(expected);
-    // The writer takes the engine's text as it is: a later chunk's choicesJson is what goes out.
-    const marked = [content('Hello'), { ...content(' world'), choicesJson: '[{"index":0,"delta":{"content":" marked"},"finish_reason":null}]' }];
-    expect(await bodyOf(marked)).toContain('"delta":{"content":" marked"}');
   });
 });
 

@@ -79,14 +79,9 @@ export class SseWriter implements PingedStream {
 
   /** Writes a batch of chunks as one write; returns a promise only when the socket is full, resolved once it can take more. */
   writeChunks(chunks: readonly EngineChunk[], signal: AbortSignal): Promise<void> | undefined {
-    // Joined once, not appended event by event: a chain of appends is flattened
-    // again when Node measures and encodes it (1.1 µs less for 23 events).
-    const events: string[] = [];
-    for (const chunk of chunks) {
-      const event = this.event(chunk);
-      if (event !== '') events.push(event);
-    }
-    if (events.length === 0 || this.write(events.length === 1 ? (events[0] as string) : events.join(''), endsReply(chunks)) || signal.aborted) return undefined;
+    let events = '';
+    for (const chunk of chunks) events += this.event(chunk);
+    if (events === '' || this.write(events, endsReply(chunks)) || signal.aborted) return undefined;
     // The client's buffers are full: it has that long to read, or it is cut
     // (the connection's signal then aborts, which cancels the engine request).
     const stall = setTimeout(disconnectStalled, this.options.stallTimeoutMs, this);
@@ -109,11 +104,9 @@ export class SseWriter implements PingedStream {
       const first = chunk.choices[0];
       if (first !== undefined && first.delta.role === undefined) {
         first.delta = { role: 'assistant', ...first.delta };
-        // The choices changed: the engine's JSON of them no longer holds (engine.ts).
-        if (chunk.choicesJson !== undefined) chunk.choicesJson = undefined;
       }
     }
-    const choices = this.shaper !== undefined ? JSON.stringify(this.shaper.shape(chunk.choices)) : (chunk.choicesJson ?? choicesJson(chunk.choices));
+    const choices = this.shaper !== undefined ? JSON.stringify(this.shaper.shape(chunk.choices)) : choicesJson(chunk.choices);
     // The fields after `choices`, empty for nearly every event: the event is then one template.
     let after = '';
     if (usageOnly) after += `,"usage":${JSON.stringify(chunk.usage)}`;
@@ -152,8 +145,7 @@ export class SseWriter implements PingedStream {
     if (first && !endsReply) {
       // The head and the first events leave now, not at the end of the tick:
       // otherwise (Node holds a write for the tick too) the promise jobs that
-      // ask the engine for its next read go first, some µs of the time to
-      // first byte on cold caches.
+      // ask the engine for its next read go first (measured: docs/benchmarks.md).
       this.response.uncork();
       return accepted;
     }

@@ -1,7 +1,7 @@
 /**
  * The change feed: how a change made through one process reaches every
  * process on the same store within a second, so caches never serve stale
- * routes, pins, contracts, revoked keys or retention settings.
+ * routes, pins, contracts, revoked keys, retention, budget or cache settings.
  *
  * A change says what changed, not the new value: a listener re-reads what it
  * caches from the store. Delivery is best effort and at most once (a process
@@ -12,7 +12,7 @@
  * PostgreSQL carries changes with LISTEN/NOTIFY; SQLite (one machine, maybe
  * several processes on one file) with a small table polled every 200 ms.
  */
-import type { Scope } from './routing-store.js';
+import type { Scope } from '../api/scope.js';
 
 export type Change =
   /** A route of the workload (served model, pin, certificate) was written. */
@@ -23,6 +23,10 @@ export type Change =
   | { kind: 'keys' }
   /** A project's retention policy was written. */
   | { kind: 'retention'; accountId: string; project: string }
+  /** A project's (workload '') or workload's budget was written, in either environment. */
+  | { kind: 'budget'; scope: Scope }
+  /** A project's (workload '') or workload's cache settings were written. */
+  | { kind: 'cache_settings'; scope: Scope }
   /** The router leader wrote routes' state (sampling rates, activity), or handed over samples to take. */
   | { kind: 'router_state' }
   | { kind: 'router_samples' }

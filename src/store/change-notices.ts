@@ -1,7 +1,8 @@
 /**
  * Publishes on the change feed what other processes cache, right after the
  * write that changed it: routes and pins, contracts, revocations, retention
- * policies, and the router leader's state and sample queue. Applied where a
+ * policies, budgets and cache settings, and the router leader's state and
+ * sample queue. Applied where a
  * store is opened (`open-store.ts`), so every writer notifies, the CLI
  * included. A notice that cannot be sent is not an error: the write stands,
  * and every cache also re-reads on a slow timer.
@@ -11,7 +12,7 @@ import type { Store } from './store.js';
 
 export function withChangeNotices(store: Store): Store {
   const notify = (change: Change) => void store.changes.publish(change).catch(() => undefined);
-  const { routing, accounts, retention } = store;
+  const { routing, accounts, retention, budgets } = store;
   return {
     ...store,
     migrate: () => store.migrate(),
@@ -30,6 +31,17 @@ export function withChangeNotices(store: Store): Store {
       async put(policy) {
         await retention.put(policy);
         notify({ kind: 'retention', accountId: policy.accountId, project: policy.project });
+      },
+    },
+    budgets: {
+      ...budgets,
+      async putBudget(budget) {
+        await budgets.putBudget(budget);
+        notify({ kind: 'budget', scope: budget.scope });
+      },
+      async putCacheSettings(settings) {
+        await budgets.putCacheSettings(settings);
+        notify({ kind: 'cache_settings', scope: settings.scope });
       },
     },
     routing: {

@@ -6,10 +6,16 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { StoreLocation } from '../config/load-config.js';
 import { createSqliteStore } from './sqlite/sqlite-store.js';
 import { withChangeNotices } from './change-notices.js';
 import type { Store } from './store.js';
+
+/**
+ * Where the store lives: a SQLite file (or `:memory:`), or a PostgreSQL URL
+ * (`postgres://user:password@host:port/database`) with its pool's size. The
+ * config layer makes one from the settings; the store never reads config.
+ */
+export type StoreLocation = { type: 'sqlite'; path: string } | { type: 'postgres'; url: string; poolSize: number };
 
 export async function openStore(location: StoreLocation): Promise<Store> {
   return withChangeNotices(await openBackEnd(location));

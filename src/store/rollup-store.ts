@@ -32,6 +32,9 @@ export interface RollupRow {
   measuredCalls: number;
   measuredCostUsd: number;
   measuredTokens: number;
+  /** Calls answered from the response cache (`Trace.cached`; counted in `calls` too), and the cost they saved (`Trace.costSavedUsd`). */
+  cachedCalls: number;
+  costSavedUsd: number;
   /** Encoded DDSketch of latency (ms); null with no call. */
   latency: Uint8Array | null;
   /** Encoded DDSketch of time to first token (ms, streams); null with none. */

@@ -8,14 +8,7 @@
  * traces name it, so the hot path and the router never look up workload ids.
  */
 
-export interface Scope {
-  accountId: string;
-  project: string;
-  workload: string;
-}
-
-/** A project of an account: a scope without its workload. */
-export type ProjectScope = Pick<Scope, 'accountId' | 'project'>;
+import type { ProjectScope, Scope } from '../api/scope.js';
 
 /** One version of a workload's eval contract (the JSON as validated by `parseEvalContract`). */
 export interface StoredContract {

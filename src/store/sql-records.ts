@@ -2,7 +2,7 @@
  * What the SQL back ends (`sqlite/`, `postgres/`) share about their rows: the
  * two schemas have the same tables and column names, so how a row maps to a
  * contract record is written once, here and in `sql-trace-records.ts`,
- * `sql-rollup-records.ts` and `sql-routing-records.ts`. Each back end keeps
+ * `sql-rollup-records.ts`, `sql-routing-records.ts` and `sql-budget-records.ts`. Each back end keeps
  * its own SQL and migrations.
  *
  * Columns are selected under the record's property names (`selectList`:
@@ -65,6 +65,8 @@ export const keyColumns = selectList<ApiKey>({
   role: 'role',
   requestsPerMinute: 'requests_per_minute',
   tokensPerMinute: 'tokens_per_minute',
+  dailyBudgetUsd: 'daily_budget_usd',
+  monthlyBudgetUsd: 'monthly_budget_usd',
   createdAt: 'created_at',
   lastUsedAt: 'last_used_at',
   revokedAt: 'revoked_at',
@@ -83,3 +85,9 @@ export const retentionColumns = selectList<ProjectRetention>({
   tracesTtlDays: 'traces_ttl_days',
   updatedAt: 'updated_at',
 });
+
+/** A row just written, or guaranteed by a constraint: missing means the database broke its promise. */
+export function readBack<Row>(row: Row | null | undefined, backEnd: 'sqlite' | 'postgres'): Row {
+  if (row === undefined || row === null) throw new Error(`${backEnd} store: a row written in this call could not be read back`);
+  return row;
+}

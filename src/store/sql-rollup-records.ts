@@ -1,7 +1,7 @@
 /**
  * The `rollups` table's rows (`rollup-store.ts`) as both SQL back ends read
  * and write them (`sql-records.ts` says how rows map to records). Merging a
- * stored row with a folded one is `addRollupRows` in `tracking/rollup-delta.ts`.
+ * stored row with a folded one is `addRollupRows` in `rollup-fold.ts`.
  */
 import type { RollupRow } from './rollup-store.js';
 import { bufferOf, selectList } from './sql-records.js';
@@ -29,6 +29,8 @@ export const rollupColumns = selectList<RollupRecord>({
   measuredCalls: 'measured_calls',
   measuredCostUsd: 'measured_cost_usd',
   measuredTokens: 'measured_tokens',
+  cachedCalls: 'cached_calls',
+  costSavedUsd: 'cost_saved_usd',
   latency: 'latency',
   ttft: 'ttft',
 });

@@ -4,10 +4,9 @@
  * evidence with its sketches, routes and their changes, feedback, router
  * state.
  */
-import { decodeSketch, encodeSketch, newSketch } from '../tracking/latency-sketch.js';
-import type {
-  CandidateCounts, EvidenceDelta, Feedback, PairedCounts, PairedOutcomeName, RequestedGrade, Revised, RouteChange, RouteRecord, RouterStateRecord, Scope, StoredContract,
-} from './routing-store.js';
+import { decodeSketch, encodeSketch, newSketch } from './latency-sketch.js';
+import type { Scope } from '../api/scope.js';
+import type { CandidateCounts, EvidenceDelta, Feedback, PairedCounts, PairedOutcomeName, RequestedGrade, Revised, RouteChange, RouteRecord, RouterStateRecord, StoredContract } from './routing-store.js';
 import { bytesOf, jsonOrNull, selectList } from './sql-records.js';
 
 /** A row of `eval_contracts`: the contract as JSON; rows written before evidence versions have none. */

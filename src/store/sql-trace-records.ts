@@ -1,8 +1,8 @@
 /**
  * The `traces` table's rows (`store.ts`) as both SQL back ends read and
  * write them (`sql-records.ts` says how rows map to records): metadata and
- * attempts as JSON, `stream` as the dialect keeps a boolean (SQLite 0/1,
- * PostgreSQL BOOLEAN), which the back end converts itself.
+ * attempts as JSON, `stream` and `cached` as the dialect keeps a boolean
+ * (SQLite 0/1, PostgreSQL BOOLEAN), which the back end converts itself.
  */
 import { selectList } from './sql-records.js';
 import type { Trace } from './store.js';
@@ -30,6 +30,8 @@ const traceColumnOf: { readonly [Property in keyof Trace]-?: string } = {
   promptTokens: 'prompt_tokens',
   completionTokens: 'completion_tokens',
   costUsd: 'cost_usd',
+  cached: 'cached',
+  costSavedUsd: 'cost_saved_usd',
   engineSeconds: 'engine_seconds',
   measuredCostUsd: 'measured_cost_usd',
   latencyMs: 'latency_ms',
@@ -46,29 +48,31 @@ export const traceProperties = Object.keys(traceColumnOf) as ReadonlyArray<keyof
 export const traceInsertColumns = traceProperties.map((property) => traceColumnOf[property]).join(', ');
 export const traceColumns = selectList<Trace>(traceColumnOf);
 
-export type TraceRow<Stream> = Omit<Trace, 'stream' | 'metadata' | 'attempts'> & { stream: Stream; metadata: string | null; attempts: string | null };
+/** A trace as stored; `Flag` is how the dialect keeps a boolean. */
+export type TraceRow<Flag> = Omit<Trace, 'stream' | 'cached' | 'metadata' | 'attempts'> & { stream: Flag; cached: Flag; metadata: string | null; attempts: string | null };
 
 /**
  * A trace's values as both back ends store them, in `traceProperties` order:
- * metadata and attempts as JSON, `stream` as the dialect keeps it. The properties are read
- * by name, not looked up by a key in a loop (a megamorphic load each, on
- * every stored call).
+ * metadata and attempts as JSON, `stream` and `cached` as the dialect keeps
+ * them. The properties are read by name, not looked up by a key in a loop (a
+ * megamorphic load each, on every stored call).
  */
-export function traceValues<Stream>(trace: Trace, stream: Stream): unknown[] {
+export function traceValues<Flag>(trace: Trace, stream: Flag, cached: Flag): unknown[] {
   return [
     trace.requestId, trace.accountId, trace.keyId, trace.environment, trace.project, trace.workload, trace.user,
     trace.requestedModel, trace.servedModel, trace.routeReason, trace.routeShare, trace.replica,
     trace.attempts === null ? null : JSON.stringify(trace.attempts), trace.status, trace.errorClass, trace.errorMessage,
-    trace.httpStatus, trace.finishReason, trace.promptTokens, trace.completionTokens, trace.costUsd, trace.engineSeconds,
-    trace.measuredCostUsd, trace.latencyMs, trace.ttftMs, stream, trace.metadata === null ? null : JSON.stringify(trace.metadata), trace.startedAt,
-    trace.requestBody, trace.replyBody,
+    trace.httpStatus, trace.finishReason, trace.promptTokens, trace.completionTokens, trace.costUsd, cached, trace.costSavedUsd ?? null,
+    trace.engineSeconds, trace.measuredCostUsd, trace.latencyMs, trace.ttftMs, stream, trace.metadata === null ? null : JSON.stringify(trace.metadata),
+    trace.startedAt, trace.requestBody, trace.replyBody,
   ];
 }
 
-export function fromTraceRow(row: TraceRow<unknown>, stream: boolean): Trace {
+export function fromTraceRow(row: TraceRow<unknown>, stream: boolean, cached: boolean): Trace {
   return {
     ...row,
     stream,
+    cached,
     metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as Record<string, string>),
     attempts: row.attempts === null ? null : (JSON.parse(row.attempts) as Trace['attempts']),
   };

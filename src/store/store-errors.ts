@@ -66,6 +66,7 @@ export function withStoreErrors(store: Store): Store {
     retention: translated(store.retention),
     sessions: translated(store.sessions),
     leases: translated(store.leases),
+    budgets: translated(store.budgets),
     changes: translated(store.changes),
     migrate: () => store.migrate(),
     ping: () => store.ping().catch(translate),

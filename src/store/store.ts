@@ -1,7 +1,9 @@
 /**
  * The Store contract: everything taskgate persists, one interface per domain.
  * SQLite (`sqlite/`) is the embedded back end; PostgreSQL (`postgres/`) serves a
- * fleet of processes. Both run the same suite (`store-contract.ts`).
+ * fleet of processes. Each keeps a domain in a file of the same name
+ * (`sqlite-keys.ts`, `postgres-keys.ts`, …), and both run the same suites,
+ * one per domain (`test/contracts/store/`).
  *
  * Rules every back end keeps:
  *   - Times are Unix epoch milliseconds (numbers), ids are strings.
@@ -13,6 +15,8 @@
  *   - Lists are cursor-paginated: `cursor` is opaque, `nextCursor` is null on
  *     the last page.
  */
+import type { Scope } from '../api/scope.js';
+import type { BudgetStore } from './budget-store.js';
 import type { ChangeFeed } from './change-feed.js';
 import type { LeaseStore } from './lease-store.js';
 import type { RetentionStore } from './retention-store.js';
@@ -54,12 +58,22 @@ export interface ApiKey {
   requestsPerMinute: number | null;
   /** Per-key token rate (prompt plus completion tokens); null means the configured default (`limits.tokens_per_minute`). */
   tokensPerMinute: number | null;
+  /** Spend cap of the key's calls per UTC day, USD; null: none. */
+  dailyBudgetUsd: number | null;
+  /** Spend cap of the key's calls per UTC month, USD; null: none. */
+  monthlyBudgetUsd: number | null;
   createdAt: number;
   lastUsedAt: number | null;
   revokedAt: number | null;
 }
 
-export type NewApiKey = Omit<ApiKey, 'id' | 'createdAt' | 'lastUsedAt' | 'revokedAt' | 'tokensPerMinute'> & { createdAt?: number; tokensPerMinute?: number | null };
+/** Optional fields left out are null. */
+export type NewApiKey = Omit<ApiKey, 'id' | 'createdAt' | 'lastUsedAt' | 'revokedAt' | 'tokensPerMinute' | 'dailyBudgetUsd' | 'monthlyBudgetUsd'> & {
+  createdAt?: number;
+  tokensPerMinute?: number | null;
+  dailyBudgetUsd?: number | null;
+  monthlyBudgetUsd?: number | null;
+};
 
 export interface AccountStore {
   /** The account with this name, created if it does not exist. */
@@ -95,7 +109,7 @@ export interface Workload {
 
 export interface ProjectStore {
   /** Project and workload by name, each created on first use. */
-  ensureScope(accountId: string, projectSlug: string, workloadName: string): Promise<{ project: Project; workload: Workload }>;
+  ensureScope(scope: Scope): Promise<{ project: Project; workload: Workload }>;
   getProject(accountId: string, slug: string): Promise<Project | null>;
   /** Oldest first. */
   listProjects(accountId: string, page: PageRequest): Promise<Page<Project>>;
@@ -145,8 +159,12 @@ export interface Trace {
   finishReason: string | null;
   promptTokens: number;
   completionTokens: number;
-  /** Tokens × the served model's catalog price. */
+  /** Tokens × the served model's catalog price; 0 for a call answered from the response cache. */
   costUsd: number;
+  /** Answered from the response cache: no engine ran, it cost nothing. */
+  cached: boolean;
+  /** What a cached call would have cost (the cost of the call whose reply it replayed); null for every other call. */
+  costSavedUsd: number | null;
   /**
    * The call's share of its engines' busy time, seconds: its time on the
    * engine divided by the engine's average calls in flight meanwhile
@@ -202,6 +220,8 @@ export interface Store {
   readonly retention: RetentionStore;
   /** Dashboard sessions: `session-store.ts`. */
   readonly sessions: SessionStore;
+  /** Project and workload budgets, cache settings, spend, the store ledger's rows: `budget-store.ts`. */
+  readonly budgets: BudgetStore;
   /** Named leases, such as the router leader's: `lease-store.ts`. */
   readonly leases: LeaseStore;
   /** Changes every process hears about within a second: `change-feed.ts`. */

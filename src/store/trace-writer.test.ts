@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSqliteStore } from './sqlite/sqlite-store.js';
 import type { Trace, TraceStore } from './store.js';
-import { traceFixture } from './trace-fixture.js';
+import { traceFixture } from '../../test/contracts/store/trace-fixture.js';
 import { createTraceWriter } from './trace-writer.js';
 import { capturingLogger } from '../../test/helpers/capturing-logger.js';
 

@@ -18,6 +18,7 @@
  * Every span is counted once: dropped here when the ring is full (the worker
  * fell behind) or the worker is gone, else exported or dropped by the worker.
  */
+import type { ScopeNames } from '../api/scope.js';
 import { existsSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import { fileURLToPath } from 'node:url';
@@ -152,7 +153,7 @@ function recorded(recorder: SpanRecorder, written: boolean, spanCount: number): 
 /** What marks a replay's span: the call it replays (its request id and a link to its span, when known) and the call's scope. */
 interface ReplayOf {
   requestId: string | undefined;
-  scope: { project: string; workload: string } | undefined;
+  scope: ScopeNames | undefined;
   link: { traceId: TraceId; spanId: SpanId; traceFlags: number } | null;
 }
 

@@ -58,6 +58,7 @@ const link: SpanLink = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '0
 const spans: TestSpan[] = [
   {
     // A call continuing a caller's trace, with every kind of attribute value.
+    // eslint-disable-next-line no-loss-of-precision -- epoch milliseconds as the double a clock gives, digits past its precision included
     head: { traceId, spanId: 'b7ad6b7169203331', parentSpanId: '53995c3f42cd8ad8', traceState: 'vendor=opaque,other=1', name: 'chat big', kind: SpanKind.SERVER, startTime: 1_764_000_000_123.456_7, endTime: 1_764_000_000_130.001 },
     attributes: {
       'gen_ai.operation.name': 'chat',
@@ -233,6 +234,7 @@ describe('span and trace ids', () => {
 
 describe('secondsAndNanos', () => {
   it('splits epoch milliseconds into seconds and nanoseconds exactly', () => {
+    // eslint-disable-next-line no-loss-of-precision -- epoch milliseconds as the double a clock gives, digits past its precision included
     for (const milliseconds of [0, 1, 999.999_999, 1_764_000_000_123.456, 1_764_000_000_999.999_9, 4_102_444_800_000.25]) {
       const [seconds, nanoseconds] = secondsAndNanos(milliseconds);
       expect(Number.isInteger(seconds) && Number.isInteger(nanoseconds)).toBe(true);

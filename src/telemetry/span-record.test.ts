@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { traceFixture } from '../../test/contracts/store/trace-fixture.js';
 import { EngineError, RateLimitError } from '../api/errors.js';
 import type { Trace } from '../store/store.js';
 import { createRecordRing, RecordRingReader, RecordRingWriter } from './record-ring.js';
@@ -12,38 +13,24 @@ import {
   type SpanRecord,
 } from './span-record.js';
 
-const finished: Trace = {
+const finished: Trace = traceFixture({
   requestId: 'req_0123456789abcdef',
   accountId: 'acct',
   keyId: 'key',
-  environment: 'production',
-  project: 'shop',
   workload: 'support-triage',
-  user: null,
   requestedModel: 'auto',
   servedModel: 'qwen-0.5b',
-  routeReason: null,
-  routeShare: null,
   replica: 'cpu-1',
-  attempts: null,
-  status: 'ok',
-  errorClass: null,
-  errorMessage: null,
-  httpStatus: 200,
-  finishReason: 'stop',
   promptTokens: 31,
   completionTokens: 7,
   costUsd: 0.000012,
   engineSeconds: 0.2,
-  measuredCostUsd: null,
   latencyMs: 210,
-  ttftMs: null,
   stream: true,
-  metadata: null,
   startedAt: 1_700_000_000_000,
   requestBody: null,
   replyBody: null,
-};
+});
 
 const call: CallFacts = {
   trace: { traceId: { w0: 1, w1: 2, w2: 3, w3: 0xffffffff }, traceState: 'vendor=é', traceFlags: 1 },

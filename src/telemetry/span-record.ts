@@ -13,6 +13,7 @@
  * thread already has them (a caller's `traceparent`, a call the router
  * sampled and linked to); the worker draws the rest.
  */
+import type { ScopeNames } from '../api/scope.js';
 import type { GatewayError } from '../api/errors.js';
 import type { Trace } from '../store/store.js';
 import { RecordRingWriter, type RecordRingReader } from './record-ring.js';
@@ -62,7 +63,7 @@ export interface LoneEngineCallFacts {
   parent: { trace: CallTraceFacts & { traceId: TraceId }; spanId: SpanId } | null;
   /** A replay's: the replayed call's request id and scope. */
   requestId: string | undefined;
-  scope: { project: string; workload: string } | undefined;
+  scope: ScopeNames | undefined;
   /** The replayed call's span, when it was traced. */
   link: { traceId: TraceId; spanId: SpanId; traceFlags: number } | null;
 }

@@ -24,6 +24,7 @@
  * `createTelemetry` owns its worker, so two gateways in one process (tests)
  * export apart.
  */
+import type { ScopeNames } from '../api/scope.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Usage } from '../api/chat-types.js';
 import type { GatewayError } from '../api/errors.js';
@@ -108,7 +109,7 @@ export interface Telemetry {
    */
   startCall(headers: IncomingHttpHeaders, startedAt: number): CallSpan;
   /** The root span of one shadow replay (or judge call) of the router on `model`, linked to the call it replays when known. */
-  startReplay(model: string, origin: CallOrigin | undefined, scope: { project: string; workload: string } | undefined): EngineSpan;
+  startReplay(model: string, origin: CallOrigin | undefined, scope: ScopeNames | undefined): EngineSpan;
   /** Spans exported, and dropped (queue full or export failed), since start; spans waiting in the queue. */
   stats(): TelemetryStats;
   /** Exports what is queued now (tests; `shutdown` does it too). */

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { capturingLogger } from '../../test/helpers/capturing-logger.js';
 import type { MeasuredModelCost, RollupStore } from '../store/rollup-store.js';
-import { traceFixture } from '../store/trace-fixture.js';
+import { traceFixture } from '../../test/contracts/store/trace-fixture.js';
 import { MEASURED_REFRESH_MS, MEASURED_WINDOW_MS, MeasuredPrices } from './measured-prices.js';
 
 /** A call of 100 tokens on `servedModel` that cost `measuredCostUsd` of engine time. */

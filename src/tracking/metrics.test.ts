@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { traceFixture } from '../../test/contracts/store/trace-fixture.js';
 import { silentLogger } from '../log/logger.js';
 import type { Trace } from '../store/store.js';
-import { createMetrics, renderAggregate, type MetricSources, type Metrics } from './metrics.js';
+import { createMetrics, type MetricSources, type Metrics } from './metrics.js';
+import { renderAggregate } from './metrics-aggregate.js';
 import { capturingLogger } from '../../test/helpers/capturing-logger.js';
 
 interface Sample {
@@ -92,39 +94,21 @@ async function scrape(metrics: Metrics): Promise<Exposition> {
 let requestCounter = 0;
 function trace(overrides: Partial<Trace> = {}): Trace {
   requestCounter += 1;
-  return {
+  return traceFixture({
     requestId: `req-${requestCounter}`,
     accountId: 'acct-a',
-    keyId: 'key-1',
-    environment: 'production',
-    project: 'shop',
     workload: 'summarise',
-    user: null,
-    requestedModel: 'small',
     servedModel: 'qwen-small',
-    routeReason: null,
-    routeShare: null,
     replica: 'llama-1',
-    attempts: null,
-    status: 'ok',
-    errorClass: null,
-    errorMessage: null,
-    httpStatus: 200,
-    finishReason: 'stop',
     promptTokens: 100,
     completionTokens: 20,
     costUsd: 0.001,
-    engineSeconds: null,
-    measuredCostUsd: null,
     latencyMs: 300,
-    ttftMs: null,
-    stream: false,
-    metadata: null,
     startedAt: 1_700_000_000_000,
     requestBody: null,
     replyBody: null,
     ...overrides,
-  };
+  });
 }
 
 /** Sources whose answers a test changes between scrapes. */

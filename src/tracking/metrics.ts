@@ -16,15 +16,14 @@
  * or `none` shares its labels with these buckets.
  *
  * Under `serve --workers N` each worker keeps its own registry; `snapshot`
- * hands it over as JSON and `renderAggregate` sums the workers' (prom-client's
- * `AggregatorRegistry.aggregate`): counters and histograms add up, and so do
- * gauges of amounts (calls in flight, queue lengths), while the 0/1 gauges of
- * a state report 1 when any worker is in it (`aggregator: 'max'`).
+ * hands it over as JSON and `metrics-aggregate.ts` sums the workers'. Each
+ * gauge declares here how it adds up (`aggregator`): gauges of amounts (calls
+ * in flight, queue lengths) are summed, while the 0/1 gauges of a state report
+ * 1 when any worker is in it (`'max'`).
  */
 import { AggregatorRegistry, Counter, Gauge, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
 import { CounterFamily, HistogramFamily, observe, type CounterCell, type HistogramCell } from './metric-families.js';
 import { errorFields, type Logger } from '../log/logger.js';
-import type { EngineLoad } from '../engines/engine-meter.js';
 import type { Trace, TraceStatus } from '../store/store.js';
 import { singleAttemptOutcome } from './engine-attempts.js';
 
@@ -41,10 +40,21 @@ export interface MetricSources {
   router(): { leader: boolean; queued: number; dropped: number; processed: number; workloads: RouterWorkloadCounters[] };
   /** The OpenTelemetry export's counters (`TelemetryStats`; all 0 when export is off), read at scrape time. */
   telemetry(): { exported: number; dropped: number; queued: number };
-  /** Per engine, as this process's calls kept it busy (`EngineMeter.load`): busy seconds since start, the busy fraction over about five minutes, and its `cost_per_hour`. */
-  engineUse(): Array<Pick<EngineLoad, 'engineId' | 'busySeconds' | 'utilisation' | 'costPerHour'>>;
+  /** Per engine, as this process's calls kept it busy (`EngineMeter.load` gives it). */
+  engineUse(): EngineUse[];
   /** Slow connections the guard closed since start, by the cap that closed them (`server/slow-connections.ts`). */
   shedConnections(): { address: number; total: number };
+}
+
+/** One engine's busy time, as this process's calls kept it busy. */
+export interface EngineUse {
+  engineId: string;
+  /** Seconds with at least one call in flight since start. */
+  busySeconds: number;
+  /** Busy fraction over about the last five minutes, 0..1. */
+  utilisation: number;
+  /** The engine's `cost_per_hour`, USD; null when not configured. */
+  costPerHour: number | null;
 }
 
 export interface RouterWorkloadCounters {
@@ -73,7 +83,7 @@ export interface Metrics {
   snapshot(): Promise<MetricsSnapshot>;
 }
 
-/** prom-client's JSON form of a registry's metrics (`getMetricsAsJSON`), read only by `AggregatorRegistry`. */
+/** prom-client's JSON form of a registry's metrics (`getMetricsAsJSON`), read only by `AggregatorRegistry` (`metrics-aggregate.ts`). */
 export type MetricsSnapshot = object[];
 
 export interface MetricsOptions {
@@ -360,17 +370,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
       return [...(await register.getMetricsAsJSON()), ...familySnapshots()];
     },
   };
-}
-
-/** The Prometheus text of several registries' snapshots (the workers of `serve --workers`), each metric aggregated by its `aggregator`. */
-export async function renderAggregate(snapshots: readonly MetricsSnapshot[]): Promise<{ contentType: string; body: string }> {
-  const aggregate = AggregatorRegistry.aggregate([...snapshots]);
-  return { contentType: aggregate.contentType, body: await aggregate.metrics() };
-}
-
-/** The same aggregate as one snapshot. */
-export function aggregateSnapshots(snapshots: readonly MetricsSnapshot[]): Promise<MetricsSnapshot> {
-  return AggregatorRegistry.aggregate([...snapshots]).getMetricsAsJSON();
 }
 
 /** A counter kept by its source: prom-client only adds, so the scrape resets it and adds the source's total. */

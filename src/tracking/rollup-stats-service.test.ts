@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { traceFixture } from '../../test/contracts/store/trace-fixture.js';
 import { seededRandom } from '../../test/helpers/seeded-random.js';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store, Trace } from '../store/store.js';
-import { SKETCH_RELATIVE_ACCURACY } from './latency-sketch.js';
+import { SKETCH_RELATIVE_ACCURACY } from '../store/latency-sketch.js';
 import { createRollupStatsService } from './rollup-stats-service.js';
 import type { StatsService } from './stats-service.js';
 
@@ -29,38 +30,27 @@ function traces(count: number, seed: number): Trace[] {
     const stream = random() < 0.5;
     const failed = random() < 0.08;
     const aborted = !failed && random() < 0.03;
-    return {
+    return traceFixture({
       requestId: `req-${seed}-${index}`,
       accountId: index % 50 === 0 ? 'acct-2' : 'acct-1',
-      keyId: 'key-1',
       environment: index % 17 === 0 ? 'staging' : 'production',
-      project: 'shop',
       workload: index % 5 === 0 ? 'classify' : 'summarise',
-      user: null,
       requestedModel: 'big',
       servedModel: index % 3 === 0 ? 'small' : 'big',
-      routeReason: null,
-      routeShare: null,
       replica: 'gpu-a',
-      attempts: null,
       status: failed ? 'error' : aborted ? 'aborted' : 'ok',
       errorClass: failed ? (random() < 0.5 ? 'engine_timeout' : 'engine_error') : aborted ? 'client_closed' : null,
-      errorMessage: null,
       httpStatus: failed ? 502 : 200,
-      finishReason: 'stop',
       promptTokens: Math.floor(random() * 2_000),
       completionTokens: Math.floor(random() * 500),
       costUsd: random() / 1_000,
-      engineSeconds: null,
-      measuredCostUsd: null,
       latencyMs: Math.exp(4 + random() * 5),
       ttftMs: stream ? Math.exp(3 + random() * 4) : null,
       stream,
-      metadata: null,
       startedAt: start + Math.floor(random() * 3 * 3_600_000),
       requestBody: null,
       replyBody: null,
-    } satisfies Trace;
+    });
   });
 }
 

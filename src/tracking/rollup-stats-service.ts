@@ -1,7 +1,7 @@
 /** The StatsService on rollups: merge the rows of a window, read percentiles from the merged sketches. */
 import type { RollupQuery, RollupRow, RollupStore } from '../store/rollup-store.js';
-import { mergeEncoded, quantiles } from './latency-sketch.js';
-import { MINUTE_MS } from './rollup-delta.js';
+import { mergeEncoded, quantiles } from '../store/latency-sketch.js';
+import { MINUTE_MS } from '../store/rollup-fold.js';
 import type { CallStats, MeasuredCost, StatsService, StatsWindow, TimeBucket, WorkloadSummary } from './stats-service.js';
 
 export function createRollupStatsService(rollups: RollupStore): StatsService {

@@ -8,7 +8,7 @@
  * Times are epoch milliseconds. Percentiles are null when there was no call
  * (or, for TTFT, no streamed call) in the window.
  */
-import type { Scope } from '../store/routing-store.js';
+import type { Scope } from '../api/scope.js';
 import type { Environment } from '../store/store.js';
 
 export interface StatsWindow {

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findDefaultModel, recommendedModel, DEFAULT_MODELS, type DefaultModel } from '../../src/models/default-models.js';
+import { findDefaultModel, recommendedModel, DEFAULT_MODELS, type DefaultModel } from '../../src/catalog/default-models.js';
 import { startFileServer, type FileServer } from './file-server.js';
 import { temporaryDirectory } from './temporary-directory.js';
 import { TINY_ANSWERS, writeAnsweringModel } from './tiny-models.js';

@@ -11,6 +11,7 @@ const WRITES = new Set([
   'addEvalSpend', 'addEvidence', 'addJudgeCheck', 'createKey', 'ensureAccount', 'ensureScope', 'insertBatch', 'pruneBodies',
   'pruneTraces', 'put', 'putContract', 'recordFeedback', 'resetEvidence', 'revokeKey', 'saveRoute', 'touchKeys',
   'acquire', 'release', 'publish', 'createSession', 'deleteSession', 'pruneSessions', 'pushSamples', 'takeSamples', 'trimSamples', 'saveRouterStates',
+  'putBudget', 'putCacheSettings', 'reserveSpend', 'addSpend', 'deleteExpiredSpend',
 ]);
 
 export interface RefusingStore {
@@ -52,6 +53,7 @@ export function refusingStore(inner: Store): RefusingStore {
     retention: guard(inner.retention),
     sessions: guard(inner.sessions),
     leases: guard(inner.leases),
+    budgets: guard(inner.budgets),
     changes: guard(inner.changes),
     migrate: () => inner.migrate(),
     ping: () => (down ? unreachable() : inner.ping()),

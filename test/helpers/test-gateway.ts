@@ -11,7 +11,7 @@ import { issueKey } from '../../src/auth/key-issuer.js';
 import { parseConfig, type LimitsLocation, type Settings } from '../../src/config/load-config.js';
 import { telemetrySettings } from '../../src/config/telemetry-settings.js';
 import { createLogger } from '../../src/log/logger.js';
-import { DEFAULT_MODELS } from '../../src/models/default-models.js';
+import { DEFAULT_MODELS } from '../../src/catalog/default-models.js';
 import { startTaskgate, type Taskgate } from '../../src/main.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Environment, KeyRole, Store, Trace } from '../../src/store/store.js';

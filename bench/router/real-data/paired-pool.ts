@@ -25,7 +25,7 @@
  *   evidence and costs a few milliseconds, and one more sample moves the
  *   prior little. The product (project-prior.ts) refits on the same rule.
  */
-import { pairedSampleCount, withoutGrades } from '../../../src/routing/paired-quality.js';
+import { withoutGrades } from '../../../src/routing/paired-quality.js';
 import { fitPool, type PoolFit } from '../../../src/routing/pooled-prior.js';
 import type { RelativePolicy } from '../../../src/routing/split-decision.js';
 import { createRelativeRun, simulateRelativeRouter } from './paired-shares.js';

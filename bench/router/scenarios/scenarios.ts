@@ -52,7 +52,7 @@ const steady = (rate: number) => () => rate;
 const model = (id: string, family: string, price: number, quality: (at: number) => number, extra: Partial<SimulatedModelSpec> = {}): SimulatedModelSpec => ({ id, family, price, quality, latencyMs: 20, ...extra });
 
 async function setContract(world: World, workload: string, contract: Partial<EvalContract>): Promise<Record<string, unknown>> {
-  await world.store.projects.ensureScope(world.key.accountId, 'simulation', workload);
+  await world.store.projects.ensureScope({ accountId: world.key.accountId, project: 'simulation', workload });
   return (await world.handlers.putEval(world.key, 'simulation', workload, JSON.stringify(contract))) as Record<string, unknown>;
 }
 
@@ -95,6 +95,12 @@ async function result(world: World, name: string, workload: string, tally: Tally
   };
 }
 
+/** The model serving the workload's route for `requested` (a pin, else the router's choice), as the route table holds it. */
+function servingModel(world: World, workload: string, requested: string): string {
+  const route = world.routes.route(world.scope(workload), requested);
+  return route?.pinnedModel ?? route?.servedModel ?? requested;
+}
+
 async function routesOf(world: World, workload: string) {
   return world.handlers.getRoutes(world.key, 'simulation', workload);
 }
@@ -123,7 +129,7 @@ async function blindAfterBudget(seed: number): Promise<ScenarioResult[]> {
       calls: 30_000,
       callsPerDay: 20_000,
       before: async (index) => {
-        const serving = world.routes.servedModel(world.scope('drift'), 'reference') === 'cheap';
+        const serving = servingModel(world, 'drift', 'reference') === 'cheap';
         if (driftAt === Number.POSITIVE_INFINITY && serving) {
           const spent = await world.store.routing.getEvalSpend(world.scope('drift'), new Date(world.clock.now()).toISOString().slice(0, 10));
           if (budget > 1 ? index >= 5_000 : spent >= budget) driftAt = world.clock.now();
@@ -272,7 +278,7 @@ async function contractEdits(seed: number): Promise<ScenarioResult> {
   await setContract(world, 'main', EXACT);
   const tally = await drive(world, { workload: 'main', requested: 'reference', calls: 5_000, callsPerDay: 20_000 });
   const counts = async () => (await routesOf(world, 'main')).routes[0]?.candidates.find((entry) => entry.model === 'cheap')?.evaluated ?? 0;
-  const served = () => world.routes.servedModel(world.scope('main'), 'reference');
+  const served = () => servingModel(world, 'main', 'reference');
   const steps: string[] = [`certified: ${served()} serves, n=${await counts()}`];
   const budget = await setContract(world, 'main', { ...EXACT, daily_budget_usd: 20, sample_rate: 0.5 });
   steps.push(`budget and sample rate: evidence kept ${String(budget.evidence_kept)}, ${served()} serves, n=${await counts()}`);

@@ -8,6 +8,7 @@
  * model's true pass rate, what the call cost, what the oracle would have
  * paid.
  */
+import { traceFixture } from '../../../test/contracts/store/trace-fixture.js';
 import { createCatalog, costOf, type Catalog } from '../../../src/catalog/catalog.js';
 import { parseConfig } from '../../../src/config/load-config.js';
 import { createModelPool, type ModelPool } from '../../../src/engines/engine-pool.js';
@@ -18,7 +19,7 @@ import { createRouteTable, type RouteTable } from '../../../src/routing/route-ta
 import type { RouterSettings } from '../../../src/routing/router-context.js';
 import { createRouterWorker, type RouterWorker } from '../../../src/routing/router-worker.js';
 import { createRoutingHandlers } from '../../../src/server/routing-handlers.js';
-import type { Scope } from '../../../src/store/routing-store.js';
+import type { Scope } from '../../../src/api/scope.js';
 import { createSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import type { ApiKey, Store } from '../../../src/store/store.js';
 import { createRandom, seedFor } from '../random.js';
@@ -112,7 +113,7 @@ ${options.models.map((model) => `  - { id: ${model.id}, provider: ${model.family
   const handlers = createRoutingHandlers({ store, catalog, routes, router, now: clock.now });
   const specs = new Map(options.models.map((model) => [model.id, model]));
   const scopeOf = (workload: string): Scope => ({ accountId: account.id, project: 'simulation', workload });
-  await store.projects.ensureScope(account.id, 'simulation', 'main');
+  await store.projects.ensureScope({ accountId: account.id, project: 'simulation', workload: 'main' });
   let sequence = 0;
 
   /** The cheapest model that truly passes now and is fast enough, else the requested one: what an oracle would serve. */
@@ -185,36 +186,23 @@ ${options.models.map((model) => `  - { id: ${model.id}, provider: ${model.family
 }
 
 function traceOf(requestId: string, scope: Scope, key: ApiKey, requested: string, served: string, costUsd: number, at: number) {
-  return {
+  return traceFixture({
     requestId,
     accountId: scope.accountId,
     keyId: key.id,
     environment: 'production' as const,
     project: scope.project,
     workload: scope.workload,
-    user: null,
     requestedModel: requested,
     servedModel: served,
-    routeReason: null,
-    routeShare: null,
     replica: 'simulated',
-    attempts: null,
-    engineSeconds: null,
-    measuredCostUsd: null,
     status: 'ok' as const,
-    errorClass: null,
-    errorMessage: null,
-    httpStatus: 200,
-    finishReason: 'stop',
     promptTokens: USAGE.prompt_tokens,
     completionTokens: USAGE.completion_tokens,
     costUsd,
     latencyMs: 1,
-    ttftMs: null,
-    stream: false,
-    metadata: null,
     startedAt: at,
     requestBody: null,
     replyBody: null,
-  };
+  });
 }

@@ -6,7 +6,7 @@
  *
  *   - `http1`: taskgate's own keep-alive HTTP/1.1 client (`http1-transport.ts`),
  *     the default: a request is one write of text made ahead, which keeps a
- *     stream's first byte some 150 µs sooner than undici on cold caches;
+ *     stream's first byte sooner than undici (measured: docs/benchmarks.md);
  *   - `undici`: the reference (`undici-transport.ts`), Node's own HTTP client.
  *
  * What every transport owes the engine above it, and through it the user:

@@ -57,7 +57,7 @@ export class ResponseParser {
   /** Feeds bytes from the socket; throws MalformedResponseError (then nothing more is parsed). */
   push(bytes: Buffer): void {
     if (this.state === 'done') throw new MalformedResponseError('bytes after the end of the response');
-    let data = this.pending === null ? bytes : Buffer.concat([this.pending, bytes]);
+    const data = this.pending === null ? bytes : Buffer.concat([this.pending, bytes]);
     this.pending = null;
     let offset = 0;
     while (offset < data.length && this.state !== 'done') {

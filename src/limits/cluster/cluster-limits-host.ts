@@ -5,7 +5,7 @@
  * the order they arrive, and the memory limiter decides each synchronously,
  * so concurrent admissions from several workers are serialised.
  */
-import type { MessageChannel } from '../../cluster/message-channel.js';
+import type { MessageChannel } from '../../ipc/message-channel.js';
 import { createMemoryRateLimiter } from '../memory/memory-rate-limiter.js';
 import type { RateLimiter } from '../rate-limiter.js';
 import { asLimitsAsk, type LimitsAnswer } from './limits-messages.js';

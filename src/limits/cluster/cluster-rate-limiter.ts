@@ -13,7 +13,7 @@
  * it goes back to the shared budgets (logged once). Budgets spent in memory
  * meanwhile are not carried over.
  */
-import type { MessageChannel } from '../../cluster/message-channel.js';
+import type { MessageChannel } from '../../ipc/message-channel.js';
 import { errorFields, type Logger } from '../../log/logger.js';
 import { createMemoryRateLimiter } from '../memory/memory-rate-limiter.js';
 import type { Admission, RateLimiter } from '../rate-limiter.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeRateLimiterContract } from '../rate-limiter-contract.js';
+import { describeRateLimiterContract } from '../../../test/contracts/rate-limiter-contract.js';
 import { createMemoryRateLimiter } from './memory-rate-limiter.js';
 
 describeRateLimiterContract('memory', async () => createMemoryRateLimiter());

@@ -7,7 +7,7 @@ import { capturingLogger } from '../../../test/helpers/capturing-logger.js';
 import { redis, requireOrSkip, requireServiceOrSkip } from '../../../test/helpers/machine-requirements.js';
 import { redisServerProgram, startRedisServer, type RedisServer } from '../../../test/helpers/redis-server.js';
 import { silentLogger } from '../../log/logger.js';
-import { describeRateLimiterContract } from '../rate-limiter-contract.js';
+import { describeRateLimiterContract } from '../../../test/contracts/rate-limiter-contract.js';
 import type { RateLimiter } from '../rate-limiter.js';
 import { createRedisRateLimiter } from './redis-rate-limiter.js';
 

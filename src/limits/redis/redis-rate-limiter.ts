@@ -11,31 +11,28 @@
  * on Redis (logged once). Budgets spent in memory meanwhile are not carried
  * over: Redis's own state, or a fresh budget if Redis lost it, applies.
  */
-import { errorFields, type Logger } from '../../log/logger.js';
+import { errorFields } from '../../log/logger.js';
 import { admissionOf } from '../gcra.js';
 import { createMemoryRateLimiter } from '../memory/memory-rate-limiter.js';
 import type { Admission, BudgetLimits, RateLimiter } from '../rate-limiter.js';
-import { createScriptClient } from './redis-script-client.js';
+import { gcraScript } from './gcra-script.js';
+import { redactedUrl, waitForFirstAnswer, type RedisPartOptions } from '../../redis/redis-connection.js';
+import { createScriptClient } from '../../redis/redis-script-client.js';
 
-export interface RedisRateLimiterOptions {
-  /** `redis://` or `rediss://`, with credentials and database if any. */
-  url: string;
-  logger: Logger;
-  /** Prefix of every key this limiter writes. Default `taskgate:limit:`. */
-  keyPrefix?: string;
-  /** Longest a Redis command may take before the limiter falls back (ms). Default 250. */
-  commandTimeoutMs?: number;
-  /** How long the start waits for Redis before starting on the fallback (ms). Default 2000. */
-  startTimeoutMs?: number;
-  /** How often a degraded limiter tries Redis again (ms). Default 1000. */
-  probeIntervalMs?: number;
-}
+/** Redis's address and timeouts (`RedisPartOptions`); keys start with `taskgate:limit:` unless `keyPrefix` says otherwise. */
+export type RedisRateLimiterOptions = RedisPartOptions;
 
 export async function createRedisRateLimiter(options: RedisRateLimiterOptions): Promise<RateLimiter> {
   const { logger } = options;
   const prefix = options.keyPrefix ?? 'taskgate:limit:';
   const where = redactedUrl(options.url);
-  const client = createScriptClient({ url: options.url, commandTimeoutMs: options.commandTimeoutMs ?? 250, connectTimeoutMs: 1_000 });
+  const client = createScriptClient({
+    url: options.url,
+    script: gcraScript,
+    connectionName: 'taskgate-limits',
+    commandTimeoutMs: options.commandTimeoutMs ?? 250,
+    connectTimeoutMs: 1_000,
+  });
   const fallback = createMemoryRateLimiter();
   /** When the limiter fell back to memory; null while it uses Redis. */
   let degradedSince: number | null = null;
@@ -132,30 +129,4 @@ function parseAdmission(reply: unknown, limits: BudgetLimits): Admission {
     throw new Error(`unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
   }
   return admissionOf(limits, taken === 1, requestBacklog, tokenBacklog);
-}
-
-/** Resolves once the connection is ready, fails, or `timeoutMs` passes: the start never hangs on Redis. */
-function waitForFirstAnswer(redis: ReturnType<typeof createScriptClient>['redis'], timeoutMs: number): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      redis.off('ready', done);
-      redis.off('error', done);
-      resolve();
-    };
-    const timer = setTimeout(done, timeoutMs);
-    redis.once('ready', done);
-    redis.once('error', done);
-  });
-}
-
-/** The URL without its password, for logs and `/readyz`. */
-function redactedUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'redis://(unparseable URL)';
-  }
 }

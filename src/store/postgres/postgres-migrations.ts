@@ -348,6 +348,46 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE traces ADD COLUMN route_reason TEXT, ADD COLUMN route_share DOUBLE PRECISION;
     `,
   },
+  {
+    // Spend budgets and the response cache, as SQLite's 0015_budgets_cache: budgets and cache
+    // settings per scope (workload '' for the project), the store ledger's rows (locked per
+    // reservation, postgres-budgets.ts), a key's own caps, and on the traces (the partitioned
+    // parent, so every partition) and rollups whether a call was cached and what it saved.
+    // Constant defaults: no table is rewritten.
+    id: '0010_budgets_cache',
+    sql: `
+      CREATE TABLE budgets (
+        account_id ${key} NOT NULL,
+        project ${key} NOT NULL,
+        workload ${key} NOT NULL,
+        environment ${key} NOT NULL CHECK (environment IN ('production', 'staging')),
+        daily_usd DOUBLE PRECISION,
+        monthly_usd DOUBLE PRECISION,
+        alert_at DOUBLE PRECISION,
+        updated_at BIGINT NOT NULL,
+        PRIMARY KEY (account_id, project, workload, environment)
+      );
+      CREATE TABLE cache_settings (
+        account_id ${key} NOT NULL,
+        project ${key} NOT NULL,
+        workload ${key} NOT NULL,
+        enabled BOOLEAN NOT NULL,
+        ttl_seconds INTEGER NOT NULL,
+        only_repeatable BOOLEAN NOT NULL,
+        updated_at BIGINT NOT NULL,
+        PRIMARY KEY (account_id, project, workload)
+      );
+      CREATE TABLE budget_spend (
+        cap_id ${key} PRIMARY KEY,
+        spent_micros BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+      );
+      CREATE INDEX budget_spend_expiry ON budget_spend (expires_at);
+      ALTER TABLE api_keys ADD COLUMN daily_budget_usd DOUBLE PRECISION, ADD COLUMN monthly_budget_usd DOUBLE PRECISION;
+      ALTER TABLE traces ADD COLUMN cached BOOLEAN NOT NULL DEFAULT false, ADD COLUMN cost_saved_usd DOUBLE PRECISION;
+      ALTER TABLE rollups ADD COLUMN cached_calls BIGINT NOT NULL DEFAULT 0, ADD COLUMN cost_saved_usd DOUBLE PRECISION NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /**

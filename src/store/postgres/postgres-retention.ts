@@ -49,7 +49,7 @@ function onlyTargetRows(table: string, target: Target): { sql: string; values: u
   };
 }
 
-export function createPostgresRetentionStore(database: PostgresDatabase, partitions: TracePartitions): RetentionStore {
+export function createPostgresRetention(database: PostgresDatabase, partitions: TracePartitions): RetentionStore {
   /** Partitions that may hold rows started before `before`: the default first, then the oldest days. */
   const partitionsBefore = async (before: number) => (await partitions.list()).filter((partition) => partition.range === null || partition.range.from < before);
 

@@ -1,14 +1,14 @@
 /**
  * Rollups on PostgreSQL: `addRollups` runs inside the transaction that inserts
- * a batch of traces, and `createPostgresRollupStore` answers window queries.
+ * a batch of traces, and `createPostgresRollups` answers window queries.
  *
  * Sketches merge in JavaScript, so a row is read, merged and written back
  * under a row lock. Several processes write at once: each batch first inserts
  * the rows it lacks (zeros), then locks all of its rows, both in one key
  * order, so two batches wait for each other instead of deadlocking.
  */
-import { addRollupRows, rollupKey, type FoldedRollup } from '../../tracking/rollup-delta.js';
-import type { MeasuredModelCost, RollupRow, RollupStore } from '../rollup-store.js';
+import { addRollupRows, rollupKey, type FoldedRollup } from '../rollup-fold.js';
+import type { MeasuredModelCost, RollupStore } from '../rollup-store.js';
 import { fromRollupRecord, rollupColumns, toRollupRecord, type RollupRecord } from '../sql-rollup-records.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 
@@ -38,22 +38,25 @@ export async function addRollups(transaction: Queryable, rows: readonly FoldedRo
   await transaction.execute(
     `UPDATE rollups r SET calls = u.calls, errors = u.errors, error_classes = u.error_classes, prompt_tokens = u.prompt_tokens,
        completion_tokens = u.completion_tokens, cost_usd = u.cost_usd, measured_calls = u.measured_calls,
-       measured_cost_usd = u.measured_cost_usd, measured_tokens = u.measured_tokens, latency = u.latency, ttft = u.ttft
+       measured_cost_usd = u.measured_cost_usd, measured_tokens = u.measured_tokens, cached_calls = u.cached_calls, cost_saved_usd = u.cost_saved_usd,
+       latency = u.latency, ttft = u.ttft
      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::text[],
-       $10::bigint[], $11::bigint[], $12::float8[], $13::bigint[], $14::float8[], $15::bigint[], $16::bytea[], $17::bytea[])
-       AS u (${keyColumns}, calls, errors, error_classes, prompt_tokens, completion_tokens, cost_usd, measured_calls, measured_cost_usd, measured_tokens, latency, ttft)
+       $10::bigint[], $11::bigint[], $12::float8[], $13::bigint[], $14::float8[], $15::bigint[], $16::bigint[], $17::float8[], $18::bytea[], $19::bytea[])
+       AS u (${keyColumns}, calls, errors, error_classes, prompt_tokens, completion_tokens, cost_usd, measured_calls, measured_cost_usd, measured_tokens,
+         cached_calls, cost_saved_usd, latency, ttft)
      WHERE (r.account_id, r.project, r.workload, r.environment, r.model, r.minute) = (u.account_id, u.project, u.workload, u.environment, u.model, u.minute)`,
     [
       ...keys,
       merged.map((record) => record.calls), merged.map((record) => record.errors), merged.map((record) => record.errorClasses),
       merged.map((record) => record.promptTokens), merged.map((record) => record.completionTokens), merged.map((record) => record.costUsd),
       merged.map((record) => record.measuredCalls), merged.map((record) => record.measuredCostUsd), merged.map((record) => record.measuredTokens),
+      merged.map((record) => record.cachedCalls), merged.map((record) => record.costSavedUsd),
       merged.map((record) => record.latency), merged.map((record) => record.ttft),
     ],
   );
 }
 
-export function createPostgresRollupStore(database: PostgresDatabase): RollupStore {
+export function createPostgresRollups(database: PostgresDatabase): RollupStore {
   return {
     async measuredByModel(since) {
       return database.query<MeasuredModelCost>(

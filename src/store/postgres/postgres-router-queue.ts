@@ -3,7 +3,7 @@ import type { RouterStateRecord, RoutingStore } from '../routing-store.js';
 import { fromRevisedRow, fromRouterStateRow, routerStateColumns, type RevisedRow, type RouterStateRow } from '../sql-routing-records.js';
 import type { PostgresDatabase } from './postgres-database.js';
 
-type RouterQueue = Pick<RoutingStore, 'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStatesChangedAfter'>;
+export type RouterQueue = Pick<RoutingStore, 'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStatesChangedAfter'>;
 
 export function createPostgresRouterQueue(database: PostgresDatabase): RouterQueue {
   return {

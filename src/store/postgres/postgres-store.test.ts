@@ -7,9 +7,9 @@ import { postgresSchemas } from '../../../test/helpers/postgres-schemas.js';
 import { startTcpProxy, type TcpProxy } from '../../../test/helpers/tcp-proxy.js';
 import type { Change } from '../change-feed.js';
 import type { Trace } from '../store.js';
-import { describeStoreContract } from '../store-contract.js';
+import { describeStoreContracts } from '../../../test/contracts/store/store-contracts.js';
 import { isStoreUnavailable } from '../store-errors.js';
-import { traceFixture } from '../trace-fixture.js';
+import { traceFixture } from '../../../test/contracts/store/trace-fixture.js';
 import { createTraceWriter } from '../trace-writer.js';
 import type { RouteRecord } from '../routing-store.js';
 import { createPostgresDatabase } from './postgres-database.js';
@@ -17,6 +17,7 @@ import { applyMigrations, migrations } from './postgres-migrations.js';
 import { DAY_MS, partitionName } from './postgres-partitions.js';
 import { createPostgresStore, type PostgresStore } from './postgres-store.js';
 import { expectUpgradedRoutingRows } from '../../../test/helpers/upgraded-routing-rows.js';
+import { expectUpgradedBudgetRows, oldBudgetRows } from '../../../test/helpers/upgraded-budget-rows.js';
 
 const found = await requireServiceOrSkip(postgres, 'src/store/postgres/postgres-store.test.ts');
 /** Only used when PostgreSQL was found: the suite below is skipped otherwise. */
@@ -26,7 +27,7 @@ describe.skipIf(found === null)('PostgreSQL back end', () => {
   const schemas = postgresSchemas(url, 'tg_contract');
   const open = (schema = schemas.fresh(), storeUrl = url) => createPostgresStore({ url: storeUrl, schema, poolSize: 4 });
 
-  describeStoreContract('postgres', async () => open(), async () => {
+  describeStoreContracts('postgres', async () => open(), async () => {
     const schema = schemas.fresh();
     const first = open(schema);
     const second = open(schema);
@@ -111,6 +112,21 @@ describe.skipIf(found === null)('PostgreSQL back end', () => {
       await client.end();
       const today = partitionName(Math.floor(now / DAY_MS) * DAY_MS);
       expect(homes.rows.map((row) => [row.request_id, row.home.replace(`${schema}.`, '')])).toEqual([['req-new', today], ['req-old', today]]);
+      await store.close();
+    });
+
+    it('reads the keys, traces and rollups of a database of the release before as without spend caps or cache hits, and gains the budget tables', async () => {
+      const schema = schemas.fresh();
+      const earlier = createPostgresDatabase({ url, schema, poolSize: 1 });
+      expect(await applyMigrations(earlier, migrations.filter((migration) => migration.id < '0010_budgets_cache'))).not.toContain('0010_budgets_cache');
+      const startedAt = Date.UTC(2024, 0, 10, 12, 30, 15);
+      for (const statement of oldBudgetRows(startedAt, 'false')) await earlier.execute(statement);
+      expect(await applyMigrations(earlier)).toEqual(['0010_budgets_cache']);
+      await earlier.close();
+
+      const store = open(schema);
+      await store.migrate();
+      await expectUpgradedBudgetRows(store, startedAt);
       await store.close();
     });
 

@@ -1,23 +1,27 @@
 /**
  * The PostgreSQL Store back end, for a fleet of taskgate processes sharing
  * one database: a pool of `poolSize` connections, every table in `schema`.
- * Each domain lives in a file of its own; this one composes them and runs the
- * upkeep (migrations, the trace partitions of the days ahead).
+ * Each domain lives in a file of its own, as in `sqlite/`; this one opens the
+ * pool, composes them and runs the upkeep (migrations, the trace partitions
+ * of the days ahead).
  */
 import type { Logger } from '../../log/logger.js';
 import type { Store } from '../store.js';
-import { createPostgresAccountStore, createPostgresProjectStore } from './postgres-accounts.js';
+import { createPostgresAccounts } from './postgres-accounts.js';
+import { createPostgresBudgets } from './postgres-budgets.js';
 import { createPostgresChangeFeed } from './postgres-change-feed.js';
 import { createPostgresDatabase } from './postgres-database.js';
+import { createPostgresKeys } from './postgres-keys.js';
 import { createPostgresLeases } from './postgres-leases.js';
 import { applyMigrations } from './postgres-migrations.js';
 import { createTracePartitions, type TracePartitions } from './postgres-partitions.js';
-import { createPostgresRetentionStore } from './postgres-retention.js';
-import { createPostgresRollupStore } from './postgres-rollups.js';
+import { createPostgresProjects } from './postgres-projects.js';
+import { createPostgresRetention } from './postgres-retention.js';
+import { createPostgresRollups } from './postgres-rollups.js';
 import { createPostgresRouterQueue } from './postgres-router-queue.js';
-import { createPostgresRoutingStore } from './postgres-routing-store.js';
+import { createPostgresRouting } from './postgres-routing.js';
 import { createPostgresSessions } from './postgres-sessions.js';
-import { createPostgresTraceStore } from './postgres-trace-store.js';
+import { createPostgresTraces } from './postgres-traces.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database`. */
@@ -49,13 +53,14 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   let closed = false;
 
   return {
-    accounts: createPostgresAccountStore(database),
-    projects: createPostgresProjectStore(database),
-    traces: createPostgresTraceStore(database),
-    routing: { ...createPostgresRoutingStore(database), ...createPostgresRouterQueue(database) },
-    rollups: createPostgresRollupStore(database),
-    retention: createPostgresRetentionStore(database, partitions),
+    accounts: { ...createPostgresAccounts(database), ...createPostgresKeys(database) },
+    projects: createPostgresProjects(database),
+    traces: createPostgresTraces(database),
+    routing: { ...createPostgresRouting(database), ...createPostgresRouterQueue(database) },
+    rollups: createPostgresRollups(database),
+    retention: createPostgresRetention(database, partitions),
     sessions: createPostgresSessions(database),
+    budgets: createPostgresBudgets(database),
     leases: createPostgresLeases(database),
     changes,
     partitions,

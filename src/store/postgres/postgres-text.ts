@@ -10,10 +10,12 @@
  * see it (JSON.stringify writes control characters as `\u0000`).
  */
 
+/* eslint-disable no-control-regex -- these patterns exist to find the control characters PostgreSQL text cannot hold */
 const needsEscape = /[\u0000\u0001]/;
 const escaped = /[\u0000\u0001]/g;
 const needsUnescape = /\u0001/;
 const unescaped = /\u0001([\u0001\u0002])/g;
+/* eslint-enable no-control-regex */
 
 export function encodeText(text: string): string {
   return needsEscape.test(text) ? text.replace(escaped, (character) => (character === '\u0000' ? '\u0001\u0001' : '\u0001\u0002')) : text;

@@ -5,7 +5,7 @@
  * Column names avoid words PostgreSQL reserves (`user`), so the PostgreSQL
  * schema can mirror this one.
  */
-import type Database from 'better-sqlite3';
+import type { SqliteDatabase } from './sqlite-database.js';
 import { pairedCells } from '../sql-routing-records.js';
 
 export interface Migration {
@@ -369,6 +369,50 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE traces ADD COLUMN route_share REAL;
     `,
   },
+  {
+    // Spend budgets and the response cache (budget-store.ts): the budgets of projects
+    // (workload '') and workloads, per environment; the cache settings of projects and
+    // workloads; the store ledger's rows, in integer micro-dollars, by cap id (the id names
+    // the period), deleted once expired; a key's own caps; whether a call was answered
+    // from the cache and what it saved, on its trace and summed in its rollup row. Old
+    // traces read as not cached, saving nothing.
+    id: '0015_budgets_cache',
+    sql: `
+      CREATE TABLE budgets (
+        account_id TEXT NOT NULL,
+        project TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        environment TEXT NOT NULL CHECK (environment IN ('production', 'staging')),
+        daily_usd REAL,
+        monthly_usd REAL,
+        alert_at REAL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (account_id, project, workload, environment)
+      );
+      CREATE TABLE cache_settings (
+        account_id TEXT NOT NULL,
+        project TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        enabled INTEGER NOT NULL,
+        ttl_seconds INTEGER NOT NULL,
+        only_repeatable INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (account_id, project, workload)
+      );
+      CREATE TABLE budget_spend (
+        cap_id TEXT PRIMARY KEY,
+        spent_micros INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+      CREATE INDEX budget_spend_expiry ON budget_spend (expires_at);
+      ALTER TABLE api_keys ADD COLUMN daily_budget_usd REAL;
+      ALTER TABLE api_keys ADD COLUMN monthly_budget_usd REAL;
+      ALTER TABLE traces ADD COLUMN cached INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE traces ADD COLUMN cost_saved_usd REAL;
+      ALTER TABLE rollups ADD COLUMN cached_calls INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE rollups ADD COLUMN cost_saved_usd REAL NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /**
@@ -377,7 +421,7 @@ export const migrations: readonly Migration[] = [
  * `schema_migrations`, so two processes starting at once apply each migration
  * once: the second waits (busy_timeout), then finds nothing left to do.
  */
-export function applyMigrations(database: Database.Database, list: readonly Migration[] = migrations): string[] {
+export function applyMigrations(database: SqliteDatabase, list: readonly Migration[] = migrations): string[] {
   const run = database.transaction((): string[] => {
     database.exec('CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)');
     const applied = new Set(

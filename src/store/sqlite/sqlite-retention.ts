@@ -1,7 +1,7 @@
 /** Retention policies and batched pruning on SQLite: each batch is one short write of at most `batchSize` rows. */
-import type Database from 'better-sqlite3';
 import type { ProjectRetention, RetentionStore } from '../retention-store.js';
 import { retentionColumns } from '../sql-records.js';
+import { preparedOnFirstUse, type SqliteDatabase } from './sqlite-database.js';
 
 const withoutPolicy = 'NOT EXISTS (SELECT 1 FROM project_retention r WHERE r.account_id = traces.account_id AND r.project = traces.project)';
 
@@ -10,13 +10,14 @@ const withoutPolicy = 'NOT EXISTS (SELECT 1 FROM project_retention r WHERE r.acc
  * seek each (a loose index scan: the next account after the last one), so the
  * pruner can walk that index an account at a time. No index of its own on
  * `started_at` is needed, which every call would pay to keep up; and the
- * traces of an account missing from `accounts` are pruned too.
+ * traces of an account missing from `accounts` are pruned too. The spend of
+ * every account (`sqlite-budgets.ts`) walks it the same way.
  */
-const tracedAccounts =
+export const tracedAccounts =
   'WITH RECURSIVE traced (account_id) AS (SELECT MIN(account_id) FROM traces ' +
   'UNION ALL SELECT (SELECT MIN(account_id) FROM traces WHERE account_id > traced.account_id) FROM traced WHERE traced.account_id IS NOT NULL) ';
 
-function prepareRetentionStatements(database: Database.Database) {
+function prepareRetentionStatements(database: SqliteDatabase) {
   const batch = (action: string, extra: string) => ({
     project: database.prepare<[string, string, number, number]>(
       `${action} WHERE rowid IN (SELECT rowid FROM traces WHERE account_id = ? AND project = ? AND started_at < ?${extra} LIMIT ?)`,
@@ -40,9 +41,8 @@ function prepareRetentionStatements(database: Database.Database) {
   };
 }
 
-export function createSqliteRetentionStore(database: Database.Database): RetentionStore {
-  let statements: ReturnType<typeof prepareRetentionStatements> | null = null;
-  const prepared = () => (statements ??= prepareRetentionStatements(database));
+export function createSqliteRetention(database: SqliteDatabase): RetentionStore {
+  const prepared = preparedOnFirstUse(() => prepareRetentionStatements(database));
   const run = (pair: ReturnType<typeof prepareRetentionStatements>['bodies'], project: { accountId: string; project: string } | null, before: number, batchSize: number) =>
     project === null ? pair.rest.run(before, batchSize).changes : pair.project.run(project.accountId, project.project, before, batchSize).changes;
   return {

@@ -1,34 +1,35 @@
 /**
  * Rollups on SQLite: `addRollups` runs inside the transaction that inserts a
  * batch of traces (merging each row's sketches with what is stored), and
- * `createSqliteRollupStore` answers window queries.
+ * `createSqliteRollups` answers window queries.
  */
-import type Database from 'better-sqlite3';
-import { addRollupRows, type DecodedSketches, type FoldedRollup } from '../../tracking/rollup-delta.js';
-import type { MeasuredModelCost, RollupRow, RollupStore } from '../rollup-store.js';
+import { addRollupRows, type DecodedSketches, type FoldedRollup } from '../rollup-fold.js';
+import type { MeasuredModelCost, RollupStore } from '../rollup-store.js';
 import { fromRollupRecord, rollupColumns, toRollupRecord, type RollupRecord } from '../sql-rollup-records.js';
+import type { SqliteDatabase, SqliteStatement } from './sqlite-database.js';
 
 const keyWhere = 'account_id = ? AND project = ? AND workload = ? AND environment = ? AND model = ? AND minute = ?';
 
-export function prepareRollupStatements(database: Database.Database) {
+export function prepareRollupStatements(database: SqliteDatabase) {
   return {
     existing: database.prepare<[string, string, string, string, string, number], RollupRecord>(`SELECT ${rollupColumns} FROM rollups WHERE ${keyWhere}`),
     upsert: database.prepare(
       `INSERT INTO rollups (account_id, project, workload, environment, model, minute, calls, errors, error_classes, prompt_tokens, completion_tokens, cost_usd,
-         measured_calls, measured_cost_usd, measured_tokens, latency, ttft)
+         measured_calls, measured_cost_usd, measured_tokens, cached_calls, cost_saved_usd, latency, ttft)
        VALUES (@accountId, @project, @workload, @environment, @model, @minute, @calls, @errors, @errorClasses, @promptTokens, @completionTokens, @costUsd,
-         @measuredCalls, @measuredCostUsd, @measuredTokens, @latency, @ttft)
+         @measuredCalls, @measuredCostUsd, @measuredTokens, @cachedCalls, @costSavedUsd, @latency, @ttft)
        ON CONFLICT (account_id, project, workload, environment, model, minute) DO UPDATE SET
          calls = excluded.calls, errors = excluded.errors, error_classes = excluded.error_classes, prompt_tokens = excluded.prompt_tokens,
          completion_tokens = excluded.completion_tokens, cost_usd = excluded.cost_usd, measured_calls = excluded.measured_calls,
-         measured_cost_usd = excluded.measured_cost_usd, measured_tokens = excluded.measured_tokens, latency = excluded.latency, ttft = excluded.ttft`,
+         measured_cost_usd = excluded.measured_cost_usd, measured_tokens = excluded.measured_tokens, cached_calls = excluded.cached_calls,
+         cost_saved_usd = excluded.cost_saved_usd, latency = excluded.latency, ttft = excluded.ttft`,
     ),
   };
 }
 
 type RollupStatements = ReturnType<typeof prepareRollupStatements>;
 
-/** Adds folded rows to the stored ones; call inside the transaction that stores their traces. `sketches`: the ones this store wrote last (rollup-delta.ts). */
+/** Adds folded rows to the stored ones; call inside the transaction that stores their traces. `sketches`: the ones this store wrote last (`rollup-fold.ts`). */
 export function addRollups(statements: RollupStatements, rows: readonly FoldedRollup[], sketches: DecodedSketches): void {
   for (const row of rows) {
     const stored = statements.existing.get(row.accountId, row.project, row.workload, row.environment, row.model, row.minute);
@@ -36,10 +37,10 @@ export function addRollups(statements: RollupStatements, rows: readonly FoldedRo
   }
 }
 
-export function createSqliteRollupStore(database: Database.Database): RollupStore {
-  const statements = new Map<string, Database.Statement<unknown[], RollupRecord>>();
+export function createSqliteRollups(database: SqliteDatabase): RollupStore {
+  const statements = new Map<string, SqliteStatement<unknown[], RollupRecord>>();
   // Prepared on first use: the store is made before its migrations run.
-  let measured: Database.Statement<[number], MeasuredModelCost> | null = null;
+  let measured: SqliteStatement<[number], MeasuredModelCost> | null = null;
   return {
     async measuredByModel(since) {
       measured ??= database.prepare<[number], MeasuredModelCost>(

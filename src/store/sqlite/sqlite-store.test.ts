@@ -3,11 +3,13 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyMigrations, migrations } from './sqlite-migrations.js';
+import { spendSinceSql } from './sqlite-budgets.js';
 import { createSqliteStore } from './sqlite-store.js';
 import type { RouteRecord } from '../routing-store.js';
-import { describeStoreContract } from '../store-contract.js';
+import { describeStoreContracts } from '../../../test/contracts/store/store-contracts.js';
 import { temporaryDirectory } from '../../../test/helpers/temporary-directory.js';
 import { expectUpgradedRoutingRows } from '../../../test/helpers/upgraded-routing-rows.js';
+import { expectUpgradedBudgetRows, oldBudgetRows } from '../../../test/helpers/upgraded-budget-rows.js';
 
 const directory = temporaryDirectory('taskgate-sqlite-store-');
 let files = 0;
@@ -17,14 +19,14 @@ afterAll(() => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-describeStoreContract('sqlite', async () => createSqliteStore({ path: freshPath() }), async () => {
+describeStoreContracts('sqlite', async () => createSqliteStore({ path: freshPath() }), async () => {
   const path = freshPath();
   const first = createSqliteStore({ path });
   await first.migrate();
   return [first, createSqliteStore({ path })];
 });
 
-describeStoreContract('sqlite :memory:', async () => createSqliteStore({ path: ':memory:' }));
+describeStoreContracts('sqlite :memory:', async () => createSqliteStore({ path: ':memory:' }));
 
 describe('sqlite store', () => {
   it('puts a file database in WAL mode and creates its parent directory', async () => {
@@ -93,6 +95,7 @@ describe('sqlite store', () => {
     const path = freshPath();
     const database = new Database(path);
     applyMigrations(database, migrations.filter((migration) => migration.id < '0014_paired_evidence_route_splits'));
+    const release = migrations.filter((migration) => migration.id <= '0014_paired_evidence_route_splits');
     database.exec(`
       INSERT INTO route_evidence (account_id, project, workload, requested_model, candidate_model, contract_version,
         evaluated, passed, errors, prompt_tokens, completion_tokens, cost_usd, latency_ms_total, updated_at)
@@ -102,7 +105,7 @@ describe('sqlite store', () => {
       INSERT INTO traces (request_id, account_id, key_id, environment, status, http_status, prompt_tokens, completion_tokens, cost_usd, latency_ms, stream, started_at)
       VALUES ('req-old', 'acct-1', 'key-1', 'production', 'ok', 200, 1, 1, 0, 5, 0, 1000);
     `);
-    expect(applyMigrations(database)).toEqual(['0014_paired_evidence_route_splits']);
+    expect(applyMigrations(database, release)).toEqual(['0014_paired_evidence_route_splits']);
     database.close();
 
     const store = createSqliteStore({ path });
@@ -110,6 +113,32 @@ describe('sqlite store', () => {
     await expectUpgradedRoutingRows(store);
     expect(await store.traces.get('acct-1', 'req-old')).toMatchObject({ servedModel: null });
     await store.close();
+  });
+
+  it('reads the keys, traces and rollups of a database of the release before as without spend caps or cache hits, and gains the budget tables', async () => {
+    const path = freshPath();
+    const database = new Database(path);
+    applyMigrations(database, migrations.filter((migration) => migration.id < '0015_budgets_cache'));
+    const startedAt = Date.UTC(2024, 0, 10, 12, 30, 15);
+    for (const statement of oldBudgetRows(startedAt, '0')) database.exec(statement);
+    expect(applyMigrations(database)).toEqual(['0015_budgets_cache']);
+    database.close();
+
+    const store = createSqliteStore({ path });
+    await store.migrate();
+    await expectUpgradedBudgetRows(store, startedAt);
+    await store.close();
+  });
+
+  it('sums the spend since a time through the traces index, of one account or of all, never by a scan of the table', () => {
+    const database = new Database(':memory:');
+    applyMigrations(database);
+    const plan = (sql: string, ...values: unknown[]) => database.prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all(...values).map((row) => row.detail);
+    for (const details of [plan(spendSinceSql.ofAccount, 'acct-1', 0), plan(spendSinceSql.ofEveryAccount, 0)]) {
+      expect(details.some((detail) => /^SEARCH traces USING INDEX traces_account_started \(account_id=\? AND started_at>\?\)/.test(detail)), details.join('\n')).toBe(true);
+      expect(details.filter((detail) => /^SCAN traces\b/.test(detail)), details.join('\n')).toEqual([]);
+    }
+    database.close();
   });
 
   it('rolls back a failing migration entirely', () => {
@@ -127,12 +156,12 @@ describe('sqlite store', () => {
     const writer = createSqliteStore({ path });
     await writer.migrate();
     const account = await writer.accounts.ensureAccount('acme');
-    const scope = await writer.projects.ensureScope(account.id, 'shop', 'main');
+    const scope = await writer.projects.ensureScope({ accountId: account.id, project: 'shop', workload: 'main' });
 
     const reader = createSqliteStore({ path });
     await reader.migrate();
     expect(await reader.accounts.ensureAccount('acme')).toEqual(account);
-    expect(await reader.projects.ensureScope(account.id, 'shop', 'main')).toEqual(scope);
+    expect(await reader.projects.ensureScope({ accountId: account.id, project: 'shop', workload: 'main' })).toEqual(scope);
     await writer.close();
     await reader.close();
   });
