@@ -109,7 +109,6 @@ describe.skipIf(url === null)('a cap in Redis, reserved against by three process
     for (const { child } of reservers) child.stdin.write('go\n');
     const answers = await Promise.all(reservers.map((reserver) => reserver.next()));
     const results = answers.flatMap((answer) => answer.results as Array<{ amountMicros: number; reserved: boolean; unavailable?: true }>);
-    const byProcess = answers.map((answer) => (answer.results as Array<{ reserved: boolean }>).filter((result) => result.reserved).length);
     expect(answers.map((answer) => answer.degraded)).toEqual([null, null, null]);
     expect(results).toHaveLength(200);
     expect(results.filter((result) => result.unavailable === true)).toEqual([]);
@@ -119,8 +118,7 @@ describe.skipIf(url === null)('a cap in Redis, reserved against by three process
     const total = reservedAmounts.reduce((sum, amount) => sum + amount, 0);
     expect(total).toBeLessThanOrEqual(limitMicros);
     expect(Number(await inspector.get(`${keyPrefix}${cap.id}`))).toBe(total);
-    // Every process got some of the cap, and whatever was refused would not fit even now.
-    expect(byProcess.every((count) => count > 0)).toBe(true);
+    // Whatever was refused would not fit even now. (Which process got how much is up to the race: one may take it all.)
     expect(refusedAmounts.length).toBeGreaterThan(0);
     for (const amount of refusedAmounts) expect(total + amount).toBeGreaterThan(limitMicros);
 
