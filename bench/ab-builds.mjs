@@ -37,7 +37,8 @@ const { values } = parseArgs({
     stream: { type: 'boolean', default: false },
   },
 });
-if (values.before === undefined && !values.bare) throw new Error('--before DIR (the other build: a checkout with dist/ built) or --bare (the bare pass-through) is required');
+if (values.before === undefined && !values.bare)
+  throw new Error('--before DIR (the other build: a checkout with dist/ built) or --bare (the bare pass-through) is required');
 if (!wrkInstalled()) throw new Error('wrk is required (Debian: apt-get install wrk): only it can be paused for the turns');
 const connections = Number(values.connections);
 const seconds = Number(values.seconds);
@@ -46,25 +47,49 @@ await withMockEngine({ name: 'ab-builds', gapMs: 0 }, async ({ mock, directory, 
   const adminKey = newAdminKey();
   const servers = [];
   if (values.bare) {
-    const bare = await startListeningChild([bareProxyEntry, '--upstream', mock.line.url.replace(/\/v1$/, '')], 'bare_proxy', 'the bare pass-through');
+    const bare = await startListeningChild(
+      [bareProxyEntry, '--upstream', mock.line.url.replace(/\/v1$/, '')],
+      'bare_proxy',
+      'the bare pass-through',
+    );
     started.push(bare);
     servers.push({ pid: bare.pid, origin: `http://127.0.0.1:${bare.line.port}` });
   }
-  for (const [name, entry] of values.bare ? [['after', undefined]] : [['before', join(resolve(values.before ?? ''), 'dist', 'cli', 'main.js')], ['after', undefined]]) {
+  for (const [name, entry] of values.bare
+    ? [['after', undefined]]
+    : [
+        ['before', join(resolve(values.before ?? ''), 'dist', 'cli', 'main.js')],
+        ['after', undefined],
+      ]) {
     const own = join(directory, name);
     mkdirSync(own);
     const extraNodeFlags = name === 'after' ? nodeFlagsOf(values['after-flags']) : [];
-    const server = await startTaskgate({ directory: own, mockUrl: mock.line.url, gapMockUrl: mock.line.url, adminKey, entry, extraNodeFlags });
+    const server = await startTaskgate({
+      directory: own,
+      mockUrl: mock.line.url,
+      gapMockUrl: mock.line.url,
+      adminKey,
+      entry,
+      extraNodeFlags,
+    });
     started.push(server);
     servers.push(server);
   }
-  const targets = servers.map((server) => ({ url: `${server.origin}/v1/chat/completions`, headers: chatHeaders(adminKey), body: chatBody('bench-model', values.stream) }));
+  const targets = servers.map((server) => ({
+    url: `${server.origin}/v1/chat/completions`,
+    headers: chatHeaders(adminKey),
+    body: chatBody('bench-model', values.stream),
+  }));
   for (const target of targets) {
     await checkReply(target, values.stream, target.url);
     await runWrk(target, { connections, durationSeconds: 2, directory });
   }
   const { cpu, ratio } = await ratioInTurns(servers, targets, { rounds, connections, seconds, directory, label: 'builds A/B' });
   const format = (/** @type {number[]} */ list) => list.map((value) => value.toFixed(0)).join(' ');
-  console.log(`${values.stream ? 'stream' : 'JSON'}, CPU µs per call, ${rounds} rounds of ${seconds} s each, in turns: ${values.bare ? 'bare' : 'before'} ${format(cpu[0])} | after ${format(cpu[1])}`);
-  console.log(`after / before ${ratio.toFixed(3)} (the median of the rounds'); medians: before ${median(cpu[0]).toFixed(0)}, after ${median(cpu[1]).toFixed(0)} µs`);
+  console.log(
+    `${values.stream ? 'stream' : 'JSON'}, CPU µs per call, ${rounds} rounds of ${seconds} s each, in turns: ${values.bare ? 'bare' : 'before'} ${format(cpu[0])} | after ${format(cpu[1])}`,
+  );
+  console.log(
+    `after / before ${ratio.toFixed(3)} (the median of the rounds'); medians: before ${median(cpu[0]).toFixed(0)}, after ${median(cpu[1]).toFixed(0)} µs`,
+  );
 });

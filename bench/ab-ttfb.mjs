@@ -39,7 +39,8 @@ const { values } = parseArgs({
     'after-flags': { type: 'string', default: '' },
   },
 });
-if (values.before === undefined && !values.bare) throw new Error('--before DIR (the other build: a checkout with dist/ built) or --bare (the bare pass-through) is required');
+if (values.before === undefined && !values.bare)
+  throw new Error('--before DIR (the other build: a checkout with dist/ built) or --bare (the bare pass-through) is required');
 /** The first streams of each build warm it up and are not counted. */
 const warmUp = 40;
 await withMockEngine({ name: 'ab-ttfb', gapMs: 20 }, async ({ mock, directory, started }) => {
@@ -51,14 +52,25 @@ await withMockEngine({ name: 'ab-ttfb', gapMs: 20 }, async ({ mock, directory, s
   /** @type {{ origin: string }[]} */
   const servers = [];
   if (values.bare) {
-    const bare = await startListeningChild([bareProxyEntry, '--upstream', mock.line.url.replace(/\/v1$/, '')], 'bare_proxy', 'the bare pass-through');
+    const bare = await startListeningChild(
+      [bareProxyEntry, '--upstream', mock.line.url.replace(/\/v1$/, '')],
+      'bare_proxy',
+      'the bare pass-through',
+    );
     started.push(bare);
     servers.push({ origin: `http://127.0.0.1:${bare.line.port}` });
   }
   for (const build of values.bare ? builds.slice(1) : builds) {
     mkdirSync(join(directory, build.name));
     const extraNodeFlags = build.name === 'after' ? nodeFlagsOf(values['after-flags']) : [];
-    const server = await startTaskgate({ directory: join(directory, build.name), mockUrl: mock.line.url, gapMockUrl: mock.line.url, adminKey, entry: build.entry, extraNodeFlags });
+    const server = await startTaskgate({
+      directory: join(directory, build.name),
+      mockUrl: mock.line.url,
+      gapMockUrl: mock.line.url,
+      adminKey,
+      entry: build.entry,
+      extraNodeFlags,
+    });
     started.push(server);
     servers.push(server);
   }
@@ -67,11 +79,17 @@ await withMockEngine({ name: 'ab-ttfb', gapMs: 20 }, async ({ mock, directory, s
   for (const server of servers) await checkReply({ url: `${server.origin}/v1/chat/completions`, headers, body }, true, 'ab-ttfb');
   // 20 streams a second in all by default (--rate), dealt to the builds in turns.
   const destinations = servers.map(({ origin }) => ({ origin, path: '/v1/chat/completions', headers, body }));
-  const figures = await firstByteInTurns(destinations, { rate: Number(values.rate) / servers.length, seconds: Number(values.seconds), warmUp });
+  const figures = await firstByteInTurns(destinations, {
+    rate: Number(values.rate) / servers.length,
+    seconds: Number(values.seconds),
+    warmUp,
+  });
   for (const [index, build] of builds.entries()) {
     const figure = figures[index];
     if (figure === undefined) continue;
     const at = (/** @type {number} */ value) => value.toFixed(3);
-    console.log(`${build.name}: ${figure.streams} streams, time to first byte p25 ${at(figure.p25Ms)}, p50 ${at(figure.p50Ms)}, p75 ${at(figure.p75Ms)}, p99 ${at(figure.p99Ms)} ms`);
+    console.log(
+      `${build.name}: ${figure.streams} streams, time to first byte p25 ${at(figure.p25Ms)}, p50 ${at(figure.p50Ms)}, p75 ${at(figure.p75Ms)}, p99 ${at(figure.p99Ms)} ms`,
+    );
   }
 });

@@ -74,7 +74,9 @@ async function forward(request, response, parts) {
 
 server.listen(Number(values.port), values.host, () => {
   const address = /** @type {import('node:net').AddressInfo} */ (server.address());
-  process.stdout.write(`${JSON.stringify({ bare_proxy: 'listening', port: address.port, url: `http://${values.host}:${address.port}/v1`, pid: process.pid })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ bare_proxy: 'listening', port: address.port, url: `http://${values.host}:${address.port}/v1`, pid: process.pid })}\n`,
+  );
 });
 
 const stop = () => {

@@ -61,7 +61,10 @@ async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const environment = { ...describeEnvironment('undici streaming client in the benchmark process'), nodeLlamaCpp: nodeLlamaCppVersion() };
   const warnings: string[] = [];
-  if (loadavg()[0]! > quietLoadAverage) warnings.push(`the 1-minute load average was ${loadavg()[0]!.toFixed(2)} at start (over ${quietLoadAverage}): the machine was not idle`);
+  if (loadavg()[0]! > quietLoadAverage)
+    warnings.push(
+      `the 1-minute load average was ${loadavg()[0]!.toFixed(2)} at start (over ${quietLoadAverage}): the machine was not idle`,
+    );
   const directory = mkdtempSync(join(tmpdir(), 'taskgate-bench-cpu-'));
   removeOnInterrupt(options.keep ? null : directory);
   keepInterruptCleanupAlive();
@@ -79,11 +82,22 @@ async function main(): Promise<void> {
       return model;
     });
     for (const threads of options.threads) {
-      taskgate = await startTaskgate({ directory, models, threads, sequences: options.concurrency, contextSize: CONTEXT_SIZE, cpuProfileDirectory: options.cpuProfileDirectory });
+      taskgate = await startTaskgate({
+        directory,
+        models,
+        threads,
+        sequences: options.concurrency,
+        contextSize: CONTEXT_SIZE,
+        cpuProfileDirectory: options.cpuProfileDirectory,
+      });
       log(`${threads} thread(s): taskgate pid ${taskgate.pid} at ${taskgate.origin}`);
       runtime = await withDeadline(startDirectRuntime(threads), 60_000, 'node-llama-cpp did not load within 60 s');
       for (const model of models) {
-        loaded = await withDeadline(runtime.load(model, { sequences: options.concurrency, contextSize: CONTEXT_SIZE }), 60_000, `the ${model.name} model did not load within 60 s`);
+        loaded = await withDeadline(
+          runtime.load(model, { sequences: options.concurrency, contextSize: CONTEXT_SIZE }),
+          60_000,
+          `the ${model.name} model did not load within 60 s`,
+        );
         const measured = await measureCase(options, threads, model, loaded, taskgate);
         promptTokens ??= measured.through.single[0]?.calls[0]?.promptTokens ?? null;
         cases.push(measured);
@@ -107,14 +121,29 @@ async function main(): Promise<void> {
   for (const summary of summaries) {
     for (const path of ['direct', 'through'] as const) {
       if (summary[path].noiseMaxPercent > options.maxNoisePercent) {
-        warnings.push(`${summary.threads} thread(s), ${summary.model}, ${path}: a round stayed disturbed after ${options.retries} re-runs (${summary[path].noiseMaxPercent.toFixed(1)}% of the machine)`);
+        warnings.push(
+          `${summary.threads} thread(s), ${summary.model}, ${path}: a round stayed disturbed after ${options.retries} re-runs (${summary[path].noiseMaxPercent.toFixed(1)}% of the machine)`,
+        );
       }
     }
   }
   const report = {
     startedAt,
-    environment: { ...environment, loadAverageAtEnd: loadavg().map((value) => value.toFixed(2)).join(' ') },
-    settings: { tokens: options.tokens, concurrency: options.concurrency, repeat: options.repeat, threads: options.threads, contextSize: CONTEXT_SIZE, promptTokens, cpuProfile: options.cpuProfileDirectory !== undefined },
+    environment: {
+      ...environment,
+      loadAverageAtEnd: loadavg()
+        .map((value) => value.toFixed(2))
+        .join(' '),
+    },
+    settings: {
+      tokens: options.tokens,
+      concurrency: options.concurrency,
+      repeat: options.repeat,
+      threads: options.threads,
+      contextSize: CONTEXT_SIZE,
+      promptTokens,
+      cpuProfile: options.cpuProfileDirectory !== undefined,
+    },
     models: models.map(({ file: _file, ...model }) => model),
     summaries,
     warnings,
@@ -126,9 +155,18 @@ async function main(): Promise<void> {
 }
 
 /** One model at one thread count: warm-up, then the repetitions, the paths alternating which goes first. */
-async function measureCase(options: CpuBenchOptions, threads: number, model: BenchModel, direct: DirectModel, taskgate: TaskgateServer): Promise<MeasuredCase> {
+async function measureCase(
+  options: CpuBenchOptions,
+  threads: number,
+  model: BenchModel,
+  direct: DirectModel,
+  taskgate: TaskgateServer,
+): Promise<MeasuredCase> {
   const deadlineMs = 60_000 + options.tokens * 500;
-  const calls = (tokens: number): Record<PathName, GenerationCall> => ({ direct: direct.call(tokens, deadlineMs), through: taskgate.call(model, tokens, deadlineMs) });
+  const calls = (tokens: number): Record<PathName, GenerationCall> => ({
+    direct: direct.call(tokens, deadlineMs),
+    through: taskgate.call(model, tokens, deadlineMs),
+  });
   const settings = (expectedTokens: number): RoundSettings => ({
     expectedTokens,
     maxNoisePercent: options.maxNoisePercent,
@@ -173,7 +211,8 @@ function taskgateWarnings(taskgate: TaskgateServer): string[] {
 
 function nodeLlamaCppVersion(): string {
   // Its package.json is not in its exports: read the installed file.
-  return (JSON.parse(readFileSync(join(repositoryRoot, 'node_modules', 'node-llama-cpp', 'package.json'), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(join(repositoryRoot, 'node_modules', 'node-llama-cpp', 'package.json'), 'utf8')) as { version: string })
+    .version;
 }
 
 main().catch((error: unknown) => {

@@ -47,7 +47,8 @@ function systemCallsOf(text, pid) {
   const calls = [];
   for (const row of text.split('\n')) {
     const match = line.exec(row);
-    if (match !== null) calls.push({ at: Number(match[1]), ms: Number(match[2]), call: match[3] ?? '', fd: Number(match[4]), result: Number(match[5]) });
+    if (match !== null)
+      calls.push({ at: Number(match[1]), ms: Number(match[2]), call: match[3] ?? '', fd: Number(match[4]), result: Number(match[5]) });
   }
   return calls;
 }
@@ -92,13 +93,16 @@ await withMockEngine({ name: 'first-byte-legs', gapMs: 20 }, async (setup) => {
   const traceFile = join(directory, 'perf-trace.txt');
   const streams = firstByteInTurns(requests, { rate: 10, seconds, warmUp: 200 });
   await new Promise((resolve) => setTimeout(resolve, 20_000));
-  const tracer = spawn('perf', ['trace', '-p', servers.map(({ pid }) => pid).join(','), '-e', 'read,write,writev', '-o', traceFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const tracer = spawn('perf', ['trace', '-p', servers.map(({ pid }) => pid).join(','), '-e', 'read,write,writev', '-o', traceFile], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let tracerErrors = '';
   tracer.stderr.on('data', (part) => (tracerErrors += String(part)));
   const firstBytes = await streams;
   tracer.kill('SIGINT');
   await new Promise((resolve) => tracer.once('close', resolve));
-  if (!existsSync(traceFile)) throw new Error(`perf trace recorded nothing (it needs root or kernel.perf_event_paranoid <= -1): ${tracerErrors.trim()}`);
+  if (!existsSync(traceFile))
+    throw new Error(`perf trace recorded nothing (it needs root or kernel.perf_event_paranoid <= -1): ${tracerErrors.trim()}`);
 
   const text = readFileSync(traceFile, 'utf8');
   const quartiles = (/** @type {number[]} */ times) => [25, 50, 75].map((rank) => percentile(times, rank).toFixed(0)).join(' / ');

@@ -89,7 +89,12 @@ function windowsOf(path) {
   }
   const windows = busy.length;
   for (const [label, total] of self) self.set(label, total / Math.max(1, windows));
-  return { windows, busyMean: busy.reduce((sum, value) => sum + value, 0) / Math.max(1, windows), busyP50: percentile(busy, 50), selfPerRequest: self };
+  return {
+    windows,
+    busyMean: busy.reduce((sum, value) => sum + value, 0) / Math.max(1, windows),
+    busyP50: percentile(busy, 50),
+    selfPerRequest: self,
+  };
 }
 
 /** The one profile a server wrote into its directory. @param {string} directory */
@@ -102,7 +107,11 @@ function profileIn(directory) {
 await withMockEngine({ name: 'first-byte-profile', gapMs: 20 }, async (setup) => {
   const profiles = { bare: join(setup.directory, 'bare-profile'), taskgate: join(setup.directory, 'taskgate-profile') };
   for (const profileDirectory of Object.values(profiles)) mkdirSync(profileDirectory);
-  const { children, streams } = await startBesideBare(setup, { label: 'first-byte-profile', bareFlags: profilerFlags(profiles.bare), taskgateFlags: profilerFlags(profiles.taskgate) });
+  const { children, streams } = await startBesideBare(setup, {
+    label: 'first-byte-profile',
+    bareFlags: profilerFlags(profiles.bare),
+    taskgateFlags: profilerFlags(profiles.taskgate),
+  });
   const firstBytes = await firstByteInTurns(streams, { rate: 10, seconds, warmUp: 100 });
   // A profile is written as its process exits.
   for (const { child } of children) await stopChild(child, 10_000);
@@ -110,7 +119,10 @@ await withMockEngine({ name: 'first-byte-profile', gapMs: 20 }, async (setup) =>
 
   const at = (/** @type {number} */ value) => value.toFixed(1).padStart(7);
   console.log(`Request windows (head parsed -> idle), sampled every 50 µs; ${seconds} s at 10 streams/s each`);
-  for (const [name, windows, firstByte] of /** @type {const} */ ([['pass-through', bareWindows, firstBytes[0]], ['taskgate', taskgateWindows, firstBytes[1]]])) {
+  for (const [name, windows, firstByte] of /** @type {const} */ ([
+    ['pass-through', bareWindows, firstBytes[0]],
+    ['taskgate', taskgateWindows, firstBytes[1]],
+  ])) {
     const ownCode = [...windows.selfPerRequest].filter(([label]) => label.includes(' dist/')).reduce((sum, [, value]) => sum + value, 0);
     console.log(
       `${name.padEnd(13)} ${windows.windows} windows, busy µs mean ${at(windows.busyMean)}, p50 ${at(windows.busyP50)}; in dist/ ${at(ownCode)}` +
@@ -121,6 +133,8 @@ await withMockEngine({ name: 'first-byte-profile', gapMs: 20 }, async (setup) =>
   const labels = [...new Set(byCost.map(([label]) => label))].slice(0, top);
   console.log(`\nSelf µs per request   pass-through   taskgate   function`);
   for (const label of labels) {
-    console.log(`                      ${at(bareWindows.selfPerRequest.get(label) ?? 0)}      ${at(taskgateWindows.selfPerRequest.get(label) ?? 0)}   ${label}`);
+    console.log(
+      `                      ${at(bareWindows.selfPerRequest.get(label) ?? 0)}      ${at(taskgateWindows.selfPerRequest.get(label) ?? 0)}   ${label}`,
+    );
   }
 });

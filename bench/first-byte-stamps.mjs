@@ -39,14 +39,28 @@ const report = await withMockEngine({ name: 'first-byte-stamps', gapMs: 20 }, as
   mkdirSync(probeDirectory);
   process.env.FIRST_BYTE_PROBE_DIR = probeDirectory;
   const adminKey = newAdminKey();
-  const bare = await startListeningChild([probe, bareProxyEntry, '--upstream', mock.line.url.replace(/\/v1$/, '')], 'bare_proxy', 'the bare pass-through');
+  const bare = await startListeningChild(
+    [probe, bareProxyEntry, '--upstream', mock.line.url.replace(/\/v1$/, '')],
+    'bare_proxy',
+    'the bare pass-through',
+  );
   started.push(bare);
   const servers = [{ name: 'bare', pid: bare.pid, origin: `http://127.0.0.1:${bare.line.port}` }];
-  const builds = [...(values.before === undefined ? [] : [{ name: 'before', entry: join(resolve(values.before), 'dist', 'cli', 'main.js') }]), { name: 'this build', entry: undefined }];
+  const builds = [
+    ...(values.before === undefined ? [] : [{ name: 'before', entry: join(resolve(values.before), 'dist', 'cli', 'main.js') }]),
+    { name: 'this build', entry: undefined },
+  ];
   for (const [index, build] of builds.entries()) {
     const home = join(directory, `taskgate-${index}`);
     mkdirSync(home);
-    const server = await startTaskgate({ directory: home, mockUrl: mock.line.url, gapMockUrl: mock.line.url, adminKey, entry: build.entry, extraNodeFlags: [probe] });
+    const server = await startTaskgate({
+      directory: home,
+      mockUrl: mock.line.url,
+      gapMockUrl: mock.line.url,
+      adminKey,
+      entry: build.entry,
+      extraNodeFlags: [probe],
+    });
     started.push(server);
     servers.push({ name: build.name, pid: server.pid, origin: server.origin });
   }
@@ -71,7 +85,9 @@ const report = await withMockEngine({ name: 'first-byte-stamps', gapMs: 20 }, as
       calls: calls.length,
       firstByteMs: firstBytes[index]?.p50Ms ?? Number.NaN,
       legs: [0, 1, 2].map((leg) => p50(calls.map((call) => /** @type {number} */ (call.legs[leg])))),
-      stamps: labels.map((label) => `${label} ${p50(calls.flatMap((call) => (call.stamps[label] === undefined ? [] : [call.stamps[label]]))).toFixed(0)}`),
+      stamps: labels.map(
+        (label) => `${label} ${p50(calls.flatMap((call) => (call.stamps[label] === undefined ? [] : [call.stamps[label]]))).toFixed(0)}`,
+      ),
     };
   });
 });
@@ -79,6 +95,12 @@ const report = await withMockEngine({ name: 'first-byte-stamps', gapMs: 20 }, as
 const column = (/** @type {number} */ value) => value.toFixed(1).padStart(8);
 console.log(`${'server'.padEnd(12)} first byte p50 | legs, µs p50:  before   engine    after | calls`);
 for (const server of report) {
-  console.log(`${server.name.padEnd(12)} ${server.firstByteMs.toFixed(3).padStart(11)} ms |              ${column(server.legs[0] ?? 0)} ${column(server.legs[1] ?? 0)} ${column(server.legs[2] ?? 0)} | ${server.calls}`);
+  console.log(
+    `${server.name.padEnd(12)} ${server.firstByteMs.toFixed(3).padStart(11)} ms |              ${column(server.legs[0] ?? 0)} ${column(server.legs[1] ?? 0)} ${column(server.legs[2] ?? 0)} | ${server.calls}`,
+  );
 }
-for (const server of report) if (server.stamps.length > 0) console.log(`${server.name} stamps (µs p50, before: since the request's start; after: since the engine's bytes):\n  ${server.stamps.join(' | ')}`);
+for (const server of report)
+  if (server.stamps.length > 0)
+    console.log(
+      `${server.name} stamps (µs p50, before: since the request's start; after: since the engine's bytes):\n  ${server.stamps.join(' | ')}`,
+    );

@@ -48,7 +48,9 @@ const completionBody = Buffer.from(
 
 /** One SSE event of a `chat.completion.chunk`, as bytes. */
 function chunkEvent(choices, extra = {}) {
-  return Buffer.from(`data: ${JSON.stringify({ id: completionId, object: 'chat.completion.chunk', created, model: mockModelName, choices, ...extra })}\n\n`);
+  return Buffer.from(
+    `data: ${JSON.stringify({ id: completionId, object: 'chat.completion.chunk', created, model: mockModelName, choices, ...extra })}\n\n`,
+  );
 }
 
 /** The events every stream sends, in order, before the optional usage chunk. */
@@ -63,7 +65,9 @@ const doneEvent = Buffer.from('data: [DONE]\n\n');
 const streamWithUsage = [...streamEvents, usageEvent, doneEvent];
 const streamWithoutUsage = [...streamEvents, doneEvent];
 
-const modelsBody = Buffer.from(JSON.stringify({ object: 'list', data: [{ id: mockModelName, object: 'model', created, owned_by: 'bench' }] }));
+const modelsBody = Buffer.from(
+  JSON.stringify({ object: 'list', data: [{ id: mockModelName, object: 'model', created, owned_by: 'bench' }] }),
+);
 
 const jsonHeaders = { 'content-type': 'application/json' };
 const streamHeaders = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
@@ -98,7 +102,9 @@ export async function startMockEngine(options = {}) {
     if (request.method === 'POST' && request.url === '/v1/chat/completions') {
       readJson(request, (body) => {
         if (body === null) {
-          response.writeHead(400, jsonHeaders).end('{"error":{"message":"invalid JSON body","type":"invalid_request_error","param":null,"code":null}}');
+          response
+            .writeHead(400, jsonHeaders)
+            .end('{"error":{"message":"invalid JSON body","type":"invalid_request_error","param":null,"code":null}}');
         } else if (body.stream === true) {
           const includeUsage = body.stream_options?.include_usage === true;
           sendStream(response, includeUsage ? streamWithUsage : streamWithoutUsage, gapMs);
@@ -213,7 +219,9 @@ async function main() {
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--port must be 0-65535, got ${values.port}`);
   if (!Number.isFinite(gapMs) || gapMs < 0) throw new Error(`--gap-ms must be a number >= 0, got ${values['gap-ms']}`);
   const engine = await startMockEngine({ port, host: values.host, gapMs });
-  process.stdout.write(`${JSON.stringify({ mock_engine: 'listening', url: engine.url, port: engine.port, pid: process.pid, gap_ms: gapMs })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ mock_engine: 'listening', url: engine.url, port: engine.port, pid: process.pid, gap_ms: gapMs })}\n`,
+  );
   const stop = () => {
     engine.close().then(() => process.exit(0));
     // Never hang on a client that keeps a stream open.

@@ -51,10 +51,14 @@ await withMockEngine({ name: 'otel-ab', gapMs: 0 }, async ({ mock, directory, st
     const label = `${kind === 'stream' ? 'stream' : 'JSON'}, CPU µs per call, ${cost.rounds} rounds of ${cost.seconds} s${cost.inTurns ? ' each, in turns' : ', one after the other'}`;
     off.forEach((rounds, index) => {
       const ownOn = /** @type {number[]} */ (on[index]);
-      console.log(`${label} (pair ${index + 1}: medians off ${median(rounds).toFixed(0)}, on ${median(ownOn).toFixed(0)}): off ${format(rounds)} | on ${format(ownOn)}`);
+      console.log(
+        `${label} (pair ${index + 1}: medians off ${median(rounds).toFixed(0)}, on ${median(ownOn).toFixed(0)}): off ${format(rounds)} | on ${format(ownOn)}`,
+      );
     });
     console.log(`each round's on / off: ${ratios.map((value) => value.toFixed(2)).join(' ')}`);
-    console.log(`on / off ${ratio.toFixed(3)} (the median of the rounds'); medians of CPU per call: off ${offMedian.toFixed(0)}, on ${onMedian.toFixed(0)} µs`);
+    console.log(
+      `on / off ${ratio.toFixed(3)} (the median of the rounds'); medians of CPU per call: off ${offMedian.toFixed(0)}, on ${onMedian.toFixed(0)} µs`,
+    );
   }
   console.log(`spans exported ${cost.spansExported ?? 'unknown'}, dropped ${cost.spansDropped ?? 'unknown'}`);
   for (const warning of cost.warnings) console.log(`warning: ${warning}`);

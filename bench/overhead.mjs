@@ -136,7 +136,11 @@ async function main() {
     for (const kind of kinds) {
       for (const path of [...paths].reverse()) await saturate(options.warmupSeconds)(targetFor(path, kind));
     }
-    await runFixedRate(targetFor('through', 'stream', true), { rate: options.ttfbRate, durationSeconds: Math.min(1, options.warmupSeconds), stream: true });
+    await runFixedRate(targetFor('through', 'stream', true), {
+      rate: options.ttfbRate,
+      durationSeconds: Math.min(1, options.warmupSeconds),
+      stream: true,
+    });
 
     const { runs, completedByPath } = await runMeasurements({ options, kinds, paths, servers, targetFor, saturate });
     const medians = mediansOf(runs, kinds, paths);
@@ -153,7 +157,11 @@ async function main() {
     };
     const againstBare =
       useWrk && servers.bare !== null
-        ? await measureAgainstBare({ bare: servers.bare, taskgate: servers.taskgate }, (path, kind, gap) => targetFor(path, kind, gap), againstBareSettings)
+        ? await measureAgainstBare(
+            { bare: servers.bare, taskgate: servers.taskgate },
+            (path, kind, gap) => targetFor(path, kind, gap),
+            againstBareSettings,
+          )
         : null;
 
     // The same for a second taskgate on the undici transport, beside the default's: reported, not a target (undici-transport.mjs).
@@ -164,14 +172,25 @@ async function main() {
         : null;
     const undiciTransport =
       undiciSkipped === null
-        ? await measureUndiciTransport({ servers, directory, againstBare: againstBareSettings, warmupSeconds: options.warmupSeconds, saturate, started })
+        ? await measureUndiciTransport({
+            servers,
+            directory,
+            againstBare: againstBareSettings,
+            warmupSeconds: options.warmupSeconds,
+            saturate,
+            started,
+          })
         : null;
     if (undiciTransport !== null) warnings.push(...undiciTransport.warnings);
 
     // Memory over a sustained run: RSS at its start and end (memory-growth.mjs).
     const growth =
       options.growthSeconds > 0
-        ? await measureMemoryGrowth(servers.taskgate, kinds.map((kind) => targetFor('through', kind)), { seconds: options.growthSeconds, sampleSeconds: 10, saturate })
+        ? await measureMemoryGrowth(
+            servers.taskgate,
+            kinds.map((kind) => targetFor('through', kind)),
+            { seconds: options.growthSeconds, sampleSeconds: 10, saturate },
+          )
         : null;
     if (growth !== null && growth.failed > 0) warnings.push(`${growth.failed} calls failed in the memory growth run`);
 
@@ -211,15 +230,21 @@ async function main() {
       // Still running: is anything degraded after the load (limits fallen back to memory, store writes failing), and who leads the router?
       const readinessAtEnd = await Promise.all(shared.processes.map((server) => readinessOf(server.origin, taskgate.adminKey, false)));
       readinessAtEnd.forEach((ready, index) => {
-        if (ready.degraded?.length > 0 || ready.ready !== true) warnings.push(`taskgate ${index + 1} on PostgreSQL + Redis after the runs: ${JSON.stringify(ready).slice(0, 400)}`);
+        if (ready.degraded?.length > 0 || ready.ready !== true)
+          warnings.push(`taskgate ${index + 1} on PostgreSQL + Redis after the runs: ${JSON.stringify(ready).slice(0, 400)}`);
       });
       const { routerLeaderPid } = await readSharedDatabase(backends.databaseUrl);
       await Promise.allSettled(shared.processes.map((server) => stopChild(server.child, 20_000)));
       const { traces } = await readSharedDatabase(backends.databaseUrl);
       const sharedCompleted = sharedPaths.reduce((sum, path) => sum + (completedByPath[path] ?? 0), 0);
       if (traces === null) warnings.push('could not count the traces in the PostgreSQL database');
-      else if (traces < sharedCompleted) warnings.push(`the taskgates on PostgreSQL stored ${traces} traces for at least ${sharedCompleted} measured calls: tracing fell behind`);
-      shared.processes.forEach((server, index) => warnings.push(...logWarnings(`taskgate ${index + 1} (PostgreSQL + Redis)`, server.log.text)));
+      else if (traces < sharedCompleted)
+        warnings.push(
+          `the taskgates on PostgreSQL stored ${traces} traces for at least ${sharedCompleted} measured calls: tracing fell behind`,
+        );
+      shared.processes.forEach((server, index) =>
+        warnings.push(...logWarnings(`taskgate ${index + 1} (PostgreSQL + Redis)`, server.log.text)),
+      );
       const leaderIndex = shared.processes.findIndex((server) => server.pid === routerLeaderPid);
       sharedReport = {
         skipped: null,
@@ -232,7 +257,13 @@ async function main() {
         postgresBackendsVisible: shared.postgresPids !== null,
         redisVisible: shared.redisPid !== null,
         readinessAtStart: shared.readinessAtStart.map((ready) => ({ router: ready.router, store: ready.store, limits: ready.limits })),
-        readinessAtEnd: readinessAtEnd.map((ready) => ({ ready: ready.ready, degraded: ready.degraded, limits: ready.limits, store_writes: ready.store_writes, router: ready.router })),
+        readinessAtEnd: readinessAtEnd.map((ready) => ({
+          ready: ready.ready,
+          degraded: ready.degraded,
+          limits: ready.limits,
+          store_writes: ready.store_writes,
+          router: ready.router,
+        })),
       };
     }
 

@@ -59,8 +59,19 @@ interface Options {
   skipPostgres: boolean;
 }
 
-interface InsertResult { backend: string; batch: number; traces: number; seconds: number }
-interface PruneResult { backend: string; how: string; rows: number; calls: number; seconds: number }
+interface InsertResult {
+  backend: string;
+  batch: number;
+  traces: number;
+  seconds: number;
+}
+interface PruneResult {
+  backend: string;
+  how: string;
+  rows: number;
+  calls: number;
+  seconds: number;
+}
 
 async function main(): Promise<void> {
   const options = readOptions();
@@ -112,7 +123,9 @@ async function main(): Promise<void> {
   }
 
   const loadAtEnd = loadavg()[0] ?? 0;
-  process.stdout.write(`\n${report(inserts, prunes, [...notes, `${cpus().length} cores, Node ${process.version}, 1-minute load average ${loadAtStart.toFixed(2)} at start, ${loadAtEnd.toFixed(2)} at end`])}\n`);
+  process.stdout.write(
+    `\n${report(inserts, prunes, [...notes, `${cpus().length} cores, Node ${process.version}, 1-minute load average ${loadAtStart.toFixed(2)} at start, ${loadAtEnd.toFixed(2)} at end`])}\n`,
+  );
 }
 
 /** Batches of `options.batch` until the count or the time is reached; only insertBatch is timed. */
@@ -138,12 +151,20 @@ async function measureInserts(backend: string, store: Store, options: Options): 
  * (untimed; with `partitions`, that day gets its partition first), then times
  * pruneTraces until it deletes nothing, and checks that exactly those calls went.
  */
-async function measurePrune(backend: string, how: string, store: Store, options: Options, daysBack: number, partitions?: TracePartitions): Promise<PruneResult> {
+async function measurePrune(
+  backend: string,
+  how: string,
+  store: Store,
+  options: Options,
+  daysBack: number,
+  partitions?: TracePartitions,
+): Promise<PruneResult> {
   const day = Math.floor(Date.now() / DAY_MS) * DAY_MS - daysBack * DAY_MS;
   if (partitions !== undefined) await partitions.create(day);
   const make = traceMaker(`${backend}-prune-${daysBack}`, day);
   log(`${backend}: storing ${options.pruneRows} calls ${daysBack} days back`);
-  for (let stored = 0; stored < options.pruneRows; stored += 1_000) await store.traces.insertBatch(make.batch(Math.min(1_000, options.pruneRows - stored), DAY_MS / options.pruneRows));
+  for (let stored = 0; stored < options.pruneRows; stored += 1_000)
+    await store.traces.insertBatch(make.batch(Math.min(1_000, options.pruneRows - stored), DAY_MS / options.pruneRows));
   log(`${backend}: pruning them (${how})`);
   let rows = 0;
   let calls = 0;
@@ -160,7 +181,10 @@ async function measurePrune(backend: string, how: string, store: Store, options:
   return { backend, how, rows, calls, seconds };
 }
 
-const words = 'the a gateway model project workload trace token latency reply request route store batch minute cost account key stream queue policy retention partition summary invoice order customer shipment'.split(' ');
+const words =
+  'the a gateway model project workload trace token latency reply request route store batch minute cost account key stream queue policy retention partition summary invoice order customer shipment'.split(
+    ' ',
+  );
 
 /** Realistic traces: request ids unique to `run`, started `spacingMs` apart from `startAt`, ~1 KB bodies each way. */
 function traceMaker(run: string, startAt: number) {
@@ -185,38 +209,66 @@ function traceMaker(run: string, startAt: number) {
     const model = random() < 0.7 ? 'qwen2.5-0.5b-instruct' : 'qwen2.5-7b-instruct';
     const requestBody = JSON.stringify({
       model: 'qwen2.5-7b-instruct',
-      messages: [{ role: 'system', content: text(200) }, { role: 'user', content: text(650) }],
+      messages: [
+        { role: 'system', content: text(200) },
+        { role: 'user', content: text(650) },
+      ],
       max_tokens: 256,
       temperature: 0.2,
       ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
     });
     const replyBody = JSON.stringify({
-      id: `chatcmpl-${run}-${index}`, object: 'chat.completion', created: 1_700_000_000, model,
+      id: `chatcmpl-${run}-${index}`,
+      object: 'chat.completion',
+      created: 1_700_000_000,
+      model,
       choices: [{ index: 0, message: { role: 'assistant', content: text(780) }, finish_reason: 'stop' }],
       usage: { prompt_tokens: 210, completion_tokens: 160, total_tokens: 370 },
     });
     return {
       requestId: `req_${tag}${index.toString(36).padStart(6, '0')}${randomBytes(6).toString('hex')}`,
-      accountId: 'acct_bench', keyId: 'key_bench', environment: random() < 0.9 ? 'production' : 'staging',
-      project: `project-${Math.floor(random() * 3)}`, workload: `workload-${Math.floor(random() * 4)}`, user: random() < 0.3 ? `user-${Math.floor(random() * 100)}` : null,
-      requestedModel: 'qwen2.5-7b-instruct', servedModel: model, replica: `replica-${Math.floor(random() * 2)}`, attempts: null,
-      status, errorClass: status === 'ok' ? null : status === 'error' ? 'upstream_error' : 'client_closed', errorMessage: status === 'error' ? 'upstream answered 502' : null,
-      httpStatus: status === 'error' ? 502 : 200, finishReason: status === 'ok' ? 'stop' : null,
-      promptTokens: 150 + Math.floor(random() * 120), completionTokens: Math.floor(random() * 300), costUsd: random() * 0.001,
-      latencyMs: 200 + random() * 2_000, ttftMs: stream ? 20 + random() * 200 : null, stream, metadata: random() < 0.2 ? { ticket: `T-${index}` } : null,
-      startedAt: Math.floor(startAt + (index - 1) * spacingMs), requestBody, replyBody,
-      engineSeconds: stream ? 0.4 : null, measuredCostUsd: stream ? 0.000_02 : null,
+      accountId: 'acct_bench',
+      keyId: 'key_bench',
+      environment: random() < 0.9 ? 'production' : 'staging',
+      project: `project-${Math.floor(random() * 3)}`,
+      workload: `workload-${Math.floor(random() * 4)}`,
+      user: random() < 0.3 ? `user-${Math.floor(random() * 100)}` : null,
+      requestedModel: 'qwen2.5-7b-instruct',
+      servedModel: model,
+      replica: `replica-${Math.floor(random() * 2)}`,
+      attempts: null,
+      status,
+      errorClass: status === 'ok' ? null : status === 'error' ? 'upstream_error' : 'client_closed',
+      errorMessage: status === 'error' ? 'upstream answered 502' : null,
+      httpStatus: status === 'error' ? 502 : 200,
+      finishReason: status === 'ok' ? 'stop' : null,
+      promptTokens: 150 + Math.floor(random() * 120),
+      completionTokens: Math.floor(random() * 300),
+      costUsd: random() * 0.001,
+      latencyMs: 200 + random() * 2_000,
+      ttftMs: stream ? 20 + random() * 200 : null,
+      stream,
+      metadata: random() < 0.2 ? { ticket: `T-${index}` } : null,
+      startedAt: Math.floor(startAt + (index - 1) * spacingMs),
+      requestBody,
+      replyBody,
+      engineSeconds: stream ? 0.4 : null,
+      measuredCostUsd: stream ? 0.000_02 : null,
     };
   };
   return { batch: (size: number, spacingMs = 5) => Array.from({ length: size }, () => one(spacingMs)) };
 }
 
 function report(inserts: InsertResult[], prunes: PruneResult[], notes: string[]): string {
-  const number = (value: number, digits = 0) => value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  const number = (value: number, digits = 0) =>
+    value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
   return [
     '| Back end | Batch size | Traces | Seconds | Inserts/s |',
     '|---|---:|---:|---:|---:|',
-    ...inserts.map((row) => `| ${row.backend} | ${row.batch} | ${number(row.traces)} | ${number(row.seconds, 2)} | ${number(row.traces / row.seconds)} |`),
+    ...inserts.map(
+      (row) =>
+        `| ${row.backend} | ${row.batch} | ${number(row.traces)} | ${number(row.seconds, 2)} | ${number(row.traces / row.seconds)} |`,
+    ),
     '',
     '| Back end | Pruning one expired day | Calls deleted | pruneTraces calls | Seconds |',
     '|---|---|---:|---:|---:|',

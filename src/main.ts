@@ -87,11 +87,17 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   const breakers = new Map(
     config.engines.map((engine) => [
       engine.id,
-      { failureThreshold: engine.circuit_breaker.failures, cooldownMs: engine.circuit_breaker.cooldown_ms, maxCooldownMs: engine.circuit_breaker.max_cooldown_ms },
+      {
+        failureThreshold: engine.circuit_breaker.failures,
+        cooldownMs: engine.circuit_breaker.cooldown_ms,
+        maxCooldownMs: engine.circuit_breaker.max_cooldown_ms,
+      },
     ]),
   );
   // One busy-time meter per engine, shared by the pools of every model it serves: measured cost divides by the engine's whole concurrency.
-  const meters = new Map(config.engines.map((engine) => [engine.id, new EngineMeter({ engineId: engine.id, costPerHour: engine.cost_per_hour })]));
+  const meters = new Map(
+    config.engines.map((engine) => [engine.id, new EngineMeter({ engineId: engine.id, costPerHour: engine.cost_per_hour })]),
+  );
   // What each model's tokens cost on those engines, from finished calls (the fleet's, in the store, and this process's); the router ranks by it with `routing.cost: measured`.
   const measuredPrices = new MeasuredPrices(store.rollups, logger);
   const catalog = createCatalog(config.models);
@@ -99,14 +105,24 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   for (const model of catalog.list()) {
     const replicas = model.servedBy.map((replica) => {
       const breaker = breakers.get(replica.engine);
-      return { engine: enginesById.get(replica.engine) as Engine, modelName: replica.name, circuit: breaker, meter: meters.get(replica.engine) };
+      return {
+        engine: enginesById.get(replica.engine) as Engine,
+        modelName: replica.name,
+        circuit: breaker,
+        meter: meters.get(replica.engine),
+      };
     });
     pools.set(model.id, createModelPool({ modelId: model.id, replicas, logger }));
   }
 
   const limiter = options.limiter ?? (await createRateLimiter(settings.limits, { logger: logger.child({ part: 'limits' }) }));
   const authenticator = createAuthenticator({ accounts: store.accounts, logger });
-  const gate = createCallGate({ authenticator, limiter, defaultRequestsPerMinute: config.limits.requests_per_minute, defaultTokensPerMinute: config.limits.tokens_per_minute });
+  const gate = createCallGate({
+    authenticator,
+    limiter,
+    defaultRequestsPerMinute: config.limits.requests_per_minute,
+    defaultTokensPerMinute: config.limits.tokens_per_minute,
+  });
   const traces = createTraceWriter({ traces: store.traces, logger, flushIntervalMs: config.traces.flush_interval_ms });
   const scopes = createScopeRegistry({ projects: store.projects, logger });
   const storeWrites = () => describeStoreWrites(traces.stats(), scopes.unwritten());
@@ -116,7 +132,10 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   // One process of the fleet leads the router; the lease is asked for before serving, so a lone process leads from its first call.
   const leadership = createLeadership({ leases: store.leases, logger: routerLogger });
   // Off without an endpoint: then nothing of the OpenTelemetry SDK is even loaded.
-  const telemetry = await createTelemetry(settings.telemetry, { engineTypes: new Map(config.engines.map((engine) => [engine.id, engine.type])), logger: logger.child({ part: 'telemetry' }) });
+  const telemetry = await createTelemetry(settings.telemetry, {
+    engineTypes: new Map(config.engines.map((engine) => [engine.id, engine.type])),
+    logger: logger.child({ part: 'telemetry' }),
+  });
   // What "cheaper" means (`routing.cost`): candidates are ranked, and eval spend and savings counted, at this price.
   const priceOf = config.routing.cost === 'measured' ? rankByMeasured(measuredPrices) : catalogPrices;
   const router = createFleetRouter({
@@ -126,7 +145,12 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
       catalog,
       pools,
       isBusy: (modelId) => hasWaitingCalls(catalog.resolve(modelId)?.servedBy ?? [], engines),
-      replayConcurrency: new Map(config.engines.map((engine) => [engine.id, engine.replay_concurrency ?? (engine.type === 'openai' ? Math.max(1, Math.floor(engine.max_concurrency / 8)) : 1)])),
+      replayConcurrency: new Map(
+        config.engines.map((engine) => [
+          engine.id,
+          engine.replay_concurrency ?? (engine.type === 'openai' ? Math.max(1, Math.floor(engine.max_concurrency / 8)) : 1),
+        ]),
+      ),
       logger: routerLogger,
       telemetry,
       priceOf,
@@ -153,7 +177,12 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
   });
   const retention = createRetention({
     store: store.retention,
-    defaults: { bodies: config.traces.bodies ? 'all' : 'none', sampleRate: 1, bodiesTtlDays: config.traces.bodies_ttl_days, tracesTtlDays: config.traces.ttl_days },
+    defaults: {
+      bodies: config.traces.bodies ? 'all' : 'none',
+      sampleRate: 1,
+      bodiesTtlDays: config.traces.bodies_ttl_days,
+      tracesTtlDays: config.traces.ttl_days,
+    },
     intervalMs: config.traces.prune_interval_ms,
     logger: logger.child({ part: 'retention' }),
   });
@@ -260,7 +289,10 @@ export async function startTaskgate(settings: Settings, logger: Logger, options:
 }
 
 /** Calls in flight and queued per engine and model: the engine's own count when it queues, else the pool's. */
-function engineLoad(engines: readonly Engine[], pools: ReadonlyMap<string, ModelPool>): Array<{ engine: string; model: string; inFlight: number; queued: number }> {
+function engineLoad(
+  engines: readonly Engine[],
+  pools: ReadonlyMap<string, ModelPool>,
+): Array<{ engine: string; model: string; inFlight: number; queued: number }> {
   const rows: Array<{ engine: string; model: string; inFlight: number; queued: number }> = [];
   const queuing = new Set<string>();
   for (const engine of engines) {
@@ -270,12 +302,19 @@ function engineLoad(engines: readonly Engine[], pools: ReadonlyMap<string, Model
     for (const entry of load) rows.push({ engine: engine.id, ...entry });
   }
   for (const [model, pool] of pools) {
-    for (const state of pool.replicaStates()) if (!queuing.has(state.replica)) rows.push({ engine: state.replica, model, inFlight: state.inFlight, queued: 0 });
+    for (const state of pool.replicaStates())
+      if (!queuing.has(state.replica)) rows.push({ engine: state.replica, model, inFlight: state.inFlight, queued: 0 });
   }
   return rows;
 }
 
 /** Whether calls wait for a free slot on any replica of a model (engines that queue report it through `occupancy`). */
 function hasWaitingCalls(replicas: ReadonlyArray<{ engine: string; name: string }>, engines: readonly Engine[]): boolean {
-  return replicas.some((replica) => engines.find((engine) => engine.id === replica.engine)?.occupancy?.().some((entry) => entry.model === replica.name && entry.queued > 0) === true);
+  return replicas.some(
+    (replica) =>
+      engines
+        .find((engine) => engine.id === replica.engine)
+        ?.occupancy?.()
+        .some((entry) => entry.model === replica.name && entry.queued > 0) === true,
+  );
 }

@@ -30,7 +30,10 @@ function call(authorization: string | undefined) {
 describe('authentication', () => {
   it('answers every kind of bad key with one identical 401', async () => {
     const revoked = await taskgate.createKey();
-    const revoke = await fetch(`${taskgate.baseUrl}/keys/${revoked.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${taskgate.adminKey}` } });
+    const revoke = await fetch(`${taskgate.baseUrl}/keys/${revoked.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${taskgate.adminKey}` },
+    });
     expect(revoke.status).toBe(200);
 
     const attempts = [undefined, 'Basic dXNlcjpwYXNz', 'Bearer ', 'Bearer', `Bearer tg_live_${'x'.repeat(43)}`, `Bearer ${revoked.text}`];
@@ -46,9 +49,9 @@ describe('authentication', () => {
   });
 
   it('the stock client surfaces a 401 as AuthenticationError', async () => {
-    await expect(taskgate.client('tg_live_nope').chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(
-      OpenAI.AuthenticationError,
-    );
+    await expect(
+      taskgate.client('tg_live_nope').chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'x' }] }),
+    ).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });
 
   it('a key revoked through the API stops working at once, and within a second when revoked from another process', async () => {
@@ -63,7 +66,11 @@ describe('authentication', () => {
 
   it('inference keys cannot manage keys (403); admin keys can', async () => {
     const inference = await taskgate.createKey({ role: 'inference' });
-    const refused = await fetch(`${taskgate.baseUrl}/keys`, { method: 'POST', headers: { authorization: `Bearer ${inference.text}`, 'content-type': 'application/json' }, body: '{}' });
+    const refused = await fetch(`${taskgate.baseUrl}/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${inference.text}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(refused.status).toBe(403);
     expect(((await refused.json()) as { error: { type: string } }).error.type).toBe('permission_error');
 
@@ -121,12 +128,17 @@ describe('rate limits', () => {
     const key = await taskgate.createKey({ requestsPerMinute: 1 });
     const client = taskgate.client(key.text);
     await client.chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'x' }] });
-    await expect(client.chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(OpenAI.RateLimitError);
+    await expect(client.chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'x' }] })).rejects.toBeInstanceOf(
+      OpenAI.RateLimitError,
+    );
   });
 
   it('puts the rate-limit headers on a streamed head too', async () => {
     const key = await taskgate.createKey({ requestsPerMinute: 7 });
-    const response = await taskgate.postChat({ model: 'model-0', messages: [{ role: 'user', content: 'x' }], stream: true }, { key: key.text });
+    const response = await taskgate.postChat(
+      { model: 'model-0', messages: [{ role: 'user', content: 'x' }], stream: true },
+      { key: key.text },
+    );
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     expect(response.headers.get('x-ratelimit-limit-requests')).toBe('7');
     expect(response.headers.get('x-ratelimit-remaining-requests')).toBe('6');

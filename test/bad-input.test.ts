@@ -26,7 +26,12 @@ interface Attempt {
   headers: Headers;
 }
 
-async function post(body: string | undefined, headers: Record<string, string> = {}, method = 'POST', path = '/chat/completions'): Promise<Attempt> {
+async function post(
+  body: string | undefined,
+  headers: Record<string, string> = {},
+  method = 'POST',
+  path = '/chat/completions',
+): Promise<Attempt> {
   const response = await fetch(`${taskgate.baseUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json', ...headers },
@@ -50,22 +55,52 @@ const badBodies: Array<[string, string | undefined, number, string | null, RegEx
   ['empty messages', json({ model: 'model-0', messages: [] }), 400, 'messages', /messages/],
   ['unknown role', json({ model: 'model-0', messages: [{ role: 'wizard', content: 'x' }] }), 400, 'messages[0].role', /role/],
   ['numeric content', json({ model: 'model-0', messages: [{ role: 'user', content: 5 }] }), 400, 'messages[0].content', /content/],
-  ['tool message without tool_call_id', json({ model: 'model-0', messages: [...message, { role: 'tool', content: 'x' }] }), 400, 'messages[1].tool_call_id', /tool_call_id/],
+  [
+    'tool message without tool_call_id',
+    json({ model: 'model-0', messages: [...message, { role: 'tool', content: 'x' }] }),
+    400,
+    'messages[1].tool_call_id',
+    /tool_call_id/,
+  ],
   ['unknown top-level field', json({ ...valid, frobnicate: true }), 400, 'frobnicate', /frobnicate/],
   ['temperature 5', json({ ...valid, temperature: 5 }), 400, 'temperature', /temperature/],
   ['top_p 2', json({ ...valid, top_p: 2 }), 400, 'top_p', /top_p/],
   ['max_tokens -1', json({ ...valid, max_tokens: -1 }), 400, 'max_tokens', /max_tokens/],
   ['max_tokens 1.5', json({ ...valid, max_tokens: 1.5 }), 400, 'max_tokens', /max_tokens/],
-  ['max_tokens 1e400', '{"model":"model-0","messages":[{"role":"user","content":"hi"}],"max_tokens":1e400}', 400, 'max_tokens', /max_tokens/],
+  [
+    'max_tokens 1e400',
+    '{"model":"model-0","messages":[{"role":"user","content":"hi"}],"max_tokens":1e400}',
+    400,
+    'max_tokens',
+    /max_tokens/,
+  ],
   ['stop with 5 entries', json({ ...valid, stop: ['a', 'b', 'c', 'd', 'e'] }), 400, 'stop', /stop/],
-  ['metadata with 17 pairs', json({ ...valid, metadata: Object.fromEntries(Array.from({ length: 17 }, (_, index) => [`k${index}`, 'v'])) }), 400, 'metadata', /16/],
+  [
+    'metadata with 17 pairs',
+    json({ ...valid, metadata: Object.fromEntries(Array.from({ length: 17 }, (_, index) => [`k${index}`, 'v'])) }),
+    400,
+    'metadata',
+    /16/,
+  ],
   ['metadata with a non-string value', json({ ...valid, metadata: { count: 3 } }), 400, 'metadata.count', /string/],
   ['task not matching its pattern', json({ ...valid, task: 'Not Valid!' }), 400, 'task', /task/],
   ['task of 10k characters', json({ ...valid, task: 'a'.repeat(10_000) }), 400, 'task', /task/],
   ['stream as the string "true"', json({ ...valid, stream: 'true' }), 400, 'stream', /stream/],
   ['stream_options without stream', json({ ...valid, stream_options: { include_usage: true } }), 400, 'stream_options', /stream/],
-  ['JSON nested 10,000 deep', `{"model":"model-0","messages":[{"role":"user","content":"hi"}],"metadata":${'['.repeat(10_000)}${']'.repeat(10_000)}}`, 400, null, /./],
-  ['a top-level __proto__ key', '{"model":"model-0","messages":[{"role":"user","content":"hi"}],"__proto__":{"polluted":true}}', 400, '__proto__', /__proto__/],
+  [
+    'JSON nested 10,000 deep',
+    `{"model":"model-0","messages":[{"role":"user","content":"hi"}],"metadata":${'['.repeat(10_000)}${']'.repeat(10_000)}}`,
+    400,
+    null,
+    /./,
+  ],
+  [
+    'a top-level __proto__ key',
+    '{"model":"model-0","messages":[{"role":"user","content":"hi"}],"__proto__":{"polluted":true}}',
+    400,
+    '__proto__',
+    /__proto__/,
+  ],
 ];
 
 describe('bad request bodies', () => {

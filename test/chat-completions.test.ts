@@ -88,16 +88,30 @@ describe('non-streamed calls', () => {
       toolCalls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
       finishReason: 'tool_calls',
     });
-    const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
-    const completion = await taskgate.client().chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'weather?' }], tools, tool_choice: 'auto' });
+    const tools = [
+      {
+        type: 'function' as const,
+        function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+      },
+    ];
+    const completion = await taskgate
+      .client()
+      .chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'weather?' }], tools, tool_choice: 'auto' });
     expect(completion.choices[0]?.finish_reason).toBe('tool_calls');
-    expect(completion.choices[0]?.message.tool_calls?.[0]).toMatchObject({ id: 'call_1', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } });
+    expect(completion.choices[0]?.message.tool_calls?.[0]).toMatchObject({
+      id: 'call_1',
+      function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+    });
     expect(engine.requests.at(-1)?.body).toMatchObject({ tools, tool_choice: 'auto' });
   });
 
   it('passes JSON mode through', async () => {
     engine.script({ kind: 'reply', content: '{"ok":true}' });
-    const completion = await taskgate.client().chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'json please' }], response_format: { type: 'json_object' } });
+    const completion = await taskgate.client().chat.completions.create({
+      model: 'model-0',
+      messages: [{ role: 'user', content: 'json please' }],
+      response_format: { type: 'json_object' },
+    });
     expect(JSON.parse(completion.choices[0]?.message.content ?? '')).toEqual({ ok: true });
     expect(engine.requests.at(-1)?.body.response_format).toEqual({ type: 'json_object' });
   });
@@ -154,10 +168,16 @@ describe('scope', () => {
     const response = await fetch(`${taskgate.baseUrl}/projects`, { headers: { authorization: `Bearer ${taskgate.adminKey}` } });
     const projects = (await response.json()) as { data: Array<{ slug: string }> };
     expect(projects.data.map((project) => project.slug)).toContain('fresh-project');
-    const workloads = await fetch(`${taskgate.baseUrl}/projects/fresh-project/workloads`, { headers: { authorization: `Bearer ${taskgate.adminKey}` } });
-    expect(((await workloads.json()) as { data: Array<{ name: string }> }).data.map((workload) => workload.name)).toEqual(['fresh_workload']);
+    const workloads = await fetch(`${taskgate.baseUrl}/projects/fresh-project/workloads`, {
+      headers: { authorization: `Bearer ${taskgate.adminKey}` },
+    });
+    expect(((await workloads.json()) as { data: Array<{ name: string }> }).data.map((workload) => workload.name)).toEqual([
+      'fresh_workload',
+    ]);
     // Another account never sees it, not even as "forbidden".
-    const foreign = await fetch(`${taskgate.baseUrl}/projects/fresh-project/workloads`, { headers: { authorization: `Bearer ${other.text}` } });
+    const foreign = await fetch(`${taskgate.baseUrl}/projects/fresh-project/workloads`, {
+      headers: { authorization: `Bearer ${other.text}` },
+    });
     expect(foreign.status).toBe(404);
     const foreignList = await fetch(`${taskgate.baseUrl}/projects`, { headers: { authorization: `Bearer ${other.text}` } });
     expect(((await foreignList.json()) as { data: unknown[] }).data).toEqual([]);
@@ -166,7 +186,10 @@ describe('scope', () => {
   it('marks staging calls on their traces', async () => {
     const staging = await taskgate.createKey({ environment: 'staging' });
     expect(staging.text).toMatch(/^tg_test_/);
-    const { response } = await taskgate.client(staging.text).chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'x' }] }).withResponse();
+    const { response } = await taskgate
+      .client(staging.text)
+      .chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'x' }] })
+      .withResponse();
     const trace = await taskgate.traceOf(response.headers.get('x-request-id'));
     expect(trace?.environment).toBe('staging');
   });
@@ -195,7 +218,9 @@ describe('streamed calls', () => {
 
   it('always asks the engine for usage but strips it when the client did not ask', async () => {
     engine.script({ kind: 'stream', pieces: ['a', 'b'] });
-    const stream = await taskgate.client().chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'Hi' }], stream: true });
+    const stream = await taskgate
+      .client()
+      .chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'Hi' }], stream: true });
     const chunks = [];
     for await (const chunk of stream) chunks.push(chunk);
     expect(engine.requests.at(-1)?.body.stream_options).toEqual({ include_usage: true });

@@ -127,7 +127,12 @@ models:
       const models = (await (await fetch(`${server.baseUrl}/models`, { headers })).json()) as { data: Array<{ id: string }> };
       expect(models.data.map((model) => model.id)).toEqual(DEFAULT_MODELS.map((model) => model.id));
 
-      const call = (model: string) => fetch(`${server.baseUrl}/chat/completions`, { method: 'POST', headers, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }) });
+      const call = (model: string) =>
+        fetch(`${server.baseUrl}/chat/completions`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }),
+        });
       const absent = await call('qwen2.5-0.5b-instruct');
       expect(absent.status).toBe(503);
       const error = ((await absent.json()) as { error: { code: string; message: string } }).error;

@@ -37,19 +37,23 @@ const partialHead = `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nau
 /** Opens `count` sockets to the gateway and sends each `bytes` once connected. */
 async function openSockets(port: number, count: number, bytes: string): Promise<Held[]> {
   return Promise.all(
-    Array.from({ length: count }, () => new Promise<Held>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1');
-      const held: Held = { socket, reply: [], closed: false };
-      socket.on('data', (chunk: Buffer) => held.reply.push(chunk));
-      socket.on('close', () => (held.closed = true));
-      socket.once('error', reject);
-      socket.once('connect', () => {
-        socket.off('error', reject);
-        socket.on('error', () => undefined);
-        socket.write(bytes);
-        resolve(held);
-      });
-    })),
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<Held>((resolve, reject) => {
+          const socket = connect(port, '127.0.0.1');
+          const held: Held = { socket, reply: [], closed: false };
+          socket.on('data', (chunk: Buffer) => held.reply.push(chunk));
+          socket.on('close', () => (held.closed = true));
+          socket.once('error', reject);
+          socket.once('connect', () => {
+            socket.off('error', reject);
+            socket.on('error', () => undefined);
+            socket.write(bytes);
+            resolve(held);
+          });
+        }),
+    ),
   );
 }
 
@@ -76,7 +80,10 @@ describe('the slow-connection guard', () => {
       Array.from({ length: 200 }, async () => {
         while (next < 2_000) {
           next += 1;
-          const response = await taskgate.postChat({ model: 'model-0', messages: [{ role: 'user', content: 'load' }], stream: next % 2 === 0 }, { key: text });
+          const response = await taskgate.postChat(
+            { model: 'model-0', messages: [{ role: 'user', content: 'load' }], stream: next % 2 === 0 },
+            { key: text },
+          );
           await response.text();
           statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
         }
@@ -109,7 +116,9 @@ describe('the slow-connection guard', () => {
       expect(await Promise.all(Array.from({ length: 20 }, () => chat('beside the second wave')))).toEqual(Array(20).fill(200));
       expect(waves.flat().filter((held) => !held.closed).length).toBe(64);
       // Every one shed is counted for the operator (and the log says so, once every 30 s).
-      const metrics = await (await fetch(`${taskgate.origin}/metrics`, { headers: { authorization: `Bearer ${taskgate.adminKey}` } })).text();
+      const metrics = await (
+        await fetch(`${taskgate.origin}/metrics`, { headers: { authorization: `Bearer ${taskgate.adminKey}` } })
+      ).text();
       expect(metrics).toContain(`taskgate_slow_connections_shed_total{cap="address"} ${2 * 436}`);
       expect(taskgate.logLines.some((line) => line.includes('slow connections closed'))).toBe(true);
     } finally {
@@ -126,7 +135,10 @@ describe('the slow-connection guard', () => {
       held.push(...(await openSockets(capped.gateway.port, 10, '')));
       await sleep(200);
       // …whose whole requests reach the kernel while this process's loop is blocked for 1.6 s, so the server reads them late.
-      for (const { socket } of held) socket.write(`${partialHead}content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      for (const { socket } of held)
+        socket.write(
+          `${partialHead}content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+        );
       const blockedUntil = performance.now() + 1_600;
       while (performance.now() < blockedUntil);
       await expect.poll(() => held.every((entry) => entry.closed), { timeout: 10_000 }).toBe(true);

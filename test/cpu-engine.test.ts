@@ -9,14 +9,29 @@ import { join } from 'node:path';
 import { APIError } from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from './helpers/test-gateway.js';
-import { TINY_ANSWERS, TINY_TOOL_CALL, writeAnsweringModel, writeLoopingModel, writeRandomModel, writeToolCallingModel } from './helpers/tiny-models.js';
+import {
+  TINY_ANSWERS,
+  TINY_TOOL_CALL,
+  writeAnsweringModel,
+  writeLoopingModel,
+  writeRandomModel,
+  writeToolCallingModel,
+} from './helpers/tiny-models.js';
 import { temporaryDirectory } from './helpers/temporary-directory.js';
 
 const weatherTool = {
   type: 'function' as const,
-  function: { name: 'get_weather', description: 'Current weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+  function: {
+    name: 'get_weather',
+    description: 'Current weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
 };
-const weatherSchema = { type: 'object', properties: { city: { type: 'string' }, temperature: { type: 'number' } }, required: ['city', 'temperature'] };
+const weatherSchema = {
+  type: 'object',
+  properties: { city: { type: 'string' }, temperature: { type: 'number' } },
+  required: ['city', 'temperature'],
+};
 
 let directory: string;
 let taskgate: TestGateway;
@@ -54,7 +69,10 @@ const ask = [{ role: 'user' as const, content: 'Say hello.' }];
 
 describe('replies', () => {
   it('answers with the model text, real token counts and the catalog price', async () => {
-    const { data, response } = await taskgate.client().chat.completions.create({ model: 'tiny-plain', messages: ask, temperature: 0 }).withResponse();
+    const { data, response } = await taskgate
+      .client()
+      .chat.completions.create({ model: 'tiny-plain', messages: ask, temperature: 0 })
+      .withResponse();
     expect(data.model).toBe('tiny-plain');
     expect(data.choices).toHaveLength(1);
     expect(data.choices[0]).toMatchObject({ index: 0, message: { role: 'assistant', content: TINY_ANSWERS.plain }, finish_reason: 'stop' });
@@ -63,14 +81,25 @@ describe('replies', () => {
     expect(data.usage?.completion_tokens).toBe(4);
     expect(data.usage?.total_tokens).toBe(data.usage!.prompt_tokens + 4);
     const trace = await taskgate.traceOf(response.headers.get('x-request-id'));
-    expect(trace).toMatchObject({ status: 'ok', servedModel: 'tiny-plain', replica: 'cpu', promptTokens: data.usage?.prompt_tokens, completionTokens: 4 });
+    expect(trace).toMatchObject({
+      status: 'ok',
+      servedModel: 'tiny-plain',
+      replica: 'cpu',
+      promptTokens: data.usage?.prompt_tokens,
+      completionTokens: 4,
+    });
     expect(trace?.costUsd).toBeCloseTo((data.usage!.prompt_tokens * 1000 + 4 * 2000) / 1e6, 9);
   });
 
   it('reuses the evaluated prefix of a repeated system prompt, and reports it as cached tokens', async () => {
-    const messages = [{ role: 'system' as const, content: 'You answer questions about the weather. '.repeat(20) }, { role: 'user' as const, content: 'Rain today?' }];
+    const messages = [
+      { role: 'system' as const, content: 'You answer questions about the weather. '.repeat(20) },
+      { role: 'user' as const, content: 'Rain today?' },
+    ];
     const first = await taskgate.client().chat.completions.create({ model: 'tiny-plain', messages });
-    const second = await taskgate.client().chat.completions.create({ model: 'tiny-plain', messages: [messages[0]!, { role: 'user', content: 'Sun tomorrow?' }] });
+    const second = await taskgate
+      .client()
+      .chat.completions.create({ model: 'tiny-plain', messages: [messages[0]!, { role: 'user', content: 'Sun tomorrow?' }] });
     const systemTokens = 'You answer questions about the weather. '.length * 20 * 0.9; // byte-level tokens, at least
     expect(second.usage?.prompt_tokens_details?.cached_tokens).toBeGreaterThan(systemTokens);
     expect(second.usage?.prompt_tokens_details?.cached_tokens).toBeLessThan(second.usage!.prompt_tokens);
@@ -78,7 +107,9 @@ describe('replies', () => {
   });
 
   it('streams the reply token by token, with usage at the end when asked', async () => {
-    const stream = await taskgate.client().chat.completions.create({ model: 'tiny-plain', messages: ask, stream: true, stream_options: { include_usage: true } });
+    const stream = await taskgate
+      .client()
+      .chat.completions.create({ model: 'tiny-plain', messages: ask, stream: true, stream_options: { include_usage: true } });
     const deltas: string[] = [];
     let finish: string | null = null;
     let usage: { completion_tokens: number } | null | undefined;
@@ -110,7 +141,8 @@ describe('replies', () => {
 
   it('gives the same reply for the same seed, and another for another seed', async () => {
     const sample = async (seed: number) =>
-      (await taskgate.client().chat.completions.create({ model: 'tiny-random', messages: ask, temperature: 1, seed, max_tokens: 24 })).choices[0]?.message.content;
+      (await taskgate.client().chat.completions.create({ model: 'tiny-random', messages: ask, temperature: 1, seed, max_tokens: 24 }))
+        .choices[0]?.message.content;
     const first = await sample(7);
     expect(first?.length).toBeGreaterThan(0);
     expect(await sample(7)).toBe(first);
@@ -130,22 +162,37 @@ describe('structured output and tools', () => {
   });
 
   it('returns valid JSON under response_format json_object', async () => {
-    const data = await taskgate.client().chat.completions.create({ model: 'tiny-json', messages: ask, response_format: { type: 'json_object' } });
+    const data = await taskgate
+      .client()
+      .chat.completions.create({ model: 'tiny-json', messages: ask, response_format: { type: 'json_object' } });
     expect(JSON.parse(data.choices[0]?.message.content ?? '')).toEqual({ city: 'Paris', temperature: 21 });
   });
 
   it('refuses a JSON schema the grammar cannot take, as a 400 naming the field', async () => {
     const badSchema = { type: 'object', oneOf: 3 };
-    const format = await taskgate.postChat({ model: 'tiny-json', messages: ask, response_format: { type: 'json_schema', json_schema: { name: 'bad', schema: badSchema } } });
+    const format = await taskgate.postChat({
+      model: 'tiny-json',
+      messages: ask,
+      response_format: { type: 'json_schema', json_schema: { name: 'bad', schema: badSchema } },
+    });
     expect(format.status).toBe(400);
-    expect(((await format.json()) as { error: { param: string; code: string } }).error).toMatchObject({ param: 'response_format.json_schema.schema', code: 'unsupported_schema' });
-    const tool = await taskgate.postChat({ model: 'tiny-tools', messages: ask, tools: [{ type: 'function', function: { name: 'broken', parameters: badSchema } }] });
+    expect(((await format.json()) as { error: { param: string; code: string } }).error).toMatchObject({
+      param: 'response_format.json_schema.schema',
+      code: 'unsupported_schema',
+    });
+    const tool = await taskgate.postChat({
+      model: 'tiny-tools',
+      messages: ask,
+      tools: [{ type: 'function', function: { name: 'broken', parameters: badSchema } }],
+    });
     expect(tool.status).toBe(400);
     expect(((await tool.json()) as { error: { param: string } }).error.param).toBe('tools[0].function.parameters');
   });
 
   it('returns a tool call as OpenAI tool_calls, and takes the tool result back', async () => {
-    const data = await taskgate.client().chat.completions.create({ model: 'tiny-tools', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [weatherTool] });
+    const data = await taskgate
+      .client()
+      .chat.completions.create({ model: 'tiny-tools', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [weatherTool] });
     const choice = data.choices[0]!;
     expect(choice.finish_reason).toBe('tool_calls');
     expect(choice.message.tool_calls).toHaveLength(1);
@@ -159,14 +206,23 @@ describe('structured output and tools', () => {
     // The conversation continues with the tool's result in it: the history is accepted and rendered.
     const followUp = await taskgate.client().chat.completions.create({
       model: 'tiny-plain',
-      messages: [{ role: 'user', content: 'Weather in Paris?' }, choice.message, { role: 'tool', tool_call_id: call.id, content: '{"temperature": 21}' }],
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        choice.message,
+        { role: 'tool', tool_call_id: call.id, content: '{"temperature": 21}' },
+      ],
       tools: [weatherTool],
     });
     expect(followUp.choices[0]?.message.content).toBe(TINY_ANSWERS.plain);
   });
 
   it('streams a tool call as tool_calls deltas', async () => {
-    const stream = await taskgate.client().chat.completions.create({ model: 'tiny-tools', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool], stream: true });
+    const stream = await taskgate.client().chat.completions.create({
+      model: 'tiny-tools',
+      messages: [{ role: 'user', content: 'Weather?' }],
+      tools: [weatherTool],
+      stream: true,
+    });
     let name = '';
     let argumentsText = '';
     let finish: string | null = null;
@@ -195,7 +251,9 @@ describe('capacity', () => {
 
     // tiny-looping has one sequence and room for one queued call: were the
     // sequence still generating its 65k-token reply (tens of seconds), this would wait for it.
-    const data = await taskgate.client(undefined, { timeout: 10_000 }).chat.completions.create({ model: 'tiny-looping', messages: ask, max_tokens: 4 });
+    const data = await taskgate
+      .client(undefined, { timeout: 10_000 })
+      .chat.completions.create({ model: 'tiny-looping', messages: ask, max_tokens: 4 });
     expect(data.choices[0]?.message.content).toBe('tick tock tick tock ');
     const traces = await taskgate.traces();
     expect(traces.find((trace) => trace.servedModel === 'tiny-looping' && trace.errorClass === 'client_closed')).toBeDefined();
@@ -222,7 +280,10 @@ describe('capacity', () => {
   });
 
   it('answers a model whose file is absent with a 503 that says what is missing', async () => {
-    const error = await taskgate.client().chat.completions.create({ model: 'not-here', messages: ask }).catch((thrown: unknown) => thrown);
+    const error = await taskgate
+      .client()
+      .chat.completions.create({ model: 'not-here', messages: ask })
+      .catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(APIError);
     expect((error as APIError).status).toBe(503);
     expect((error as APIError).code).toBe('model_not_downloaded');

@@ -30,7 +30,16 @@ import { temporaryDirectory } from './helpers/temporary-directory.js';
 
 const BROWSER = requireOrSkip(browser, 'test/dashboard.test.ts');
 // Without the background-networking flags Chromium keeps dialling Google, which this sandbox refuses.
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const SCREENSHOT = join('test', 'artifacts', 'dashboard-workload.png');
 /** A phone, the faults' 800 and 1280, a wide screen, and each side of the widths where tables stack (see styles.ts). */
 const WIDTHS = [375, 700, 800, 1024, 1280, 1920];
@@ -67,29 +76,31 @@ function history(accountId: string, keyId: string, now: number): Trace[] {
       const stream = !failed && random() < 0.3;
       const promptTokens = failed ? 0 : 300 + Math.floor(random() * 300);
       const completionTokens = failed ? 0 : 40 + Math.floor(random() * 80);
-      traces.push(traceFixture({
-        requestId: `req_history_${bucket}_${index}`,
-        accountId,
-        keyId,
-        workload: 'summarise',
-        requestedModel: 'acme-large',
-        servedModel: 'acme-large',
-        replica: 'large',
-        status: failed ? 'error' : 'ok',
-        errorClass: failed ? 'engine_error' : null,
-        errorMessage: failed ? 'Engine large failed (HTTP 500): CUDA out of memory' : null,
-        httpStatus: failed ? 502 : 200,
-        finishReason: failed ? null : 'stop',
-        promptTokens,
-        completionTokens,
-        costUsd: (promptTokens * 30 + completionTokens * 60) / 1_000_000,
-        latencyMs: failed ? 20 + random() * 50 : 350 + random() * 500 + (random() < 0.1 ? 900 : 0),
-        ttftMs: stream ? 120 + random() * 150 : null,
-        stream,
-        startedAt: start + Math.floor(random() * bucketMs),
-        requestBody: null,
-        replyBody: null,
-      }));
+      traces.push(
+        traceFixture({
+          requestId: `req_history_${bucket}_${index}`,
+          accountId,
+          keyId,
+          workload: 'summarise',
+          requestedModel: 'acme-large',
+          servedModel: 'acme-large',
+          replica: 'large',
+          status: failed ? 'error' : 'ok',
+          errorClass: failed ? 'engine_error' : null,
+          errorMessage: failed ? 'Engine large failed (HTTP 500): CUDA out of memory' : null,
+          httpStatus: failed ? 502 : 200,
+          finishReason: failed ? null : 'stop',
+          promptTokens,
+          completionTokens,
+          costUsd: (promptTokens * 30 + completionTokens * 60) / 1_000_000,
+          latencyMs: failed ? 20 + random() * 50 : 350 + random() * 500 + (random() < 0.1 ? 900 : 0),
+          ttftMs: stream ? 120 + random() * 150 : null,
+          stream,
+          startedAt: start + Math.floor(random() * bucketMs),
+          requestBody: null,
+          replyBody: null,
+        }),
+      );
     }
   }
   return traces;
@@ -102,7 +113,10 @@ function history(accountId: string, keyId: string, now: number): Trace[] {
  * the failures and the recent calls.
  */
 function unwieldyTrace(accountId: string, now: number): Trace {
-  const blob = Array.from({ length: 1_200 }, (_, index) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'[(index * 37) % 64]).join('');
+  const blob = Array.from(
+    { length: 1_200 },
+    (_, index) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'[(index * 37) % 64],
+  ).join('');
   return traceFixture({
     requestId: `req_${'0123456789abcdef'.repeat(4)}`,
     accountId,
@@ -123,7 +137,10 @@ function unwieldyTrace(accountId: string, now: number): Trace {
     latencyMs: 41,
     metadata: { ticket: `TICKET-${'9'.repeat(40)}`, attachment: blob.slice(0, 120) },
     startedAt: now,
-    requestBody: JSON.stringify({ model: 'acme-large-instruct-2026-11-preview-awq-int4-gguf-q4_k_m', messages: [{ role: 'user', content: `Summarise: the quarterly report, attached: ${blob}` }] }),
+    requestBody: JSON.stringify({
+      model: 'acme-large-instruct-2026-11-preview-awq-int4-gguf-q4_k_m',
+      messages: [{ role: 'user', content: `Summarise: the quarterly report, attached: ${blob}` }],
+    }),
     replyBody: null,
   });
 }
@@ -142,22 +159,24 @@ function busyHistory(accountId: string, now: number): Trace[] {
     for (let index = 0; index < 12; index++) {
       const promptTokens = 6_000 + Math.floor(random() * 2_000);
       const completionTokens = 3_000 + Math.floor(random() * 1_500);
-      traces.push(traceFixture({
-        requestId: `req_busy_${bucket}_${index}`,
-        accountId,
-        keyId: 'key_history',
-        workload: 'contract-review',
-        requestedModel: 'acme-pro',
-        servedModel: 'acme-pro',
-        replica: 'pro',
-        promptTokens,
-        completionTokens,
-        costUsd: (promptTokens * 150 + completionTokens * 600) / 1_000_000,
-        latencyMs: 20_000 + random() * 70_000,
-        startedAt: start + Math.floor(random() * bucketMs),
-        requestBody: null,
-        replyBody: null,
-      }));
+      traces.push(
+        traceFixture({
+          requestId: `req_busy_${bucket}_${index}`,
+          accountId,
+          keyId: 'key_history',
+          workload: 'contract-review',
+          requestedModel: 'acme-pro',
+          servedModel: 'acme-pro',
+          replica: 'pro',
+          promptTokens,
+          completionTokens,
+          costUsd: (promptTokens * 150 + completionTokens * 600) / 1_000_000,
+          latencyMs: 20_000 + random() * 70_000,
+          startedAt: start + Math.floor(random() * bucketMs),
+          requestBody: null,
+          replyBody: null,
+        }),
+      );
     }
   }
   return traces;
@@ -188,7 +207,12 @@ models:
   const call = (workload: string, model: string, options: { stream?: boolean } = {}) =>
     taskgate
       .postChat(
-        { model, stream: options.stream ?? false, stream_options: options.stream === true ? { include_usage: true } : undefined, messages: [{ role: 'user', content: 'Summarise: the quarterly report says revenue grew.' }] },
+        {
+          model,
+          stream: options.stream ?? false,
+          stream_options: options.stream === true ? { include_usage: true } : undefined,
+          messages: [{ role: 'user', content: 'Summarise: the quarterly report says revenue grew.' }],
+        },
         { headers: { 'x-taskgate-project': 'shop', 'x-taskgate-workload': workload } },
       )
       .then(async (response) => {
@@ -224,7 +248,11 @@ models:
   earlier.push(unwieldy); // counted with the stored calls
 
   profile = temporaryDirectory('taskgate-chromium-');
-  context = await chromium.launchPersistentContext(profile, { executablePath: BROWSER ?? undefined, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 900 } });
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: BROWSER ?? undefined,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1280, height: 900 },
+  });
   await context.addInitScript(CANVAS_TEXT_RECORDER);
   page = context.pages()[0] ?? (await context.newPage());
   page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
@@ -247,7 +275,9 @@ afterAll(async () => {
 async function expectNoKeyInBrowser(): Promise<void> {
   expect(await page.content()).not.toContain(ADMIN_KEY);
   // A string, evaluated in the page: this project's TypeScript has no DOM types.
-  const storage = await page.evaluate<string>('JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie })');
+  const storage = await page.evaluate<string>(
+    'JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie })',
+  );
   expect(storage).not.toContain(ADMIN_KEY);
   expect(JSON.parse(storage)).toEqual({ local: {}, session: {}, cookie: '' });
 }
@@ -288,7 +318,9 @@ describe.skipIf(BROWSER === null)('dashboard in a browser', () => {
     expect(await row.locator('[data-field=error-rate]').textContent()).toBe(formatRate(errors / calls));
     expect(await row.locator('[data-field=cost]').textContent()).toBe(formatUsd(summarise.stats.cost_usd));
     expect(summarise.stats.cost_usd).toBeGreaterThan(classify.stats.cost_usd);
-    expect(await page.locator('#workloads tbody tr').evaluateAll((rows) => rows.map((element) => element.getAttribute('data-workload')))).toEqual(['contract-review', 'summarise', 'classify']);
+    expect(
+      await page.locator('#workloads tbody tr').evaluateAll((rows) => rows.map((element) => element.getAttribute('data-workload'))),
+    ).toEqual(['contract-review', 'summarise', 'classify']);
     mkdirSync(join('test', 'artifacts'), { recursive: true });
     await page.screenshot({ path: join('test', 'artifacts', 'dashboard-overview.png') });
     await expectNoKeyInBrowser();
@@ -316,16 +348,25 @@ describe.skipIf(BROWSER === null)('dashboard in a browser', () => {
     expect(await text('#route')).toContain('pinned');
     expect(await text('.route[data-requested="acme-large"] [data-field=phase]')).toMatch(/^pinned \(router's choice: /);
     expect(await text('.route[data-requested="acme-large"] [data-field=shares]')).toMatch(/^every call → acme-small, pinned by a person/);
-    const routes = await api<{ net_savings_usd: number; routes: Array<{ net_savings_usd: number }> }>('/projects/shop/workloads/summarise/routes');
+    const routes = await api<{ net_savings_usd: number; routes: Array<{ net_savings_usd: number }> }>(
+      '/projects/shop/workloads/summarise/routes',
+    );
     expect(await text('[data-field=workload-net-savings]')).toBe(formatUsd(routes.net_savings_usd));
-    expect(await text('.route[data-requested="acme-large"] [data-field=net-savings]')).toBe(formatUsd(routes.routes[0]?.net_savings_usd ?? Number.NaN));
+    expect(await text('.route[data-requested="acme-large"] [data-field=net-savings]')).toBe(
+      formatUsd(routes.routes[0]?.net_savings_usd ?? Number.NaN),
+    );
     expect(Object.keys(workload.stats.failures)).toEqual(['engine_error']);
-    expect(await text('#failures [data-error-class="engine_error"] [data-field=count]')).toBe(formatCount(workload.stats.failures.engine_error as number));
+    expect(await text('#failures [data-error-class="engine_error"] [data-field=count]')).toBe(
+      formatCount(workload.stats.failures.engine_error as number),
+    );
     expect(await page.locator('#failures [data-error-class="engine_error"] tbody tr').count()).toBe(3); // the latest examples
 
     await page.waitForSelector('#chart-calls canvas');
-    for (const chart of ['calls', 'cost', 'tokens', 'error-rate', 'latency', 'ttft']) expect(await page.locator(`#chart-${chart} canvas`).count()).toBe(1);
-    const charts = JSON.parse((await page.locator('#chart-data').textContent()) ?? '{}') as { charts: Array<{ id: string; series: Array<{ values: Array<number | null> }> }> };
+    for (const chart of ['calls', 'cost', 'tokens', 'error-rate', 'latency', 'ttft'])
+      expect(await page.locator(`#chart-${chart} canvas`).count()).toBe(1);
+    const charts = JSON.parse((await page.locator('#chart-data').textContent()) ?? '{}') as {
+      charts: Array<{ id: string; series: Array<{ values: Array<number | null> }> }>;
+    };
     const callsChart = charts.charts.find((chart) => chart.id === 'calls');
     const total = (index: number) => callsChart?.series[index]?.values.reduce<number>((sum, value) => sum + (value ?? 0), 0);
     expect([total(0), total(1)]).toEqual([workload.stats.calls, workload.stats.errors]);
@@ -337,7 +378,10 @@ describe.skipIf(BROWSER === null)('dashboard in a browser', () => {
   });
 
   it('opens a trace with its fields and bodies', async () => {
-    const link = page.locator('#traces tbody tr', { has: page.locator('.badge.ok') }).locator('a').first();
+    const link = page
+      .locator('#traces tbody tr', { has: page.locator('.badge.ok') })
+      .locator('a')
+      .first();
     const requestId = ((await link.textContent()) ?? '').trim();
     await link.click();
     expect(new URL(page.url()).pathname).toBe(`/dashboard/traces/${requestId}`);
@@ -376,7 +420,14 @@ describe.skipIf(BROWSER === null)('dashboard in a browser', () => {
     async function chartsOnPage(): Promise<string[]> {
       await chartsSettled(page);
       const charts = await drawnCharts(page);
-      expect(charts.map((chart) => chart.id)).toEqual(['chart-calls', 'chart-cost', 'chart-tokens', 'chart-error-rate', 'chart-latency', 'chart-ttft']);
+      expect(charts.map((chart) => chart.id)).toEqual([
+        'chart-calls',
+        'chart-cost',
+        'chart-tokens',
+        'chart-error-rate',
+        'chart-latency',
+        'chart-ttft',
+      ]);
       return charts.flatMap(chartProblems);
     }
 

@@ -8,7 +8,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const documents = ['README.md', ...readdirSync('docs', { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.md')).map((name) => join('docs', name))];
+const documents = [
+  'README.md',
+  ...readdirSync('docs', { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => join('docs', name)),
+];
 
 /** The text without fenced code blocks and inline code, where `#` and `](` mean nothing. */
 function prose(markdown: string): string {
@@ -22,7 +27,10 @@ function headingAnchors(markdown: string): Set<string> {
   const withoutFences = markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');
   for (const [, title] of withoutFences.matchAll(/^#{1,6}[ \t]+(.+?)[ \t#]*$/gm)) {
     const text = (title as string).replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/[*`]/g, '');
-    const base = text.toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+    const base = text
+      .toLowerCase()
+      .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+      .replace(/ /g, '-');
     const count = seen.get(base) ?? 0;
     seen.set(base, count + 1);
     anchors.add(count === 0 ? base : `${base}-${count}`);
@@ -42,14 +50,28 @@ function brokenLink(document: string, target: string): string | null {
   const file = path === '' ? document : normalize(join(dirname(document), decodeURIComponent(path)));
   if (!existsSync(file)) return `${document} → ${target}: no file ${file}`;
   if (fragment === undefined || !file.endsWith('.md')) return null;
-  return headingAnchors(readFileSync(file, 'utf8')).has(decodeURIComponent(fragment)) ? null : `${document} → ${target}: no heading #${fragment} in ${file}`;
+  return headingAnchors(readFileSync(file, 'utf8')).has(decodeURIComponent(fragment))
+    ? null
+    : `${document} → ${target}: no heading #${fragment} in ${file}`;
 }
 
 describe('the documentation', () => {
   it('makes the anchors GitHub makes', () => {
-    const anchors = headingAnchors('# Routing: how taskgate picks\n## CPU engine (llama-cpp)\n## A project\'s pooled prior\n## Notes\n## Notes\n```sh\n# not a heading\n```\n### `npm run bench` and **more**\n');
-    expect([...anchors]).toEqual(['routing-how-taskgate-picks', 'cpu-engine-llama-cpp', 'a-projects-pooled-prior', 'notes', 'notes-1', 'npm-run-bench-and-more']);
-    expect(linkTargets('[a](b.md#c) `[x](not-a-link.md)` ![i](images/d.png)\n```\n[y](nor-this.md)\n```\n')).toEqual(['b.md#c', 'images/d.png']);
+    const anchors = headingAnchors(
+      "# Routing: how taskgate picks\n## CPU engine (llama-cpp)\n## A project's pooled prior\n## Notes\n## Notes\n```sh\n# not a heading\n```\n### `npm run bench` and **more**\n",
+    );
+    expect([...anchors]).toEqual([
+      'routing-how-taskgate-picks',
+      'cpu-engine-llama-cpp',
+      'a-projects-pooled-prior',
+      'notes',
+      'notes-1',
+      'npm-run-bench-and-more',
+    ]);
+    expect(linkTargets('[a](b.md#c) `[x](not-a-link.md)` ![i](images/d.png)\n```\n[y](nor-this.md)\n```\n')).toEqual([
+      'b.md#c',
+      'images/d.png',
+    ]);
   });
 
   it('links only to files and headings that exist', () => {

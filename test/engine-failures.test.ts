@@ -11,7 +11,11 @@ let solo: ScriptedEngine;
 let taskgate: TestGateway;
 
 beforeAll(async () => {
-  [primary, secondary, solo] = await Promise.all([startScriptedEngine({ name: 'primary' }), startScriptedEngine({ name: 'secondary' }), startScriptedEngine({ name: 'solo' })]);
+  [primary, secondary, solo] = await Promise.all([
+    startScriptedEngine({ name: 'primary' }),
+    startScriptedEngine({ name: 'secondary' }),
+    startScriptedEngine({ name: 'solo' }),
+  ]);
   // model-0 on two replicas (failover), model-2 alone on the third engine.
   const config = `engines:
   - { id: engine-a, type: openai, base_url: "${primary.baseUrl}", connect_timeout_ms: 1000, timeout_ms: 800, idle_timeout_ms: 500 }
@@ -34,11 +38,19 @@ beforeEach(() => {
 });
 
 const ask = (model: string, extra: Record<string, unknown> = {}) =>
-  taskgate.client().chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], ...extra } as never) as unknown as Promise<OpenAI.ChatCompletion>;
+  taskgate.client().chat.completions.create({
+    model,
+    messages: [{ role: 'user', content: 'hi' }],
+    ...extra,
+  } as never) as unknown as Promise<OpenAI.ChatCompletion>;
 
 describe('errors before the head', () => {
   it('passes an engine 4xx through as 400 with its message', async () => {
-    solo.script({ kind: 'status', status: 400, body: { object: 'error', message: "This model's maximum context length is 4096 tokens.", type: 'BadRequestError', code: 400 } });
+    solo.script({
+      kind: 'status',
+      status: 400,
+      body: { object: 'error', message: "This model's maximum context length is 4096 tokens.", type: 'BadRequestError', code: 400 },
+    });
     const error = await ask('model-2').catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as APIError).message).toContain('maximum context length');
@@ -61,7 +73,12 @@ describe('errors before the head', () => {
     const response = await taskgate.postChat({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }] });
     expect(response.status).toBe(504);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('engine_timeout');
-    expect(await taskgate.traceOf(response.headers.get('x-request-id'))).toMatchObject({ status: 'error', httpStatus: 504, errorClass: 'engine_timeout', replica: 'engine-c' });
+    expect(await taskgate.traceOf(response.headers.get('x-request-id'))).toMatchObject({
+      status: 'error',
+      httpStatus: 504,
+      errorClass: 'engine_timeout',
+      replica: 'engine-c',
+    });
   });
 
   it('sends a call a replica refused (503) to the other replica, once, and traces both attempts', async () => {
@@ -91,7 +108,11 @@ describe('errors before the head', () => {
     expect(response.status).toBe(502);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('engine_connection_closed');
     expect(primary.requests.length + secondary.requests.length - before).toBe(1);
-    expect(await taskgate.traceOf(response.headers.get('x-request-id'))).toMatchObject({ httpStatus: 502, errorClass: 'engine_connection_closed', attempts: null });
+    expect(await taskgate.traceOf(response.headers.get('x-request-id'))).toMatchObject({
+      httpStatus: 502,
+      errorClass: 'engine_connection_closed',
+      attempts: null,
+    });
   });
 
   it('fails a stream before its head with a proper status', async () => {
@@ -142,7 +163,10 @@ describe('client aborts', () => {
     solo.script({ kind: 'stream', pieces: Array.from({ length: 50 }, (_, index) => `piece ${index} `), gapMs: 100 });
     const abortsBefore = solo.abortedRequests;
     const controller = new AbortController();
-    const response = await taskgate.postChat({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: controller.signal });
+    const response = await taskgate.postChat(
+      { model: 'model-2', messages: [{ role: 'user', content: 'hi' }], stream: true },
+      { signal: controller.signal },
+    );
     const reader = response.body!.getReader();
     await reader.read();
     controller.abort();
@@ -156,7 +180,9 @@ describe('client aborts', () => {
     solo.script({ kind: 'reply', content: 'late', delayMs: 600 });
     const abortsBefore = solo.abortedRequests;
     const controller = new AbortController();
-    const pending = taskgate.postChat({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }] }, { signal: controller.signal }).catch(() => undefined);
+    const pending = taskgate
+      .postChat({ model: 'model-2', messages: [{ role: 'user', content: 'hi' }] }, { signal: controller.signal })
+      .catch(() => undefined);
     await sleep(150);
     controller.abort();
     await pending;

@@ -54,14 +54,19 @@ describe('first start with no model on disk', () => {
         return body.reason?.includes('downloading') === true ? { status: response.status, body } : undefined;
       }, 'the download to show on /readyz');
       expect(ready.status).toBe(503);
-      expect(ready.body.reason).toMatch(new RegExp(`no model can answer yet \\(${catalog.model.id.replace(/\./g, '\\.')}: .*downloading, \\d+%`));
+      expect(ready.body.reason).toMatch(
+        new RegExp(`no model can answer yet \\(${catalog.model.id.replace(/\./g, '\\.')}: .*downloading, \\d+%`),
+      );
       expect((await fetch(`${origin(first)}/healthz`)).status).toBe(200);
 
       const waiting = await chat(first, key);
       expect(waiting.status).toBe(503);
       expect(waiting.headers.get('retry-after')).toBe('10');
       expect(waiting.headers.get('x-should-retry')).toBeNull();
-      expect(((await waiting.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'model_downloading', message: expect.stringContaining('downloading') });
+      expect(((await waiting.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+        code: 'model_downloading',
+        message: expect.stringContaining('downloading'),
+      });
       expect(first.stderr()).toContain(`fetching ${catalog.model.id} (`);
     } finally {
       expect(await stop(first)).toBe(0);
@@ -76,7 +81,10 @@ describe('first start with no model on disk', () => {
     try {
       expect(second.stdout()).not.toContain('tg_live_');
       await eventually(() => (second.stderr().includes(`${catalog.model.id} is ready`) ? true : undefined), 'the model to be ready');
-      expect(catalog.files.requests.filter((request) => request.path === catalog.path).at(-1)).toMatchObject({ range: `bytes=${kept}-`, status: 206 });
+      expect(catalog.files.requests.filter((request) => request.path === catalog.path).at(-1)).toMatchObject({
+        range: `bytes=${kept}-`,
+        status: 206,
+      });
       expect(second.stderr()).toMatch(new RegExp(`${catalog.model.file.replace(/\./g, '\\.')}: 100%`));
       expect(existsSync(partPath)).toBe(false);
       const readiness = await fetch(`${origin(second)}/readyz`);
@@ -108,24 +116,33 @@ describe('first start with no model on disk', () => {
 
       const readiness = await fetch(`${origin(server)}/readyz`);
       expect(readiness.status).toBe(503);
-      const report = (await readiness.json()) as { ready: boolean; reason: string; models: { available: string[]; unavailable: Record<string, string> } };
+      const report = (await readiness.json()) as {
+        ready: boolean;
+        reason: string;
+        models: { available: string[]; unavailable: Record<string, string> };
+      };
       expect(report).toMatchObject({ ready: false, models: { available: [] } });
       expect(report.reason).toContain('taskgate models pull');
       expect(Object.keys(report.models.unavailable)).toHaveLength(8);
 
       // The stock SDK retries 503s with backoff, but not this one: x-should-retry is false.
       const client = new OpenAI({ apiKey: key, baseURL: server.baseUrl, maxRetries: 2 });
-      const failure = await client.chat.completions.create({ model: 'qwen2.5-0.5b-instruct', messages: [{ role: 'user', content: 'Hi' }] }).then(
-        () => null,
-        (error: unknown) => error,
-      );
+      const failure = await client.chat.completions
+        .create({ model: 'qwen2.5-0.5b-instruct', messages: [{ role: 'user', content: 'Hi' }] })
+        .then(
+          () => null,
+          (error: unknown) => error,
+        );
       expect(failure).toBeInstanceOf(OpenAI.APIError);
       expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
       expect((failure as InstanceType<typeof OpenAI.APIError>).code).toBe('model_not_downloaded');
       expect((failure as InstanceType<typeof OpenAI.APIError>).headers?.get('x-should-retry')).toBe('false');
       // One call reached taskgate (the request counter moves with each call, before its trace is written).
       const metrics = await (await fetch(`${origin(server)}/metrics`, { headers: { authorization: `Bearer ${key}` } })).text();
-      const calls = metrics.split('\n').filter((line) => line.startsWith('taskgate_requests_total{')).reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+      const calls = metrics
+        .split('\n')
+        .filter((line) => line.startsWith('taskgate_requests_total{'))
+        .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
       expect(calls).toBe(1);
     } finally {
       expect(await stop(server)).toBe(0);
@@ -134,7 +151,10 @@ describe('first start with no model on disk', () => {
 
   it('with --no-pull, or when the download cannot start, still serves and says how to fetch the model later', async () => {
     const requestsBefore = catalog.files.requests.length;
-    const skipped = await serveTaskgate(['--data-dir', temporaryDirectory('taskgate-no-pull-'), '--no-pull'], { TASKGATE_OFFLINE: '0', TASKGATE_MODEL_CATALOG: catalog.catalogPath });
+    const skipped = await serveTaskgate(['--data-dir', temporaryDirectory('taskgate-no-pull-'), '--no-pull'], {
+      TASKGATE_OFFLINE: '0',
+      TASKGATE_MODEL_CATALOG: catalog.catalogPath,
+    });
     try {
       await eventually(() => (skipped.stderr().includes('Fetch it later with') ? true : undefined), 'the block');
       expect(skipped.stderr()).toContain('no model is on disk, and --no-pull says not to fetch one');
@@ -145,7 +165,10 @@ describe('first start with no model on disk', () => {
 
     const unreachable = await startModelCatalogServer({ url: `http://127.0.0.1:${await closedPort()}/model.gguf` });
     const dataDirectory = temporaryDirectory('taskgate-unreachable-');
-    const server = await serveTaskgate(['--data-dir', dataDirectory], { TASKGATE_OFFLINE: '0', TASKGATE_MODEL_CATALOG: unreachable.catalogPath });
+    const server = await serveTaskgate(['--data-dir', dataDirectory], {
+      TASKGATE_OFFLINE: '0',
+      TASKGATE_MODEL_CATALOG: unreachable.catalogPath,
+    });
     try {
       const block = await eventually(() => (server.stderr().includes('Fetch it later with') ? server.stderr() : undefined), 'the block');
       expect(block).toMatch(/could not fetch qwen2\.5-0\.5b-instruct: cannot reach 127\.0\.0\.1:\d+: connection refused/);

@@ -50,7 +50,14 @@ describe.skipIf(databaseUrl === null || redisProgram === null)('a fleet of three
   let members: Member[] = [];
   let question = 0;
 
-  async function send(member: Member, method: string, path: string, body?: unknown, key = ADMIN_KEY, headers: Record<string, string> = {}): Promise<Reply> {
+  async function send(
+    member: Member,
+    method: string,
+    path: string,
+    body?: unknown,
+    key = ADMIN_KEY,
+    headers: Record<string, string> = {},
+  ): Promise<Reply> {
     const response = await fetch(`${member.baseUrl}${path}`, {
       method,
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
@@ -63,13 +70,21 @@ describe.skipIf(databaseUrl === null || redisProgram === null)('a fleet of three
   /** One call asking `model` for a sum, in `workload`. */
   function ask(member: Member, workload: string, options: { key?: string; model?: string } = {}): Promise<Reply> {
     question += 1;
-    const body = { model: options.model ?? 'big', messages: [{ role: 'user', content: `What is ${question % 97} + ${(question * 7) % 89}?` }] };
+    const body = {
+      model: options.model ?? 'big',
+      messages: [{ role: 'user', content: `What is ${question % 97} + ${(question * 7) % 89}?` }],
+    };
     return send(member, 'POST', '/chat/completions', body, options.key, { 'x-taskgate-workload': workload });
   }
 
-  async function readiness(member: Member): Promise<{ status: number; body: { router: string; degraded: string[]; store: string; limits: string } }> {
+  async function readiness(
+    member: Member,
+  ): Promise<{ status: number; body: { router: string; degraded: string[]; store: string; limits: string } }> {
     const response = await fetch(`${member.origin}/readyz`);
-    return { status: response.status, body: (await response.json()) as { router: string; degraded: string[]; store: string; limits: string } };
+    return {
+      status: response.status,
+      body: (await response.json()) as { router: string; degraded: string[]; store: string; limits: string },
+    };
   }
 
   async function leaders(from: readonly Member[]): Promise<Member[]> {
@@ -191,7 +206,10 @@ describe.skipIf(databaseUrl === null || redisProgram === null)('a fleet of three
     await redis.start();
     // Back on Redis within 10 s of its return, calls or no calls.
     for (const member of members) {
-      await vi.waitFor(async () => expect((await readiness(member)).body.degraded).not.toContain('limits'), { timeout: 12_000, interval: 200 });
+      await vi.waitFor(async () => expect((await readiness(member)).body.degraded).not.toContain('limits'), {
+        timeout: 12_000,
+        interval: 200,
+      });
     }
     const key = await createKey(members[1] as Member, { requests_per_minute: 4 });
     const replies = await Promise.all(Array.from({ length: 12 }, (_, index) => ask(members[index % 3] as Member, 'redis-back', { key })));
@@ -210,7 +228,10 @@ describe.skipIf(databaseUrl === null || redisProgram === null)('a fleet of three
     expect(body.degraded).toContain('store');
 
     await proxy.restore();
-    await vi.waitFor(async () => expect((await readiness(cutOff)).body.degraded).not.toContain('store'), { timeout: 20_000, interval: 200 });
+    await vi.waitFor(async () => expect((await readiness(cutOff)).body.degraded).not.toContain('store'), {
+      timeout: 20_000,
+      interval: 200,
+    });
     const ids = replies.map((reply) => reply.headers.get('x-request-id') as string);
     await vi.waitFor(
       async () => {
@@ -226,7 +247,9 @@ describe.skipIf(databaseUrl === null || redisProgram === null)('a fleet of three
     expect((await send(members[0] as Member, 'PUT', '/projects/default/workloads/evidence/eval', contract)).status).toBe(200);
     const smallEvidence = async (member: Member) => {
       const view = await send(member, 'GET', '/projects/default/workloads/evidence/routes');
-      const route = (view.json.routes as Array<{ requested_model: string; candidates: Array<{ model: string; evaluated: number }> }>).find((entry) => entry.requested_model === 'big');
+      const route = (view.json.routes as Array<{ requested_model: string; candidates: Array<{ model: string; evaluated: number }> }>).find(
+        (entry) => entry.requested_model === 'big',
+      );
       return route?.candidates.find((candidate) => candidate.model === 'small')?.evaluated ?? 0;
     };
     const ids: string[] = [];
@@ -243,7 +266,10 @@ describe.skipIf(databaseUrl === null || redisProgram === null)('a fleet of three
     const survivors = members.filter((member) => member !== leader);
     await traffic(members, 30);
     // Followers' samples reach the leader through the store; its replays become evidence every process reads.
-    await vi.waitFor(async () => expect(await smallEvidence(survivors[0] as Member)).toBeGreaterThanOrEqual(10), { timeout: 20_000, interval: 200 });
+    await vi.waitFor(async () => expect(await smallEvidence(survivors[0] as Member)).toBeGreaterThanOrEqual(10), {
+      timeout: 20_000,
+      interval: 200,
+    });
     await vi.waitFor(
       async () => {
         const listed = await send(survivors[0] as Member, 'GET', '/projects/default/workloads/evidence/traces?limit=100');
@@ -262,7 +288,10 @@ describe.skipIf(databaseUrl === null || redisProgram === null)('a fleet of three
     expect(await smallEvidence(survivors[0] as Member)).toBeGreaterThanOrEqual(before);
     await traffic(survivors, 20);
     // The new leader goes on from the evidence in the store.
-    await vi.waitFor(async () => expect(await smallEvidence(survivors[1] as Member)).toBeGreaterThan(before), { timeout: 20_000, interval: 200 });
+    await vi.waitFor(async () => expect(await smallEvidence(survivors[1] as Member)).toBeGreaterThan(before), {
+      timeout: 20_000,
+      interval: 200,
+    });
     await vi.waitFor(
       async () => {
         const listed = await send(survivors[1] as Member, 'GET', '/projects/default/workloads/evidence/traces?limit=100');

@@ -20,7 +20,9 @@ import { temporaryDirectory } from './helpers/temporary-directory.js';
 
 /** node's arguments of a process, as it was started. */
 function commandLine(pid: number): string[] {
-  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter((part) => part !== '');
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    .split('\0')
+    .filter((part) => part !== '');
 }
 
 /** The live processes whose parent is `pid`. */
@@ -120,7 +122,7 @@ describe.skipIf(!existsSync('/proc/self/cmdline'))('the serving heap flags', () 
     }
   });
 
-  it('an operator\'s own setting of a flag wins; only the other is added', async () => {
+  it("an operator's own setting of a flag wins; only the other is added", async () => {
     const server = await serve([], ['--heap-growing-percent=50']);
     const [serving] = childrenOf(server.child.pid as number);
     const line = commandLine(serving as number);

@@ -111,9 +111,18 @@ function importsInto(from: string, forbidden: readonly string[]): string[] {
 describe('import layers', () => {
   it('declares every part of src/ in exactly one layer, and no part that is gone', () => {
     const declared = LAYERS.flat();
-    expect(parts.filter((part) => !layerOf.has(part)), 'folders (or top-level files) of src/ missing from LAYERS').toEqual([]);
-    expect(declared.filter((part) => !parts.includes(part)), 'LAYERS names parts src/ no longer has').toEqual([]);
-    expect(declared.filter((part, index) => declared.indexOf(part) !== index), 'parts declared twice').toEqual([]);
+    expect(
+      parts.filter((part) => !layerOf.has(part)),
+      'folders (or top-level files) of src/ missing from LAYERS',
+    ).toEqual([]);
+    expect(
+      declared.filter((part) => !parts.includes(part)),
+      'LAYERS names parts src/ no longer has',
+    ).toEqual([]);
+    expect(
+      declared.filter((part, index) => declared.indexOf(part) !== index),
+      'parts declared twice',
+    ).toEqual([]);
   });
 
   it('finds the imports it checks (the scanner reads this tree)', () => {
@@ -146,7 +155,10 @@ describe('import layers', () => {
   });
 
   it('has no cycle between folders', () => {
-    expect(folderCycles().map((cycle) => cycle.join('\n  ')), 'cycles between folders').toEqual([]);
+    expect(
+      folderCycles().map((cycle) => cycle.join('\n  ')),
+      'cycles between folders',
+    ).toEqual([]);
   });
 
   it('names every folder of src/ in docs/architecture.md, and none that is gone', () => {
@@ -154,14 +166,22 @@ describe('import layers', () => {
     expect(existsSync(architecture), 'docs/architecture.md exists').toBe(true);
     const text = readFileSync(architecture, 'utf8');
     const named = new Set([...text.matchAll(/\bsrc\/([\w.-]+)/g)].map((match) => partOf(match[1] as string)));
-    expect(parts.filter((part) => !named.has(part)), 'parts of src/ docs/architecture.md does not name (as `src/<folder>`)').toEqual([]);
-    expect([...named].filter((part) => !parts.includes(part)), 'parts docs/architecture.md names that src/ no longer has').toEqual([]);
+    expect(
+      parts.filter((part) => !named.has(part)),
+      'parts of src/ docs/architecture.md does not name (as `src/<folder>`)',
+    ).toEqual([]);
+    expect(
+      [...named].filter((part) => !parts.includes(part)),
+      'parts docs/architecture.md names that src/ no longer has',
+    ).toEqual([]);
   });
 
   it('lists the layers in docs/architecture.md in the declared order', () => {
     const text = readFileSync(join(root, 'docs', 'architecture.md'), 'utf8');
     // The numbered list of "## Layers": one layer a line, its parts in backticks.
-    const listed = [...section(text, 'Layers').matchAll(/^\d+\.\s+(.*)$/gm)].map((match) => [...(match[1] as string).matchAll(/`([^`]+)`/g)].map((part) => partOf(part[1] as string)));
+    const listed = [...section(text, 'Layers').matchAll(/^\d+\.\s+(.*)$/gm)].map((match) =>
+      [...(match[1] as string).matchAll(/`([^`]+)`/g)].map((part) => partOf(part[1] as string)),
+    );
     expect(listed).toEqual(LAYERS.map((layer) => [...layer]));
   });
 });
@@ -227,7 +247,12 @@ function folderCycles(): string[][] {
       steps.unshift(step);
       at = step.from;
     } while (at !== start);
-    const inside = component.flatMap((part) => [...(edges.get(part) ?? [])].filter(([next]) => component.includes(next)).map(([, entry]) => entry));
-    return [`${component.join(', ')} import each other, e.g. ${steps.map((step) => step.from).join(' → ')} → ${start}; one import per step between them:`, ...inside.map(describeImport)];
+    const inside = component.flatMap((part) =>
+      [...(edges.get(part) ?? [])].filter(([next]) => component.includes(next)).map(([, entry]) => entry),
+    );
+    return [
+      `${component.join(', ')} import each other, e.g. ${steps.map((step) => step.from).join(' → ')} → ${start}; one import per step between them:`,
+      ...inside.map(describeImport),
+    ];
   });
 }

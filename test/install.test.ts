@@ -18,10 +18,15 @@ interface LockedPackage {
 
 describe('the install', () => {
   it('locks every package under its own name: no substitutes for the llama.cpp builds', () => {
-    const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as { overrides?: Record<string, string>; scripts: Record<string, string> };
+    const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as {
+      overrides?: Record<string, string>;
+      scripts: Record<string, string>;
+    };
     expect(Object.keys(manifest.overrides ?? {}).filter((name) => name.startsWith('@node-llama-cpp/'))).toEqual([]);
     const lock = JSON.parse(readFileSync('package-lock.json', 'utf8')) as { packages: Record<string, LockedPackage> };
-    const substituted = Object.entries(lock.packages).filter(([path, entry]) => path !== '' && entry.name !== undefined && !path.endsWith(`node_modules/${entry.name}`));
+    const substituted = Object.entries(lock.packages).filter(
+      ([path, entry]) => path !== '' && entry.name !== undefined && !path.endsWith(`node_modules/${entry.name}`),
+    );
     expect(substituted.map(([path, entry]) => `${path} is ${entry.name}`)).toEqual([]);
     expect(lock.packages['node_modules/@node-llama-cpp/linux-x64-cuda']).toMatchObject({ version: '3.21.1', optional: true });
     expect(manifest.scripts.postinstall).toBe('node scripts/remove-gpu-builds.mjs');
@@ -37,7 +42,10 @@ describe('the install', () => {
       return root;
     };
     const run = (root: string, environment: Record<string, string> = {}) =>
-      spawnSync(process.execPath, [resolve('scripts/remove-gpu-builds.mjs'), root], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...environment } });
+      spawnSync(process.execPath, [resolve('scripts/remove-gpu-builds.mjs'), root], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH ?? '', ...environment },
+      });
     const builds = (root: string) => readdirSync(join(root, 'node_modules', '@node-llama-cpp')).sort();
 
     const pruned = layout();

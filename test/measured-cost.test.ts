@@ -53,7 +53,7 @@ models:
     return response.headers.get('x-request-id') ?? '';
   }
 
-  it('prices each call by its engine time at its engine\'s cost_per_hour: the dearer engine\'s calls cost more', async () => {
+  it("prices each call by its engine time at its engine's cost_per_hour: the dearer engine's calls cost more", async () => {
     // One at a time: the pool takes turns between the two idle replicas.
     const ids: string[] = [];
     for (let index = 0; index < 6; index++) ids.push(await call());
@@ -76,7 +76,10 @@ models:
     const stream: Behaviour = { kind: 'stream', pieces: ['a', 'b', 'c', 'd'], gapMs: 50 };
     cheapEngine.scriptNext(stream);
     dearEngine.scriptNext(stream);
-    const response = await taskgate.postChat({ model: 'model-0', stream: true, messages: [{ role: 'user', content: 'Hi' }] }, { headers: scoped });
+    const response = await taskgate.postChat(
+      { model: 'model-0', stream: true, messages: [{ role: 'user', content: 'Hi' }] },
+      { headers: scoped },
+    );
     expect(response.status).toBe(200);
     await response.text();
     const trace = await taskgate.traceOf(response.headers.get('x-request-id'));
@@ -86,7 +89,7 @@ models:
     expect(trace!.measuredCostUsd).toBeCloseTo((trace!.engineSeconds! * (trace!.replica === 'dear-gpu' ? 100 : 1)) / 3600, 12);
   });
 
-  it('divides an engine\'s time between the calls it serves at once', async () => {
+  it("divides an engine's time between the calls it serves at once", async () => {
     // Two calls of 300 ms on one engine, started together: each is charged about half its time.
     cheapEngine.scriptNext({ kind: 'reply', content: 'ok', delayMs: 300 }, { kind: 'reply', content: 'ok', delayMs: 300 });
     const ids = await Promise.all([call('solo'), call('solo')]);
@@ -100,38 +103,66 @@ models:
   it('shows the measured cost beside the catalog cost in the workload API and the CLI', async () => {
     const traces = (await taskgate.traces()).filter((trace) => trace.workload === 'summarise');
     const measuredTotal = traces.reduce((sum, trace) => sum + (trace.measuredCostUsd ?? 0), 0);
-    const response = await fetch(`${taskgate.baseUrl}/projects/shop/workloads/summarise`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const response = await fetch(`${taskgate.baseUrl}/projects/shop/workloads/summarise`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
     expect(response.status).toBe(200);
-    type View = { calls: number; cost_usd: number; cost_per_call_usd: number; cost_per_million_tokens_usd: number; measured: { calls: number; cost_usd: number; cost_per_call_usd: number; cost_per_million_tokens_usd: number } | null };
+    type View = {
+      calls: number;
+      cost_usd: number;
+      cost_per_call_usd: number;
+      cost_per_million_tokens_usd: number;
+      measured: { calls: number; cost_usd: number; cost_per_call_usd: number; cost_per_million_tokens_usd: number } | null;
+    };
     const view = (await response.json()) as { stats: View; models: Array<View & { model: string }> };
     expect(view.stats.calls).toBe(traces.length);
     expect(view.stats.measured).not.toBeNull();
     expect(view.stats.measured!.calls).toBe(traces.length);
     expect(view.stats.measured!.cost_usd).toBeCloseTo(measuredTotal, 12);
     expect(view.stats.measured!.cost_per_call_usd).toBeCloseTo(measuredTotal / traces.length, 12);
-    expect(view.stats.cost_usd).toBeCloseTo(traces.reduce((sum, trace) => sum + trace.costUsd, 0), 12);
+    expect(view.stats.cost_usd).toBeCloseTo(
+      traces.reduce((sum, trace) => sum + trace.costUsd, 0),
+      12,
+    );
     expect(view.stats.cost_per_call_usd).toBeCloseTo(view.stats.cost_usd / traces.length, 12);
     const tokens = traces.reduce((sum, trace) => sum + trace.promptTokens + trace.completionTokens, 0);
     expect(view.stats.measured!.cost_per_million_tokens_usd).toBeCloseTo((measuredTotal / tokens) * 1e6, 6);
     expect(view.models.map((model) => model.model).sort()).toEqual(['model-0', 'solo']);
     for (const model of view.models) expect(model.measured?.calls).toBe(model.calls);
 
-    const cli = await runTaskgateAsync(['stats', '--project', 'shop', '--workload', 'summarise', '--url', taskgate.origin, '--key', ADMIN_KEY]);
+    const cli = await runTaskgateAsync([
+      'stats',
+      '--project',
+      'shop',
+      '--workload',
+      'summarise',
+      '--url',
+      taskgate.origin,
+      '--key',
+      ADMIN_KEY,
+    ]);
     expect(cli.status).toBe(0);
-    expect(cli.stdout).toMatch(new RegExp(`cost \\$\\d+\\.\\d{4} \\(measured \\$\\d+\\.\\d{4} over ${traces.length} calls, \\$\\d+\\.\\d{6} a call; catalog \\$\\d+\\.\\d{6}\\)`));
+    expect(cli.stdout).toMatch(
+      new RegExp(
+        `cost \\$\\d+\\.\\d{4} \\(measured \\$\\d+\\.\\d{4} over ${traces.length} calls, \\$\\d+\\.\\d{6} a call; catalog \\$\\d+\\.\\d{6}\\)`,
+      ),
+    );
     const lines = cli.stdout.split('\n');
     const header = lines.findIndex((line) => /^MODEL\s+CALLS\s+ERROR RATE\s+COST \$\s+\$\/1M CATALOG\s+\$\/1M MEASURED/.test(line));
     expect(header).toBeGreaterThan(-1);
     expect(lines[header + 1]).toMatch(/^(model-0|solo)\s+\d+\s+0\.0%\s+\d+\.\d{4}\s+\d+\.\d{4}\s+\d+\.\d{4}\s/);
   });
 
-  it('exports the measured cost and each engine\'s busy time, utilisation and price in /metrics', async () => {
+  it("exports the measured cost and each engine's busy time, utilisation and price in /metrics", async () => {
     const traces = (await taskgate.traces()).filter((trace) => trace.measuredCostUsd !== null);
     const response = await fetch(`${taskgate.origin}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
     expect(response.status).toBe(200);
     const text = await response.text();
     const onEngine = (engine: string) => (labels: Record<string, string>) => labels.engine === engine;
-    expect(total(text, 'taskgate_measured_cost_usd_total')).toBeCloseTo(traces.reduce((sum, trace) => sum + (trace.measuredCostUsd ?? 0), 0), 9);
+    expect(total(text, 'taskgate_measured_cost_usd_total')).toBeCloseTo(
+      traces.reduce((sum, trace) => sum + (trace.measuredCostUsd ?? 0), 0),
+      9,
+    );
     expect(total(text, 'taskgate_engine_cost_per_hour_usd', onEngine('dear-gpu'))).toBe(100);
     expect(total(text, 'taskgate_engine_cost_per_hour_usd', onEngine('cheap-gpu'))).toBe(1);
     const dearBusy = total(text, 'taskgate_engine_busy_seconds_total', onEngine('dear-gpu'));
@@ -144,7 +175,7 @@ models:
     expect(utilisation).toBeLessThanOrEqual(1);
   });
 
-  it('shows the measured cost on the dashboard\'s workload page, and each engine\'s utilisation and price on the overview', async () => {
+  it("shows the measured cost on the dashboard's workload page, and each engine's utilisation and price on the overview", async () => {
     const login = await fetch(`${taskgate.origin}/dashboard/login`, {
       method: 'POST',
       redirect: 'manual',
@@ -158,7 +189,10 @@ models:
     const workload = await page('/dashboard/projects/shop/workloads/summarise');
     expect(workload).toContain(`data-field="measured-cost">${formatUsd(measuredTotal)}<`);
     const overview = await page('/dashboard');
-    for (const [engine, price] of [['cheap-gpu', '$1.00'], ['dear-gpu', '$100.00']] as const) {
+    for (const [engine, price] of [
+      ['cheap-gpu', '$1.00'],
+      ['dear-gpu', '$100.00'],
+    ] as const) {
       const row = new RegExp(`<tr data-engine="${engine}">([\\s\\S]*?)</tr>`).exec(overview)?.[1] ?? '';
       expect(row).toContain(`data-field="cost-per-hour">${price}<`);
       // Both engines have served calls within the last five minutes.
@@ -232,19 +266,29 @@ limits: { requests_per_minute: 1000000 }
     // pricey costs 3× cheap in the catalog, and a thousandth of it an hour on an engine at least as fast.
     expect(measuredChoice).toBe('pricey');
     const warmUp = (await byMeasured.traces()).filter((trace) => trace.workload === 'warm-up');
-    const measuredOf = (model: string) => Math.max(...warmUp.filter((trace) => trace.servedModel === model).map((trace) => trace.measuredCostUsd!));
-    expect(measuredOf('pricey')).toBeLessThan(Math.min(...warmUp.filter((trace) => trace.servedModel === 'cheap').map((trace) => trace.measuredCostUsd!)));
+    const measuredOf = (model: string) =>
+      Math.max(...warmUp.filter((trace) => trace.servedModel === model).map((trace) => trace.measuredCostUsd!));
+    expect(measuredOf('pricey')).toBeLessThan(
+      Math.min(...warmUp.filter((trace) => trace.servedModel === 'cheap').map((trace) => trace.measuredCostUsd!)),
+    );
     expect(measuredOf('cheap')).toBeGreaterThan(0);
 
     // What routing saved is counted in the same money it ranked by: big runs on an engine ten thousand
     // times dearer an hour than pricey's, so each routed call saves far more than the catalog's 10 vs 3.
     for (let call = 0; call < 5; call++) expect(await ask(byMeasured, 'big', 'answers')).toBe('pricey');
     const routed = (await byMeasured.traces()).filter((trace) => trace.workload === 'answers' && trace.servedModel === 'pricey');
-    const catalogSavings = routed.reduce((sum, trace) => sum + ((trace.promptTokens + trace.completionTokens) * (prices.big - prices.pricey)) / 1_000_000, 0);
-    const view = await fetch(`${byMeasured.baseUrl}/projects/default/workloads/answers/routes`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const catalogSavings = routed.reduce(
+      (sum, trace) => sum + ((trace.promptTokens + trace.completionTokens) * (prices.big - prices.pricey)) / 1_000_000,
+      0,
+    );
+    const view = await fetch(`${byMeasured.baseUrl}/projects/default/workloads/answers/routes`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
     expect(view.status).toBe(200);
     type Candidate = { model: string; cost_per_call_usd: number };
-    const route = ((await view.json()) as { routes: Array<{ requested_model: string; savings_usd: number; candidates: Candidate[] }> }).routes.find((entry) => entry.requested_model === 'big');
+    const route = (
+      (await view.json()) as { routes: Array<{ requested_model: string; savings_usd: number; candidates: Candidate[] }> }
+    ).routes.find((entry) => entry.requested_model === 'big');
     expect(route?.savings_usd).toBeGreaterThan(10 * catalogSavings);
     // And so is what evaluating cost: a replay's cost (the evidence's cost per call, the eval spend) is its engine time.
     const tokensPerCall = routed.reduce((sum, trace) => sum + trace.promptTokens + trace.completionTokens, 0) / routed.length;

@@ -21,7 +21,11 @@ const databaseUrl = await requireServiceOrSkip(postgres, 'test/migrate.test.ts',
 
 /** The built CLI in `cwd`, asynchronously, so two runs can overlap. */
 function runInDirectory(args: string[], environment: Record<string, string>, cwd: string): Promise<CommandResult> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { PATH: process.env.PATH ?? '', ...environment }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', ...environment },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
@@ -43,7 +47,9 @@ describe('taskgate migrate on SQLite', () => {
     expect(first.status, first.stderr).toBe(0);
     expect(first.stderr).toContain(`taskgate: data directory ${directory} (--data-dir)`);
     const path = join(directory, 'taskgate.db');
-    expect(first.stdout).toBe(`applied ${sqliteMigrations.length} migrations to ${path} (${sqliteMigrations.map((migration) => migration.id).join(', ')})\n`);
+    expect(first.stdout).toBe(
+      `applied ${sqliteMigrations.length} migrations to ${path} (${sqliteMigrations.map((migration) => migration.id).join(', ')})\n`,
+    );
 
     const database = new Database(path, { readonly: true });
     const recorded = database.prepare<[], string>('SELECT id FROM schema_migrations ORDER BY id').pluck().all();
@@ -55,7 +61,7 @@ describe('taskgate migrate on SQLite', () => {
     expect(second.stdout).toBe(`applied 0 migrations to ${path}: it was up to date\n`);
   });
 
-  it('refuses a data directory that is not taskgate\'s, and shows its help', () => {
+  it("refuses a data directory that is not taskgate's, and shows its help", () => {
     const help = runTaskgate(['migrate', '--help']);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/^Usage: taskgate migrate/);
@@ -75,7 +81,8 @@ describe.skipIf(databaseUrl === null)('taskgate migrate on PostgreSQL, with only
     if (url.password === '') url.password = 'not-for-the-log';
     return url.toString();
   }
-  const recordedMigrations = (url: string) => queryPostgres<{ id: string; applied_at: string }>(url, 'SELECT id, applied_at FROM schema_migrations ORDER BY id');
+  const recordedMigrations = (url: string) =>
+    queryPostgres<{ id: string; applied_at: string }>(url, 'SELECT id, applied_at FROM schema_migrations ORDER BY id');
 
   it('migrates, then has nothing left to do; a serve on it then starts without migrating anything new', async () => {
     const url = await freshDatabase();
@@ -96,7 +103,10 @@ describe.skipIf(databaseUrl === null)('taskgate migrate on PostgreSQL, with only
     const migrated = await recordedMigrations(url);
     expect(migrated.map((row) => row.id)).toEqual(postgresMigrations.map((migration) => migration.id));
 
-    const server = await serveTaskgate(['--data-dir', join(cwd, 'data')], { ...environment, TASKGATE_ADMIN_KEY: 'tg_live_migrate_test_admin_key_0123456789' });
+    const server = await serveTaskgate(['--data-dir', join(cwd, 'data')], {
+      ...environment,
+      TASKGATE_ADMIN_KEY: 'tg_live_migrate_test_admin_key_0123456789',
+    });
     try {
       expect((await fetch(server.baseUrl.replace(/\/v1$/, '/healthz'))).status).toBe(200);
       // The same migrations, recorded at the same moments: the start applied none.

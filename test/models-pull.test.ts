@@ -41,12 +41,15 @@ function serve(name: string, size = 4 * MEGABYTE) {
 }
 
 describe('models help', () => {
-  it.each([[['models', '--help']], [['models', 'pull', '--help']], [['models', 'list', '--help']], [['--help']]])('%j prints usage and exits 0', async (args) => {
-    const result = await runTaskgate(args);
-    expect(result.status).toBe(0);
-    expect(result.stdout).toMatch(/Usage: taskgate/);
-    expect(result.stdout).toContain('models');
-  });
+  it.each([[['models', '--help']], [['models', 'pull', '--help']], [['models', 'list', '--help']], [['--help']]])(
+    '%j prints usage and exits 0',
+    async (args) => {
+      const result = await runTaskgate(args);
+      expect(result.status).toBe(0);
+      expect(result.stdout).toMatch(/Usage: taskgate/);
+      expect(result.stdout).toContain('models');
+    },
+  );
 
   it('refuses an unknown subcommand, a missing model and a malformed --sha256 with usage errors', async () => {
     expect((await runTaskgate(['models', 'frobnicate'])).status).toBe(2);
@@ -66,7 +69,9 @@ describe('models pull <URL>', () => {
     expect(result.status).toBe(0);
     const destination = join(dataDirectory, 'models', 'tiny.gguf');
     expect(result.stdout).toBe(`${destination}\n`);
-    const progressLines = result.stderr.split('\n').filter((line) => /^tiny\.gguf: \d+%  [\d.]+ [kM]?B \/ 4\.19 MB  [\d.]+ [kMG]?B\/s/.test(line));
+    const progressLines = result.stderr
+      .split('\n')
+      .filter((line) => /^tiny\.gguf: \d+%  [\d.]+ [kM]?B \/ 4\.19 MB  [\d.]+ [kMG]?B\/s/.test(line));
     expect(progressLines.length).toBeGreaterThanOrEqual(3);
     expect(result.stderr).toMatch(/100%  4\.19 MB \/ 4\.19 MB/);
     expect(result.stderr).toMatch(/ETA \d+:\d\d/);
@@ -141,7 +146,9 @@ describe('models pull <URL>', () => {
     for (let attempt = 0; attempt < 400 && !/stopped\.gguf: [1-9]\d*%/.test(running.stderr()); attempt++) await sleep(25);
     running.interrupt();
     expect(await running.exited).toBe(130);
-    expect(running.stderr()).toMatch(/interrupted; \d+ bytes are kept in .*stopped\.gguf\.part; resume with: taskgate models pull http:\/\/127\.0\.0\.1:\d+\/files\/\S+\/stopped\.gguf --data-dir /);
+    expect(running.stderr()).toMatch(
+      /interrupted; \d+ bytes are kept in .*stopped\.gguf\.part; resume with: taskgate models pull http:\/\/127\.0\.0\.1:\d+\/files\/\S+\/stopped\.gguf --data-dir /,
+    );
     const kept = statSync(join(dataDirectory, 'models', 'stopped.gguf.part')).size;
     expect(kept).toBeGreaterThan(0);
 
@@ -159,10 +166,20 @@ describe('models pull <catalog id>', () => {
     const path = new URL(model.url).pathname;
     server.files.set(path, fakeGguf(2 * MEGABYTE));
     const dataDirectory = freshDirectory();
-    const result = await runTaskgate(['models', 'pull', 'Qwen/Qwen2.5-0.5B-INSTRUCT', '--data-dir', dataDirectory, '--mirror', `${server.baseUrl}/`]);
+    const result = await runTaskgate([
+      'models',
+      'pull',
+      'Qwen/Qwen2.5-0.5B-INSTRUCT',
+      '--data-dir',
+      dataDirectory,
+      '--mirror',
+      `${server.baseUrl}/`,
+    ]);
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(`Downloading ${model.file} from ${server.baseUrl}${path}`);
-    expect(result.stderr).toContain(`size mismatch for ${server.baseUrl}${path}: expected ${model.sizeBytes} bytes (sha256 ${model.sha256}), but the server offers ${2 * MEGABYTE} bytes`);
+    expect(result.stderr).toContain(
+      `size mismatch for ${server.baseUrl}${path}: expected ${model.sizeBytes} bytes (sha256 ${model.sha256}), but the server offers ${2 * MEGABYTE} bytes`,
+    );
     expect(server.requests.some((request) => request.path === path)).toBe(true);
     expect(existsSync(join(dataDirectory, 'models', model.file))).toBe(false);
   });
@@ -171,7 +188,9 @@ describe('models pull <catalog id>', () => {
     const model = findDefaultModel('llama3.2:1b')!;
     const path = new URL(model.url).pathname;
     server.files.set(`/hf${path}`, fakeGguf(MEGABYTE));
-    const result = await runTaskgate(['models', 'pull', 'llama3.2:1b', '--data-dir', freshDirectory()], { TASKGATE_MODEL_MIRROR: `${server.baseUrl}/hf` });
+    const result = await runTaskgate(['models', 'pull', 'llama3.2:1b', '--data-dir', freshDirectory()], {
+      TASKGATE_MODEL_MIRROR: `${server.baseUrl}/hf`,
+    });
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(`expected ${model.sizeBytes} bytes (sha256 ${model.sha256})`);
     expect(server.requests.some((request) => request.path === `/hf${path}`)).toBe(true);
@@ -246,7 +265,11 @@ models:
     const table = await runTaskgate(['models', 'list', '--data-dir', dataDirectory, '--config', configPath]);
     expect(table.status).toBe(0);
     const rows = table.stdout.split('\n');
-    expect(rows.filter((row) => /^(qwen|mine|gone|smollm|llama)/.test(row)).map((row) => row.split(' ')[0])).toEqual(['qwen2.5-0.5b-instruct', 'mine', 'gone']);
+    expect(rows.filter((row) => /^(qwen|mine|gone|smollm|llama)/.test(row)).map((row) => row.split(' ')[0])).toEqual([
+      'qwen2.5-0.5b-instruct',
+      'mine',
+      'gone',
+    ]);
     expect(rows.find((row) => row.startsWith('mine '))).toMatch(/2\.05 kB\s+2K\s+0\.5\s+1\s+present .*mine\.gguf$/);
     expect(rows.find((row) => row.startsWith('gone '))).toContain(`missing ${join(dataDirectory, 'gone.gguf')}`);
     expect(rows.find((row) => row.startsWith('qwen2.5-0.5b-instruct '))).toMatch(/missing$/);
@@ -269,7 +292,12 @@ describe('downloadModelFile', () => {
       expectedSize: file.bytes.length,
       onProgress: (update) => progress.push(update.bytesDone),
     });
-    expect(result).toMatchObject({ path: destination, sizeBytes: file.bytes.length, sha256: sha256(file.bytes), resumedFromBytes: MEGABYTE });
+    expect(result).toMatchObject({
+      path: destination,
+      sizeBytes: file.bytes.length,
+      sha256: sha256(file.bytes),
+      resumedFromBytes: MEGABYTE,
+    });
     expect(server.requests.slice(-2)).toEqual([
       { path: `/redirect${file.path}`, range: `bytes=${MEGABYTE}-`, status: 302 },
       { path: file.path, range: `bytes=${MEGABYTE}-`, status: 206 },
@@ -304,7 +332,10 @@ describe('downloadModelFile', () => {
     mkdirSync(join(longer, '..'), { recursive: true });
     writeFileSync(`${longer}.part`, Buffer.concat([file.bytes, Buffer.from('extra')]));
     await downloadModelFile({ url: file.url, destination: longer });
-    expect(server.requests.slice(-2).map((request) => [request.range, request.status])).toEqual([[`bytes=${MEGABYTE + 5}-`, 416], [null, 200]]);
+    expect(server.requests.slice(-2).map((request) => [request.range, request.status])).toEqual([
+      [`bytes=${MEGABYTE + 5}-`, 416],
+      [null, 200],
+    ]);
     expect(readFileSync(longer).equals(file.bytes)).toBe(true);
 
     const second = destinationIn('whole-part.gguf');
@@ -320,7 +351,9 @@ describe('downloadModelFile', () => {
     const destination = destinationIn('corrupt-part.gguf');
     mkdirSync(join(destination, '..'), { recursive: true });
     writeFileSync(`${destination}.part`, fakeGguf(MEGABYTE));
-    const failure = await downloadModelFile({ url: file.url, destination, expectedSha256: sha256(file.bytes) }).catch((error: unknown) => error);
+    const failure = await downloadModelFile({ url: file.url, destination, expectedSha256: sha256(file.bytes) }).catch(
+      (error: unknown) => error,
+    );
     expect(failure).toBeInstanceOf(ModelFileError);
     expect((failure as ModelFileError).code).toBe('integrity');
     expect(existsSync(`${destination}.part`)).toBe(false);
@@ -330,7 +363,11 @@ describe('downloadModelFile', () => {
   it('refuses a reply that is not GGUF, and keeps the part when aborted', async () => {
     const page = `/files/${Math.random()}/login.gguf`;
     server.files.set(page, Buffer.from('<!doctype html><p>Sign in to continue</p>'));
-    const notGguf = await downloadModelFile({ url: `${server.baseUrl}${page}`, destination: destinationIn('login.gguf'), requireGguf: true }).catch((error: unknown) => error);
+    const notGguf = await downloadModelFile({
+      url: `${server.baseUrl}${page}`,
+      destination: destinationIn('login.gguf'),
+      requireGguf: true,
+    }).catch((error: unknown) => error);
     expect((notGguf as ModelFileError).code).toBe('not_gguf');
 
     const file = serve('aborted.gguf');

@@ -37,10 +37,14 @@ const endlessStream = { kind: 'stream' as const, pieces: Array.from({ length: 40
 function stalledStream(): Promise<{ request: ClientRequest; response: IncomingMessage }> {
   const url = new URL(`${taskgate.baseUrl}/chat/completions`);
   return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' } }, (response) => {
-      response.pause();
-      resolve({ request, response });
-    });
+    const request = httpRequest(
+      url,
+      { method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' } },
+      (response) => {
+        response.pause();
+        resolve({ request, response });
+      },
+    );
     request.on('error', reject);
     request.end(JSON.stringify({ model: 'model-0', messages: [{ role: 'user', content: 'hi' }], stream: true }));
   });
@@ -53,7 +57,9 @@ describe('a streaming client that stops reading', () => {
     const stalled = await Promise.all([stalledStream(), stalledStream()]);
     // Both slots are taken; a third call waits in the queue, then is served once the stalled ones are cut.
     engine.scriptNext({ kind: 'reply', content: 'served after the stalled ones' });
-    const waiting = taskgate.client(undefined, { maxRetries: 0 }).chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'hi' }] });
+    const waiting = taskgate
+      .client(undefined, { maxRetries: 0 })
+      .chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'hi' }] });
     // A client that reads nothing does not read the server's close either: the engine side shows it.
     await engine.waitForAbortedRequests(abortedBefore + 2, 5_000);
     expect((await waiting).choices[0]?.message.content).toBe('served after the stalled ones');
@@ -85,7 +91,11 @@ describe('the queue before an engine', () => {
   it('past max_concurrency calls wait; past max_queue they get 503 engine_overloaded with retry-after at once; a waiter gives up after queue_timeout_ms', async () => {
     engine.script({ kind: 'hang' });
     const controller = new AbortController();
-    const busy = [1, 2].map(() => taskgate.postChat({ model: 'model-0', messages: [{ role: 'user', content: 'hi' }] }, { signal: controller.signal }).catch(() => undefined));
+    const busy = [1, 2].map(() =>
+      taskgate
+        .postChat({ model: 'model-0', messages: [{ role: 'user', content: 'hi' }] }, { signal: controller.signal })
+        .catch(() => undefined),
+    );
     await eventually(() => (engine.requests.filter((request) => !request.aborted).length >= 2 ? true : undefined), 'both slots taken');
     const startedAt = Date.now();
     const queued = taskgate.postChat({ model: 'model-0', messages: [{ role: 'user', content: 'hi' }] });
@@ -98,7 +108,10 @@ describe('the queue before an engine', () => {
     expect(timedOut.status).toBe(503);
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1_400);
     expect(((await timedOut.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'engine_overloaded' });
-    expect(await taskgate.traceOf(timedOut.headers.get('x-request-id'))).toMatchObject({ httpStatus: 503, errorClass: 'engine_overloaded' });
+    expect(await taskgate.traceOf(timedOut.headers.get('x-request-id'))).toMatchObject({
+      httpStatus: 503,
+      errorClass: 'engine_overloaded',
+    });
     controller.abort();
     await Promise.all(busy);
     engine.script({ kind: 'reply', content: 'free again' });

@@ -13,7 +13,8 @@ import { malformedVariants, startMisbehavingEngine, type Behaviour, type Misbeha
 import { startTestGateway, type TestGateway } from './helpers/test-gateway.js';
 
 /** Chat requests each engine read in full: the generations it would have run. */
-const generationsOf = (engine: MisbehavingEngine): number => engine.requests().filter((request) => request.path.endsWith('/chat/completions')).length;
+const generationsOf = (engine: MisbehavingEngine): number =>
+  engine.requests().filter((request) => request.path.endsWith('/chat/completions')).length;
 
 describe.each(['http1', 'undici'] as const)('with the %s transport', (transport) => {
   let first: MisbehavingEngine;
@@ -23,7 +24,8 @@ describe.each(['http1', 'undici'] as const)('with the %s transport', (transport)
 
   beforeAll(async () => {
     [first, second] = await Promise.all([startMisbehavingEngine(), startMisbehavingEngine()]);
-    const engine = (id: string, url: string) => `  - { id: ${id}, type: openai, base_url: "${url}", transport: ${transport}, timeout_ms: 600, idle_timeout_ms: 600, circuit_breaker: { failures: 1000 } }`;
+    const engine = (id: string, url: string) =>
+      `  - { id: ${id}, type: openai, base_url: "${url}", transport: ${transport}, timeout_ms: 600, idle_timeout_ms: 600, circuit_breaker: { failures: 1000 } }`;
     taskgate = await startTestGateway(`engines:
 ${engine('first', first.baseUrl)}
 ${engine('second', second.baseUrl)}
@@ -67,7 +69,9 @@ models:
 
   it('a reused keep-alive connection the engine closes after reading the request: one generation and a 502, with idle connections to spare and with two replicas', async () => {
     // Three idle connections to the first engine.
-    await Promise.all([1, 2, 3].map(() => client.chat.completions.create({ model: 'solo', messages: [{ role: 'user', content: 'warm' }] })));
+    await Promise.all(
+      [1, 2, 3].map(() => client.chat.completions.create({ model: 'solo', messages: [{ role: 'user', content: 'warm' }] })),
+    );
     first.setScript({ kind: 'close' });
     expect(await call('solo')).toMatchObject({ status: 502, code: 'engine_connection_closed', cost: 1 });
     second.setScript({ kind: 'close' });
@@ -93,22 +97,26 @@ models:
     expect(streamed).toMatchObject({ status: 504, code: 'engine_timeout', cost: 1 });
   });
 
-  it.each([...malformedVariants, 'trailing-bytes', 'gzip'] as const)('a reply that is %s: 502 engine_bad_reply after one generation, and the connection is never reused', async (variant) => {
-    const behaviour: Behaviour = variant === 'trailing-bytes' ? { kind: 'trailing-bytes' } : variant === 'gzip' ? { kind: 'gzip' } : { kind: 'malformed', variant };
-    first.setScript(behaviour);
-    second.setScript(behaviour);
-    const bad = await call('pair');
-    expect(bad).toMatchObject({ status: 502, code: 'engine_bad_reply', cost: 1 });
-    expect(bad.trace).toMatchObject({ httpStatus: 502, errorClass: 'engine_bad_reply' });
-    first.setScript({ kind: 'reply' });
-    second.setScript({ kind: 'reply' });
-    const connectionsBefore = first.connections().length + second.connections().length;
-    const served = await call('pair');
-    expect(served).toMatchObject({ status: 200, cost: 1 });
-    const fresh = [first, second].flatMap((engine) => engine.requests().slice(-1)).filter((request) => request.onConnection === 1);
-    expect(first.connections().length + second.connections().length >= connectionsBefore).toBe(true);
-    expect(fresh.length).toBeGreaterThan(0);
-  });
+  it.each([...malformedVariants, 'trailing-bytes', 'gzip'] as const)(
+    'a reply that is %s: 502 engine_bad_reply after one generation, and the connection is never reused',
+    async (variant) => {
+      const behaviour: Behaviour =
+        variant === 'trailing-bytes' ? { kind: 'trailing-bytes' } : variant === 'gzip' ? { kind: 'gzip' } : { kind: 'malformed', variant };
+      first.setScript(behaviour);
+      second.setScript(behaviour);
+      const bad = await call('pair');
+      expect(bad).toMatchObject({ status: 502, code: 'engine_bad_reply', cost: 1 });
+      expect(bad.trace).toMatchObject({ httpStatus: 502, errorClass: 'engine_bad_reply' });
+      first.setScript({ kind: 'reply' });
+      second.setScript({ kind: 'reply' });
+      const connectionsBefore = first.connections().length + second.connections().length;
+      const served = await call('pair');
+      expect(served).toMatchObject({ status: 200, cost: 1 });
+      const fresh = [first, second].flatMap((engine) => engine.requests().slice(-1)).filter((request) => request.onConnection === 1);
+      expect(first.connections().length + second.connections().length >= connectionsBefore).toBe(true);
+      expect(fresh.length).toBeGreaterThan(0);
+    },
+  );
 
   it('a refusal (503 or 429) before any work goes once to the other replica, and the trace shows both attempts', async () => {
     for (const status of [503, 429] as const) {

@@ -16,7 +16,7 @@ import { validateRequestLeniently } from './helpers/openai-schemas.js';
 const gateway = useConformanceGateway();
 const send = (body: unknown) => gateway.send(body);
 
-describe('generated requests (property-based, from OpenAI\'s CreateChatCompletionRequest)', () => {
+describe("generated requests (property-based, from OpenAI's CreateChatCompletionRequest)", () => {
   /** The status and shape rules every answer obeys, and the reply's conformance when it is a 200. */
   function checkAnswer(sent: Sent): void {
     expect(sent.status, JSON.stringify(sent.body)).toBeLessThan(500);
@@ -78,7 +78,8 @@ describe('generated requests (property-based, from OpenAI\'s CreateChatCompletio
       }),
       { seed: 20_250_914, numRuns: 800 },
     );
-    for (const kind of ['unknown-field', 'wrong-type', 'out-of-range', 'bad-part', 'remove-required']) expect(refusedByKind.get(kind) ?? 0).toBeGreaterThan(20);
+    for (const kind of ['unknown-field', 'wrong-type', 'out-of-range', 'bad-part', 'remove-required'])
+      expect(refusedByKind.get(kind) ?? 0).toBeGreaterThan(20);
     expect((await fetch(`${gateway.taskgate.origin}/healthz`)).status).toBe(200);
   }, 120_000);
 });
@@ -87,4 +88,3 @@ describe('generated requests (property-based, from OpenAI\'s CreateChatCompletio
 function withoutEmptyStop(body: JsonObject): JsonObject {
   return Array.isArray(body.stop) && body.stop.length === 0 ? { ...body, stop: undefined } : body;
 }
-

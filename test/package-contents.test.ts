@@ -36,7 +36,10 @@ let packed: string[] = [];
 
 beforeAll(() => {
   execFileSync(process.execPath, ['scripts/build-if-stale.mjs'], { stdio: 'inherit' });
-  const output = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const output = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const [report] = JSON.parse(output) as Array<{ files: PackedFile[] }>;
   packed = (report?.files ?? []).map((file) => file.path);
 }, 180_000);

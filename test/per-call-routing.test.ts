@@ -22,7 +22,9 @@ beforeAll(async () => {
     `  - { id: big, provider: acme, served_by: [{ engine: arithmetic, name: big }], price: { input: 10, output: 10 }, context_window: 8192 }`,
     `  - { id: tiny, provider: beta, served_by: [{ engine: arithmetic, name: tiny }], price: { input: 0.1, output: 0.1 }, context_window: 8192 }`,
   ].join('\n');
-  taskgate = await startTestGateway(`engines:\n  - { id: arithmetic, type: openai, base_url: "${engine.baseUrl}" }\nmodels:\n${models}\nlimits: { requests_per_minute: 1000000 }\n`);
+  taskgate = await startTestGateway(
+    `engines:\n  - { id: arithmetic, type: openai, base_url: "${engine.baseUrl}" }\nmodels:\n${models}\nlimits: { requests_per_minute: 1000000 }\n`,
+  );
 });
 afterAll(async () => {
   await taskgate?.stop();
@@ -32,8 +34,14 @@ afterAll(async () => {
 /** One call of the workload: an easy sum or a hard one (with carrying), alternately. */
 async function ask(kind: 'easy' | 'hard'): Promise<{ model: string; requestId: string }> {
   asked++;
-  const content = kind === 'easy' ? `Easy one: what is ${asked % 4} + ${asked % 5}? Answer with the number only.` : `A sum with carrying: what is ${57 + (asked % 40)} + ${68 + (asked % 29)}? Answer with the number only.`;
-  const response = await taskgate.postChat({ model: 'big', messages: [{ role: 'user', content }] }, { headers: { 'x-taskgate-workload': 'sums' } });
+  const content =
+    kind === 'easy'
+      ? `Easy one: what is ${asked % 4} + ${asked % 5}? Answer with the number only.`
+      : `A sum with carrying: what is ${57 + (asked % 40)} + ${68 + (asked % 29)}? Answer with the number only.`;
+  const response = await taskgate.postChat(
+    { model: 'big', messages: [{ role: 'user', content }] },
+    { headers: { 'x-taskgate-workload': 'sums' } },
+  );
   expect(response.status).toBe(200);
   return { model: ((await response.json()) as { model: string }).model, requestId: response.headers.get('x-request-id') ?? '' };
 }
@@ -50,7 +58,9 @@ async function management(method: string, path: string, body?: unknown): Promise
 type ShareView = { model: string; share: number; policy: { epoch: number; routed_share: number } | null };
 
 async function policyShare(): Promise<ShareView | undefined> {
-  const view = (await management('GET', '/projects/default/workloads/sums/routes')).json as { routes?: Array<{ split: { shares: ShareView[] } | null }> };
+  const view = (await management('GET', '/projects/default/workloads/sums/routes')).json as {
+    routes?: Array<{ split: { shares: ShareView[] } | null }>;
+  };
   return view.routes?.[0]?.split?.shares.find((entry) => entry.policy !== null);
 }
 
@@ -84,7 +94,9 @@ describe('per-call policies', () => {
     const routedByPolicy = traces.filter((trace) => trace.routeReason === 'policy');
     expect(routedByPolicy.length).toBeGreaterThanOrEqual(3);
     expect(routedByPolicy.every((trace) => trace.servedModel === 'tiny' && (trace.routeShare ?? 0) > 0)).toBe(true);
-    const history = (await management('GET', '/projects/default/workloads/sums/routes')).json as { history: Array<{ detail: string | null }> };
+    const history = (await management('GET', '/projects/default/workloads/sums/routes')).json as {
+      history: Array<{ detail: string | null }>;
+    };
     expect(history.history.some((change) => change.detail?.includes('of the calls per-call policy #') === true)).toBe(true);
   });
 });

@@ -43,7 +43,10 @@ const pythonOpenAI: Requirement<string> = {
   what: "python3 with the openai package (for the README's Python example)",
   howToGet: 'Install it with "python3 -m pip install openai".',
   name: 'PYTHON_OPENAI',
-  find: () => (spawnSync('python3', ['-c', 'import openai'], { encoding: 'utf8' }).status === 0 ? { found: 'python3' } : { missing: 'python3 -c "import openai" fails' }),
+  find: () =>
+    spawnSync('python3', ['-c', 'import openai'], { encoding: 'utf8' }).status === 0
+      ? { found: 'python3' }
+      : { missing: 'python3 -c "import openai" fails' },
 };
 
 let catalog: ModelCatalogServer;
@@ -102,7 +105,9 @@ describe('the README', () => {
 
     dataDirectory = temporaryDirectory('taskgate-readme-');
     // A newcomer's environment: none of taskgate's own variables but these.
-    const environment: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TASKGATE_')));
+    const environment: NodeJS.ProcessEnv = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !name.startsWith('TASKGATE_')),
+    );
     Object.assign(environment, { PORT: String(port), TASKGATE_DATA_DIR: dataDirectory, TASKGATE_MODEL_CATALOG: catalog.catalogPath });
     server = spawn('npm', ['start'], { cwd: resolve('.'), env: environment, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     server.stdout?.on('data', (data: Buffer) => (stdout += data.toString()));
@@ -139,10 +144,17 @@ describe('the README', () => {
     const directory = temporaryDirectory('taskgate-readme-examples-');
     // Resolves `import OpenAI from 'openai'` as it would in the reader's project.
     symlinkSync(resolve('node_modules'), join(directory, 'node_modules'), 'dir');
-    const transpiled = ts.transpileModule(onOurPort(typescriptBlock.code), { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 }, reportDiagnostics: true });
+    const transpiled = ts.transpileModule(onOurPort(typescriptBlock.code), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+      reportDiagnostics: true,
+    });
     expect(transpiled.diagnostics ?? []).toEqual([]);
     writeFileSync(join(directory, 'example.mjs'), transpiled.outputText);
-    const typescript = spawnSync(process.execPath, [join(directory, 'example.mjs')], { encoding: 'utf8', env: environment, cwd: directory });
+    const typescript = spawnSync(process.execPath, [join(directory, 'example.mjs')], {
+      encoding: 'utf8',
+      env: environment,
+      cwd: directory,
+    });
     expect(typescript.status, typescript.stderr).toBe(0);
     expectAnswer(typescript.stdout);
     examplesRun += 1;
@@ -160,7 +172,9 @@ describe('the README', () => {
     }
 
     // Every example labelled its call with project shop and the task as workload.
-    const workloads = (await (await fetch(`http://127.0.0.1:${port}/v1/projects/shop/workloads`, { headers: { authorization: `Bearer ${key}` } })).json()) as { data: Array<{ name: string }> };
+    const workloads = (await (
+      await fetch(`http://127.0.0.1:${port}/v1/projects/shop/workloads`, { headers: { authorization: `Bearer ${key}` } })
+    ).json()) as { data: Array<{ name: string }> };
     expect(workloads.data.map((workload) => workload.name)).toEqual(['summarise']);
   });
 
@@ -172,13 +186,25 @@ describe('the README', () => {
       .split('\n')
       .map((line) => line.replace(/#.*$/, '').trim())
       .filter((line) => line !== '');
-    expect(commands.map((command) => command.split(' ').slice(0, 3).join(' '))).toEqual(['npx taskgate stats', 'npx taskgate traces', 'npx taskgate routes', 'npx taskgate keys']);
+    expect(commands.map((command) => command.split(' ').slice(0, 3).join(' '))).toEqual([
+      'npx taskgate stats',
+      'npx taskgate traces',
+      'npx taskgate routes',
+      'npx taskgate keys',
+    ]);
     // The reader's shell: TASKGATE_KEY from "Calling it", the server on its default address (here our port), the default data directory (here the test's).
-    const environment: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TASKGATE_')));
+    const environment: NodeJS.ProcessEnv = Object.fromEntries(
+      Object.entries(process.env).filter(([name]) => !name.startsWith('TASKGATE_')),
+    );
     Object.assign(environment, { TASKGATE_KEY: key, TASKGATE_URL: `http://127.0.0.1:${port}`, TASKGATE_DATA_DIR: dataDirectory });
     const runs = commands.map((command) => spawnSync('bash', ['-c', command], { encoding: 'utf8', env: environment, cwd: resolve('.') }));
     for (const run of runs) expect(run.status, run.stderr).toBe(0);
-    const [stats, traces, routes, keys] = runs as [SpawnSyncReturns<string>, SpawnSyncReturns<string>, SpawnSyncReturns<string>, SpawnSyncReturns<string>];
+    const [stats, traces, routes, keys] = runs as [
+      SpawnSyncReturns<string>,
+      SpawnSyncReturns<string>,
+      SpawnSyncReturns<string>,
+      SpawnSyncReturns<string>,
+    ];
 
     expect(stats.stdout).toContain('summarise (shop), production');
     expect(stats.stdout).toContain(`calls ${examplesRun} `);

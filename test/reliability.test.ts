@@ -87,7 +87,8 @@ afterAll(async () => {
   await engine.close();
 });
 
-const chatHead = (extra = '') => `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${ADMIN_KEY}\r\ncontent-type: application/json\r\n${extra}`;
+const chatHead = (extra = '') =>
+  `POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${ADMIN_KEY}\r\ncontent-type: application/json\r\n${extra}`;
 
 describe('requests the HTTP parser refuses', () => {
   it('headers over the limit → 431 with an OpenAI error body and a request id', async () => {
@@ -149,7 +150,10 @@ describe('load and aborts', () => {
       Array.from({ length: 50 }, async () => {
         while (next < 1_000) {
           next += 1;
-          const response = await taskgate.postChat({ model: 'model-0', messages: [{ role: 'user', content: 'load' }], stream: next % 2 === 0 }, { key: text });
+          const response = await taskgate.postChat(
+            { model: 'model-0', messages: [{ role: 'user', content: 'load' }], stream: next % 2 === 0 },
+            { key: text },
+          );
           await response.text();
           statuses.push(response.status);
           ids.add(response.headers.get('x-request-id') as string);
@@ -169,7 +173,10 @@ describe('load and aborts', () => {
     const ids = await Promise.all(
       Array.from({ length: 50 }, async () => {
         const controller = new AbortController();
-        const response = await taskgate.postChat({ model: 'model-0', messages: [{ role: 'user', content: 'cut me' }], stream: true }, { signal: controller.signal });
+        const response = await taskgate.postChat(
+          { model: 'model-0', messages: [{ role: 'user', content: 'cut me' }], stream: true },
+          { signal: controller.signal },
+        );
         await response.body!.getReader().read();
         controller.abort();
         return response.headers.get('x-request-id') as string;
@@ -177,7 +184,11 @@ describe('load and aborts', () => {
     );
     await engine.waitForAbortedRequests(abortsBefore + 50, 10_000);
     engine.script({ kind: 'reply' });
-    await expect.poll(async () => (await Promise.all(ids.map((id) => taskgate.traceOf(id)))).filter((trace) => trace?.status === 'aborted').length, { timeout: 5_000 }).toBe(50);
+    await expect
+      .poll(async () => (await Promise.all(ids.map((id) => taskgate.traceOf(id)))).filter((trace) => trace?.status === 'aborted').length, {
+        timeout: 5_000,
+      })
+      .toBe(50);
   });
 });
 
@@ -192,25 +203,39 @@ describe('endpoints that take a JSON body', () => {
 
   it.each(writes)('%s %s answers 415 to text/plain and changes nothing', async (method, path, body) => {
     // The project exists, so the 415 is not a 404 in disguise.
-    await taskgate.postChat({ model: 'model-0', messages: [{ role: 'user', content: 'hi' }] }, { headers: { 'x-taskgate-workload': 'typed' } });
-    const response = await fetch(`${taskgate.origin}${path}`, { method, headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'text/plain' }, body: JSON.stringify(body) });
+    await taskgate.postChat(
+      { model: 'model-0', messages: [{ role: 'user', content: 'hi' }] },
+      { headers: { 'x-taskgate-workload': 'typed' } },
+    );
+    const response = await fetch(`${taskgate.origin}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'text/plain' },
+      body: JSON.stringify(body),
+    });
     expect(response.status).toBe(415);
     expect(response.headers.get('x-request-id')).toMatch(/^req_/);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('unsupported_media_type');
   });
 
   it('the contract refused for its content type is not stored', async () => {
-    const response = await fetch(`${taskgate.baseUrl}/projects/default/workloads/typed/eval`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const response = await fetch(`${taskgate.baseUrl}/projects/default/workloads/typed/eval`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
     expect(await response.json()).toMatchObject({ version: 0, default: true });
   });
 });
 
 describe('another account', () => {
   it("asking for another account's traces is a 404 with the body of a project that never existed", async () => {
-    await taskgate.postChat({ model: 'model-0', messages: [{ role: 'user', content: 'mine' }] }, { headers: { 'x-taskgate-project': 'secret', 'x-taskgate-workload': 'payroll' } });
+    await taskgate.postChat(
+      { model: 'model-0', messages: [{ role: 'user', content: 'mine' }] },
+      { headers: { 'x-taskgate-project': 'secret', 'x-taskgate-workload': 'payroll' } },
+    );
     const other = await taskgate.createKey({ account: 'other-account', role: 'admin' });
     const read = async (project: string) => {
-      const response = await fetch(`${taskgate.baseUrl}/projects/${project}/workloads/payroll/traces`, { headers: { authorization: `Bearer ${other.text}` } });
+      const response = await fetch(`${taskgate.baseUrl}/projects/${project}/workloads/payroll/traces`, {
+        headers: { authorization: `Bearer ${other.text}` },
+      });
       return { status: response.status, error: ((await response.json()) as { error: { code: string; message: string } }).error };
     };
     const theirs = await read('secret');
@@ -250,7 +275,10 @@ describe('a body that does not arrive', () => {
   });
 
   it('a refused call stops reading the trickling body and closes the connection', async () => {
-    const reply = await trickle('POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer tg_wrong\r\ncontent-type: application/json\r\n', 100);
+    const reply = await trickle(
+      'POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer tg_wrong\r\ncontent-type: application/json\r\n',
+      100,
+    );
     expectOpenAIError(reply, 401, 'invalid_api_key');
     expect(reply.closedAfterMs).toBeLessThan(10_000);
   });
@@ -263,12 +291,18 @@ describe('a body that does not arrive', () => {
       // A burst of 12 new connections at once is not slow: all are served.
       const agent = new Agent({ keepAlive: true, maxSockets: 12 });
       const burst = await Promise.all(
-        Array.from({ length: 12 }, () => new Promise<number>((resolve, reject) => {
-          httpRequest(`${capped.origin}/healthz`, { agent }, (response) => {
-            response.resume();
-            response.on('end', () => resolve(response.statusCode ?? 0));
-          }).on('error', reject).end();
-        })),
+        Array.from(
+          { length: 12 },
+          () =>
+            new Promise<number>((resolve, reject) => {
+              httpRequest(`${capped.origin}/healthz`, { agent }, (response) => {
+                response.resume();
+                response.on('end', () => resolve(response.statusCode ?? 0));
+              })
+                .on('error', reject)
+                .end();
+            }),
+        ),
       );
       agent.destroy();
       expect(burst).toEqual(Array(12).fill(200));
@@ -336,7 +370,11 @@ describe('a body over the limit', () => {
       const result = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         const outgoing = httpRequest(`${taskgate.origin}/v1/chat/completions`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(oversized) },
+          headers: {
+            authorization: `Bearer ${ADMIN_KEY}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(oversized),
+          },
         });
         outgoing.on('error', reject);
         outgoing.on('response', (response) => {
@@ -353,14 +391,20 @@ describe('a body over the limit', () => {
 
   it('fetch and the openai SDK read the 413 every time (so the SDK does not retry it)', async () => {
     for (let attempt = 0; attempt < 6; attempt++) {
-      const response = await fetch(`${taskgate.baseUrl}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, body: oversized });
+      const response = await fetch(`${taskgate.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+        body: oversized,
+      });
       expect(response.status).toBe(413);
       await response.text();
     }
     const client = new OpenAI({ apiKey: ADMIN_KEY, baseURL: taskgate.baseUrl, maxRetries: 2 });
     const before = engine.requests.length;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const failure = await client.chat.completions.create({ model: 'model-0', messages: [{ role: 'user', content: 'x'.repeat(300 * 1024) }] }).catch((error: unknown) => error);
+      const failure = await client.chat.completions
+        .create({ model: 'model-0', messages: [{ role: 'user', content: 'x'.repeat(300 * 1024) }] })
+        .catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(OpenAI.APIError);
       expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(413);
     }
@@ -373,12 +417,16 @@ describe('a store that refuses writes (a full disk)', () => {
   let degraded: TestGateway;
 
   beforeAll(async () => {
-    degraded = await startTestGateway(engineConfig([engine.baseUrl]), {}, {
-      wrapStore: (store) => {
-        failing = refusingStore(store);
-        return failing.store;
+    degraded = await startTestGateway(
+      engineConfig([engine.baseUrl]),
+      {},
+      {
+        wrapStore: (store) => {
+          failing = refusingStore(store);
+          return failing.store;
+        },
       },
-    });
+    );
   });
   afterAll(() => degraded.stop());
 
@@ -395,7 +443,10 @@ describe('a store that refuses writes (a full disk)', () => {
     const ids: string[] = [];
     for (const workload of ['brand-new', 'another-new', 'brand-new']) {
       const { data, response } = await client.chat.completions
-        .create({ model: 'model-0', messages: [{ role: 'user', content: 'hello' }] }, { headers: { 'x-taskgate-project': 'fresh', 'x-taskgate-workload': workload } })
+        .create(
+          { model: 'model-0', messages: [{ role: 'user', content: 'hello' }] },
+          { headers: { 'x-taskgate-project': 'fresh', 'x-taskgate-workload': workload } },
+        )
         .withResponse();
       expect(data.choices[0]?.message.content).toEqual(expect.any(String));
       ids.push(response.headers.get('x-request-id') as string);
@@ -411,7 +462,11 @@ describe('a store that refuses writes (a full disk)', () => {
     expect(metrics).toMatch(/^taskgate_store_writes_failing 1$/m);
     expect(metrics).toMatch(/^taskgate_store_unwritten_workloads 2$/m);
     expect(metrics).toMatch(/^taskgate_trace_writer_queue_length [1-9]/m);
-    await expect.poll(() => degraded.logLines.some((line) => line.includes('trace batch write failed') && /"waiting_in_memory":[1-9]/.test(line)), { timeout: 5_000 }).toBe(true);
+    await expect
+      .poll(() => degraded.logLines.some((line) => line.includes('trace batch write failed') && /"waiting_in_memory":[1-9]/.test(line)), {
+        timeout: 5_000,
+      })
+      .toBe(true);
 
     // A management write the store cannot take is a 503 to retry, not a 500; reads still work.
     const put = await fetch(`${degraded.baseUrl}/projects/default/workloads/main/eval`, {
@@ -421,7 +476,10 @@ describe('a store that refuses writes (a full disk)', () => {
     });
     expect(put.status).toBe(503);
     expect(put.headers.get('retry-after')).toBe('5');
-    expect(((await put.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'store_unavailable', message: expect.stringContaining('disk is full') });
+    expect(((await put.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'store_unavailable',
+      message: expect.stringContaining('disk is full'),
+    });
     expect((await fetch(`${degraded.baseUrl}/projects`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).status).toBe(200);
 
     failing.refuseWrites(false);
@@ -429,10 +487,15 @@ describe('a store that refuses writes (a full disk)', () => {
     const traces = await degraded.traces();
     for (const id of ids) expect(traces.find((trace) => trace.requestId === id)).toMatchObject({ status: 'ok', project: 'fresh' });
     await expect
-      .poll(async () => {
-        const response = await fetch(`${degraded.baseUrl}/projects/fresh/workloads`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
-        return ((await response.json()) as { data?: Array<{ name: string }> }).data?.map((workload) => workload.name).sort();
-      }, { timeout: 10_000 })
+      .poll(
+        async () => {
+          const response = await fetch(`${degraded.baseUrl}/projects/fresh/workloads`, {
+            headers: { authorization: `Bearer ${ADMIN_KEY}` },
+          });
+          return ((await response.json()) as { data?: Array<{ name: string }> }).data?.map((workload) => workload.name).sort();
+        },
+        { timeout: 10_000 },
+      )
       .toEqual(['another-new', 'brand-new']);
   });
 
@@ -440,11 +503,13 @@ describe('a store that refuses writes (a full disk)', () => {
     failing.goDown(true);
     const down = await fetch(`${degraded.origin}/readyz`);
     expect(down.status).toBe(200);
-    expect((await down.json()) as { store: string; degraded: string[] }).toMatchObject({ store: expect.stringMatching(/unable to open database file/), degraded: expect.arrayContaining(['store']) });
+    expect((await down.json()) as { store: string; degraded: string[] }).toMatchObject({
+      store: expect.stringMatching(/unable to open database file/),
+      degraded: expect.arrayContaining(['store']),
+    });
     expect((await degraded.postChat({ model: 'model-0', messages: [{ role: 'user', content: 'while down' }] })).status).toBe(200);
     failing.goDown(false);
     expect((await readiness()).status).toBe(200);
     expect((await degraded.postChat({ model: 'model-0', messages: [{ role: 'user', content: 'back' }] })).status).toBe(200);
   });
 });
-

@@ -32,10 +32,20 @@ const chatBody = JSON.stringify({ model: 'model-0', messages: [{ role: 'user', c
 /** Too large, and naming a workload the call cannot be counted against: it is never read. */
 const hugeBody = JSON.stringify({ model: 'model-0', task: 'unread', messages: [{ role: 'user', content: 'x'.repeat(maxBodyBytes) }] });
 
-function chat(options: { body?: string; key?: string | null; contentType?: string; method?: string; scope?: Record<string, string> }): Promise<Response> {
+function chat(options: {
+  body?: string;
+  key?: string | null;
+  contentType?: string;
+  method?: string;
+  scope?: Record<string, string>;
+}): Promise<Response> {
   const headers: Record<string, string> = { ...(options.scope ?? scoped), 'content-type': options.contentType ?? 'application/json' };
   if (options.key !== null) headers.authorization = `Bearer ${options.key ?? ADMIN_KEY}`;
-  return fetch(`${taskgate.baseUrl}/chat/completions`, { method: options.method ?? 'POST', headers, body: options.method === 'GET' ? undefined : (options.body ?? chatBody) });
+  return fetch(`${taskgate.baseUrl}/chat/completions`, {
+    method: options.method ?? 'POST',
+    headers,
+    body: options.method === 'GET' ? undefined : (options.body ?? chatBody),
+  });
 }
 
 function expectRequestId(response: Response): void {
@@ -74,26 +84,36 @@ describe('chat replies', () => {
     ['415 for another content type', (scope?: Record<string, string>) => chat({ contentType: 'text/plain', scope }), 415],
     ['400 for a body that is not JSON', (scope?: Record<string, string>) => chat({ body: '{"model": ', scope }), 400],
     ['413 for a body over limits.max_body_bytes', (scope?: Record<string, string>) => chat({ body: hugeBody, scope }), 413],
-  ] as const)('carry the scope their headers give, and count the call against it, when refused before the body is read: %s', async (_name, send, status) => {
-    const response = await send();
-    expect(response.status).toBe(status);
-    expectRequestId(response);
-    expect(scopeOf(response)).toEqual({ project: 'shop', workload: 'summarise' });
-    expect(serverTiming(response).upstream).toBe(0);
-    expect(await taskgate.traceOf(response.headers.get('x-request-id'))).toMatchObject({ project: 'shop', workload: 'summarise', httpStatus: status });
+  ] as const)(
+    'carry the scope their headers give, and count the call against it, when refused before the body is read: %s',
+    async (_name, send, status) => {
+      const response = await send();
+      expect(response.status).toBe(status);
+      expectRequestId(response);
+      expect(scopeOf(response)).toEqual({ project: 'shop', workload: 'summarise' });
+      expect(serverTiming(response).upstream).toBe(0);
+      expect(await taskgate.traceOf(response.headers.get('x-request-id'))).toMatchObject({
+        project: 'shop',
+        workload: 'summarise',
+        httpStatus: status,
+      });
 
-    // No scope header: the defaults, as for any call that names no workload.
-    const unscoped = await send({});
-    expect(unscoped.status).toBe(status);
-    expect(scopeOf(unscoped)).toEqual({ project: 'default', workload: 'main' });
-    expect(await taskgate.traceOf(unscoped.headers.get('x-request-id'))).toMatchObject({ project: 'default', workload: 'main' });
+      // No scope header: the defaults, as for any call that names no workload.
+      const unscoped = await send({});
+      expect(unscoped.status).toBe(status);
+      expect(scopeOf(unscoped)).toEqual({ project: 'default', workload: 'main' });
+      expect(await taskgate.traceOf(unscoped.headers.get('x-request-id'))).toMatchObject({ project: 'default', workload: 'main' });
 
-    // Only the workload given: the project's default beside it.
-    const workloadOnly = await send({ 'x-taskgate-workload': 'summarise' });
-    expect([workloadOnly.headers.get('x-taskgate-project'), workloadOnly.headers.get('x-taskgate-workload')]).toEqual(['default', 'summarise']);
-  });
+      // Only the workload given: the project's default beside it.
+      const workloadOnly = await send({ 'x-taskgate-workload': 'summarise' });
+      expect([workloadOnly.headers.get('x-taskgate-project'), workloadOnly.headers.get('x-taskgate-workload')]).toEqual([
+        'default',
+        'summarise',
+      ]);
+    },
+  );
 
-  it('carry no scope while a scope header is malformed: the body\'s problem is named first, the header\'s once the body can be read', async () => {
+  it("carry no scope while a scope header is malformed: the body's problem is named first, the header's once the body can be read", async () => {
     const malformed = { 'x-taskgate-project': 'Shop!', 'x-taskgate-workload': 'summarise' };
     const unsupported = await chat({ contentType: 'text/plain', scope: malformed });
     expect(unsupported.status).toBe(415);
@@ -127,7 +147,7 @@ describe('chat replies', () => {
     expect(response.headers.get('x-taskgate-project')).toBeNull();
   });
 
-  it('carry the request id, rate-limit headers and the headers\' scope on a 429, refused before the body is read', async () => {
+  it("carry the request id, rate-limit headers and the headers' scope on a 429, refused before the body is read", async () => {
     expect((await chat({ key: limitedKey })).status).toBe(200);
     const limited = await chat({ key: limitedKey });
     expect(limited.status).toBe(429);
@@ -135,7 +155,11 @@ describe('chat replies', () => {
     expect(limited.headers.get('x-ratelimit-remaining-requests')).toBe('0');
     expect(scopeOf(limited)).toEqual({ project: 'shop', workload: 'summarise' });
     expect(serverTiming(limited).upstream).toBe(0);
-    expect(await taskgate.traceOf(limited.headers.get('x-request-id'))).toMatchObject({ project: 'shop', workload: 'summarise', httpStatus: 429 });
+    expect(await taskgate.traceOf(limited.headers.get('x-request-id'))).toMatchObject({
+      project: 'shop',
+      workload: 'summarise',
+      httpStatus: 429,
+    });
   });
 
   it('carry Server-Timing on a stream (upstream: the wait for the first chunk, which comes 150 ms late) and on an engine error', async () => {
@@ -156,10 +180,11 @@ describe('chat replies', () => {
     expect(serverTiming(failed).upstream).toBeGreaterThan(0);
   });
 
-  it('count the gateway\'s own time in taskgate_gateway_overhead_seconds', async () => {
+  it("count the gateway's own time in taskgate_gateway_overhead_seconds", async () => {
     const metrics = await fetch(`${taskgate.origin}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
     const text = await metrics.text();
-    const count = (stream: string) => Number(new RegExp(`^taskgate_gateway_overhead_seconds_count\\{stream="${stream}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    const count = (stream: string) =>
+      Number(new RegExp(`^taskgate_gateway_overhead_seconds_count\\{stream="${stream}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
     expect(count('false')).toBeGreaterThanOrEqual(10);
     expect(count('true')).toBeGreaterThanOrEqual(1);
   });

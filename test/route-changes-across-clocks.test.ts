@@ -97,11 +97,29 @@ describe.each(backEnds)('route changes across processes whose clocks disagree: $
 
   /** How a process changes a route (routing-handlers.ts, route-changes.ts): the current route, changed, stamped with its clock, stored with its history, applied. */
   async function change(process: Process, fields: Partial<RouteRecord>, reason: RouteChange['reason']): Promise<RouteRecord> {
-    const current = process.routes.route(scope, 'big') ?? { scope, requestedModel: 'big', servedModel: 'big', pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, updatedAt: 0 };
+    const current = process.routes.route(scope, 'big') ?? {
+      scope,
+      requestedModel: 'big',
+      servedModel: 'big',
+      pinnedModel: null,
+      certificate: null,
+      cooldowns: {},
+      fallbacks: [],
+      split: null,
+      updatedAt: 0,
+    };
     const next = { ...current, ...fields, updatedAt: process.now() };
     const from = current.pinnedModel ?? current.servedModel;
     const to = next.pinnedModel ?? next.servedModel;
-    await process.store.routing.saveRoute(next, { requestedModel: 'big', fromModel: from, toModel: to, reason, certificate: next.certificate, detail: null, at: next.updatedAt });
+    await process.store.routing.saveRoute(next, {
+      requestedModel: 'big',
+      fromModel: from,
+      toModel: to,
+      reason,
+      certificate: next.certificate,
+      detail: null,
+      at: next.updatedAt,
+    });
     process.routes.apply(next);
     return next;
   }
@@ -120,13 +138,25 @@ describe.each(backEnds)('route changes across processes whose clocks disagree: $
   }
 
   it.skipIf(skip)('every pin, unpin, certification and demotion reaches every process, the follower included', async () => {
-    const certificate = { model: 'small', evaluated: 200, passed: 198, lower: 0.96, passRate: 0.95, confidence: 0.95, contractVersion: 1, at: 0 };
+    const certificate = {
+      model: 'small',
+      evaluated: 200,
+      passed: 198,
+      lower: 0.96,
+      passRate: 0.95,
+      confidence: 0.95,
+      contractVersion: 1,
+      at: 0,
+    };
     // The process ahead certifies a cheaper model; the one behind (by its clock, 10 s earlier) pins the requested one.
     await everyoneServes('small', await change(ahead, { servedModel: 'small', certificate }, 'certified'));
     await everyoneServes('big', await change(behind, { pinnedModel: 'big' }, 'pinned'));
     // The process ahead unpins; the one behind demotes the cheaper model: each later than the last, earlier by the other's clock.
     await everyoneServes('small', await change(ahead, { pinnedModel: null }, 'unpinned'));
-    await everyoneServes('big', await change(behind, { servedModel: 'big', certificate: null, cooldowns: { small: Date.now() + 60_000 } }, 'demoted'));
+    await everyoneServes(
+      'big',
+      await change(behind, { servedModel: 'big', certificate: null, cooldowns: { small: Date.now() + 60_000 } }, 'demoted'),
+    );
     // A pin and an unpin in quick succession, from both: the last committed wins everywhere.
     await change(ahead, { pinnedModel: 'mid' }, 'pinned');
     await everyoneServes('big', await change(behind, { pinnedModel: null }, 'unpinned'));

@@ -15,7 +15,13 @@ import { ROUTER_DEFAULT } from '../bench/router/real-data/relative-variants.js';
 import { runRelativeRouter } from '../bench/router/real-data/paired-shares-run.js';
 import { dataOracles, runRealData, type RealRunPlan } from '../bench/router/real-data/real-data-run.js';
 import { finalNumber } from '../bench/router/real-data/real-workloads.js';
-import { CHEAP_MODEL, REQUESTED_MODEL, findRouteLlmData, loadRouteLlmData, type RecordedData } from '../bench/router/real-data/routellm-data.js';
+import {
+  CHEAP_MODEL,
+  REQUESTED_MODEL,
+  findRouteLlmData,
+  loadRouteLlmData,
+  type RecordedData,
+} from '../bench/router/real-data/routellm-data.js';
 import { DEFAULT_ROUTER_SETTINGS } from '../src/routing/router-context.js';
 import { requireOrSkip } from './helpers/machine-requirements.js';
 import { temporaryDirectory } from './helpers/temporary-directory.js';
@@ -54,7 +60,13 @@ describe('parseCsv', () => {
 });
 
 describe('oracles', () => {
-  const item = (cheapCorrect: boolean, requestedCorrect: boolean, count: number): OracleItem => ({ cheapCorrect, requestedCorrect, cheapCost: 1, requestedCost: 10, count });
+  const item = (cheapCorrect: boolean, requestedCorrect: boolean, count: number): OracleItem => ({
+    cheapCorrect,
+    requestedCorrect,
+    cheapCost: 1,
+    requestedCost: 10,
+    count,
+  });
   // a: GPT-4 right on all 10 calls, the cheap model on 9 (below 95%); b: both right on 8 of 10, not the same 8 (the cheap model passes).
   const a = { name: 'a', items: [item(true, true, 9), item(false, true, 1)] };
   const b = { name: 'b', items: [item(true, true, 6), item(true, false, 2), item(false, true, 2)] };
@@ -100,14 +112,20 @@ function writeFixture(): string {
   mkdirSync(join(directory, 'gsm8k'));
   const quote = (text: string): string => `"${text.replace(/"/g, '""')}"`;
   const mmlu = (rows: Array<[string, boolean, boolean]>): string =>
-    [`prompt,${CHEAP_MODEL.name},${REQUESTED_MODEL.name}`, ...rows.map(([prompt, cheap, requested]) => `${quote(prompt)},${cheap ? 'True' : 'False'},${requested ? 'True' : 'False'}`)].join('\n');
+    [
+      `prompt,${CHEAP_MODEL.name},${REQUESTED_MODEL.name}`,
+      ...rows.map(([prompt, cheap, requested]) => `${quote(prompt)},${cheap ? 'True' : 'False'},${requested ? 'True' : 'False'}`),
+    ].join('\n');
   const question = (subject: string, index: number): string => `${subject} question ${index}, with "quotes"\nA. one\nB. two\nAnswer:`;
   const alpha = Array.from({ length: 20 }, (_, index): [string, boolean, boolean] => [question('alpha', index), true, true]);
   const beta = Array.from({ length: 20 }, (_, index): [string, boolean, boolean] => [question('beta', index), false, true]);
   writeFileSync(join(directory, 'mmlu', 'responses', 'mmlu_alpha.csv'), mmlu(alpha));
   writeFileSync(join(directory, 'mmlu', 'responses', 'mmlu_beta.csv'), `${mmlu(beta)}\r\n`);
   writeFileSync(join(directory, 'mmlu', 'responses', 'mmlu_high_school_mathematics.csv'), mmlu([['2 + 2?', true, false]]));
-  writeFileSync(join(directory, 'mmlu', 'contaminated_prompts.jsonl'), `${JSON.stringify({ train_prompt: 'x', eval_prompt: question('alpha', 0), train_idx: 1, eval_idx: 0 })}\n`);
+  writeFileSync(
+    join(directory, 'mmlu', 'contaminated_prompts.jsonl'),
+    `${JSON.stringify({ train_prompt: 'x', eval_prompt: question('alpha', 0), train_idx: 1, eval_idx: 0 })}\n`,
+  );
   const gsm8k = [
     `prompt,${CHEAP_MODEL.name},${REQUESTED_MODEL.name},${CHEAP_MODEL.name}_response,${REQUESTED_MODEL.name}_response`,
     `Two plus two?,True,True," 2 + 2 = 4\n#### 4","It is 4."`,
@@ -115,7 +133,10 @@ function writeFixture(): string {
     `"Half of 9, rounded?",False,False," #### 4","About 5."`,
   ].join('\n');
   writeFileSync(join(directory, 'gsm8k', 'gsm8k_responses.csv'), gsm8k);
-  writeFileSync(join(directory, 'gsm8k', 'contaminated_prompts.jsonl'), `${JSON.stringify({ train_prompt: 'y', eval_prompt: 'Two plus two?', train_idx: 2, eval_idx: 0 })}\n`);
+  writeFileSync(
+    join(directory, 'gsm8k', 'contaminated_prompts.jsonl'),
+    `${JSON.stringify({ train_prompt: 'y', eval_prompt: 'Two plus two?', train_idx: 2, eval_idx: 0 })}\n`,
+  );
   return directory;
 }
 
@@ -132,7 +153,12 @@ describe('the real-data mode on a data set this test writes', () => {
     expect(data.leftOut.contaminatedPrompts).toBe(2);
     expect(data.leftOut.subjects.map((subject) => [subject.name, subject.prompts])).toEqual([['mmlu/high_school_mathematics', 1]]);
     expect(data.workloads[0]?.prompts[0]?.text).toContain('with "quotes"\nA. one');
-    expect(data.workloads[2]?.prompts[0]).toMatchObject({ text: 'Ten times ten?', cheapCorrect: false, requestedCorrect: true, responses: { requested: '10 × 10 = 100.' } });
+    expect(data.workloads[2]?.prompts[0]).toMatchObject({
+      text: 'Ten times ten?',
+      cheapCorrect: false,
+      requestedCorrect: true,
+      responses: { requested: '10 × 10 = 100.' },
+    });
   });
 
   it('says what is missing when the data is not there', () => {
@@ -200,7 +226,8 @@ describe('the real-data mode on a data set this test writes', () => {
 });
 
 /** Beside the repository, as the bench reads it; `TASKGATE_TEST_ROUTELLM_DATA` points elsewhere. */
-const DATA_DIRECTORY = process.env.TASKGATE_TEST_ROUTELLM_DATA ?? resolve(fileURLToPath(new URL('..', import.meta.url)), '../shared/data/routellm');
+const DATA_DIRECTORY =
+  process.env.TASKGATE_TEST_ROUTELLM_DATA ?? resolve(fileURLToPath(new URL('..', import.meta.url)), '../shared/data/routellm');
 const data = requireOrSkip(
   {
     what: `RouteLLM's evaluation data (${DATA_DIRECTORY})`,
@@ -215,7 +242,7 @@ const data = requireOrSkip(
 let loaded: RecordedData | null = null;
 const recorded = (): RecordedData => (loaded ??= loadRouteLlmData(data ?? ''));
 
-describe.skipIf(data === null)('the oracles on RouteLLM\'s data', () => {
+describe.skipIf(data === null)("the oracles on RouteLLM's data", () => {
   it('match its README: whole subjects 6.5%, shares per subject 41.5%, a random share 30.5% (within 0.5 points)', () => {
     const [mmlu] = dataOracles(recorded(), 'calls');
     expect(mmlu?.name).toBe('MMLU (56 subjects)');
@@ -228,12 +255,17 @@ describe.skipIf(data === null)('the oracles on RouteLLM\'s data', () => {
   });
 });
 
-describe.skipIf(data === null)('the relative default on a slice of RouteLLM\'s data (every 8th workload: 7 MMLU subjects and GSM8K)', () => {
-  it('keeps quality at 95% of GPT-4\'s and saves net of its eval spend over 30 days at 2,000 calls a workload a day', () => {
+describe.skipIf(data === null)("the relative default on a slice of RouteLLM's data (every 8th workload: 7 MMLU subjects and GSM8K)", () => {
+  it("keeps quality at 95% of GPT-4's and saves net of its eval spend over 30 days at 2,000 calls a workload a day", () => {
     const all = recorded();
     const slice: RecordedData = { ...all, workloads: all.workloads.filter((_, index) => index % 8 === 0) };
     expect(slice.workloads.map((workload) => workload.name)).toContain('gsm8k');
-    const run = runRelativeRouter(slice, { label: 'slice', callsPerWorkload: 60_000, callsPerDay: 2_000, sampleRate: 'auto' }, ROUTER_DEFAULT, 1);
+    const run = runRelativeRouter(
+      slice,
+      { label: 'slice', callsPerWorkload: 60_000, callsPerDay: 2_000, sampleRate: 'auto' },
+      ROUTER_DEFAULT,
+      1,
+    );
     const total = run.groups.find((group) => group.name.startsWith('all '));
     // What a user would notice: served accuracy at ≥ 95% of GPT-4's, no workload below 90% of its own after its first fifth,
     // every workload served by Mixtral in part, and a saving net of the replays and judges (6.9% to 8.4% with seeds 1 to 4, 7.4% with
@@ -252,9 +284,19 @@ describe.skipIf(data === null)("the relative default's rollback detector on Rout
     // model (a split's serving model stays GPT-4), these four were demoted 7 to 9 times each (seed 1): every share certified again
     // after its cooldown fell at its next check.
     const all = recorded();
-    const names = ['mmlu/high_school_computer_science', 'mmlu/high_school_european_history', 'mmlu/high_school_psychology', 'mmlu/sociology'];
+    const names = [
+      'mmlu/high_school_computer_science',
+      'mmlu/high_school_european_history',
+      'mmlu/high_school_psychology',
+      'mmlu/sociology',
+    ];
     const subset: RecordedData = { ...all, workloads: all.workloads.filter((workload) => names.includes(workload.name)) };
-    const run = runRelativeRouter(subset, { label: 'demoted', callsPerWorkload: 60_000, callsPerDay: 2_000, sampleRate: 'auto' }, ROUTER_DEFAULT, 1);
+    const run = runRelativeRouter(
+      subset,
+      { label: 'demoted', callsPerWorkload: 60_000, callsPerDay: 2_000, sampleRate: 'auto' },
+      ROUTER_DEFAULT,
+      1,
+    );
     expect(run.workloads.map((workload) => workload.name)).toEqual(names);
     for (const workload of run.workloads) expect(workload.demotions, workload.name).toBeLessThanOrEqual(2);
     expect(run.workloads.some((workload) => workload.demotions > 0)).toBe(true);

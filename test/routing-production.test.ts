@@ -79,12 +79,18 @@ afterEach(async () => {
 });
 
 /** An engine serving `models` at their accuracies, and a gateway pricing them; `big` is what every workload asks for. */
-async function startScenario(models: Record<string, ModelSpec>, options: ArithmeticEngineOptions & { seed?: number; extraConfig?: { engines: string; models: string } } = {}): Promise<Scenario> {
+async function startScenario(
+  models: Record<string, ModelSpec>,
+  options: ArithmeticEngineOptions & { seed?: number; extraConfig?: { engines: string; models: string } } = {},
+): Promise<Scenario> {
   const accuracies = Object.fromEntries(Object.entries(models).map(([id, spec]) => [id, spec.accuracy]));
   const engine = await startArithmeticEngine(accuracies, options.seed ?? 11, options);
   running.push({ stop: () => engine.close() });
   const modelLines = Object.entries(models)
-    .map(([id, spec]) => `  - { id: ${id}, served_by: [{ engine: arithmetic, name: ${id} }], price: { input: ${spec.price}, output: ${spec.price} }, context_window: 8192 }`)
+    .map(
+      ([id, spec]) =>
+        `  - { id: ${id}, served_by: [{ engine: arithmetic, name: ${id} }], price: { input: ${spec.price}, output: ${spec.price} }, context_window: 8192 }`,
+    )
     .join('\n');
   // Thousands of calls a minute: above the default key rate.
   const taskgate = await startTestGateway(
@@ -96,7 +102,10 @@ async function startScenario(models: Record<string, ModelSpec>, options: Arithme
   async function ask(workload: string, model = 'big') {
     question++;
     const { data, response } = await client.chat.completions
-      .create({ model, messages: [{ role: 'user', content: `What is ${question % 97} + ${(question * 7) % 89}? Answer with the number only.` }] }, { headers: { 'x-taskgate-workload': workload } })
+      .create(
+        { model, messages: [{ role: 'user', content: `What is ${question % 97} + ${(question * 7) % 89}? Answer with the number only.` }] },
+        { headers: { 'x-taskgate-workload': workload } },
+      )
       .withResponse();
     return { model: data.model, requestId: response.headers.get('x-request-id') ?? '' };
   }
@@ -215,7 +224,8 @@ describe('routing in production', () => {
         // The cheapest model of all cannot serve: its engine has no such file.
         extraConfig: {
           engines: '  - { id: cpu, type: llama-cpp, threads: 1 }\n',
-          models: '  - { id: ghost, served_by: [{ engine: cpu, file: "/nonexistent/taskgate/ghost.gguf" }], price: { input: 0.1, output: 0.1 }, context_window: 8192 }\n',
+          models:
+            '  - { id: ghost, served_by: [{ engine: cpu, file: "/nonexistent/taskgate/ghost.gguf" }], price: { input: 0.1, output: 0.1 }, context_window: 8192 }\n',
         },
       },
     );
@@ -259,7 +269,12 @@ describe('routing in production', () => {
     scenario.engine.failing.add('small');
     const statuses: number[] = [];
     for (let call = 0; call < 4; call++) {
-      statuses.push(await scenario.ask('direct', 'small').then(() => 200, (error: { status?: number }) => error.status ?? 0));
+      statuses.push(
+        await scenario.ask('direct', 'small').then(
+          () => 200,
+          (error: { status?: number }) => error.status ?? 0,
+        ),
+      );
     }
     expect(statuses.slice(0, 3).every((status) => status >= 500)).toBe(true);
     expect(statuses[3]).toBe(503);
@@ -304,7 +319,7 @@ describe('routing in production', () => {
     expect(small).toMatchObject({ evaluated: 1, passed: 0 });
   });
 
-  it('samples at a fixed sample_rate even when a route\'s calls are far apart', async () => {
+  it("samples at a fixed sample_rate even when a route's calls are far apart", async () => {
     const clock = fakeClock();
     const scenario = await startScenario({ big: { price: 10, accuracy: 1 }, small: { price: 1, accuracy: 1 } });
     await scenario.putEval('fixed', { sample_rate: 0.2, pass_rate: 0.8, min_samples: 100 });
@@ -396,11 +411,17 @@ describe('routing in production', () => {
   it('routes to a model that answers in other words but right, through a pairwise judge, and at most a sliver to one right half the time', async () => {
     const clock = fakeClock();
     const scenario = await startScenario(
-      { big: { price: 10, accuracy: 1 }, good: { price: 1, accuracy: 1 }, coin: { price: 0.5, accuracy: 0.5 }, judge: { price: 20, accuracy: 1 } },
+      {
+        big: { price: 10, accuracy: 1 },
+        good: { price: 1, accuracy: 1 },
+        coin: { price: 0.5, accuracy: 0.5 },
+        judge: { price: 20, accuracy: 1 },
+      },
       { prose: true, judges: { judge: 0.95 } },
     );
     const routeOf = async () => (await scenario.routes('prose')).routes.find((route) => route.requested_model === 'big');
-    const shareOf = (route: Route | undefined, model: string) => (route?.router_choice === model ? 1 : (route?.split?.shares.find((entry) => entry.model === model)?.share ?? 0));
+    const shareOf = (route: Route | undefined, model: string) =>
+      route?.router_choice === model ? 1 : (route?.split?.shares.find((entry) => entry.model === model)?.share ?? 0);
     const served: string[] = [];
     while ((served.length % 20 !== 0 || shareOf(await routeOf(), 'good') < 0.5) && served.length < 1_500) {
       served.push((await scenario.ask('prose')).model);
@@ -425,7 +446,12 @@ describe('routing in production', () => {
     const judgesAfter = async (thriftyAccuracy: number) => {
       const clock = fakeClock();
       const scenario = await startScenario(
-        { big: { price: 10, accuracy: 1 }, good: { price: 1, accuracy: 0.9 }, judge: { price: 20, accuracy: 1 }, thrifty: { price: 0.1, accuracy: 1 } },
+        {
+          big: { price: 10, accuracy: 1 },
+          good: { price: 1, accuracy: 0.9 },
+          judge: { price: 20, accuracy: 1 },
+          thrifty: { price: 0.1, accuracy: 1 },
+        },
         { prose: true, judges: { judge: 1, thrifty: thriftyAccuracy } },
       );
       // Judges are not candidates here: only good may serve.
@@ -451,7 +477,8 @@ describe('routing in production', () => {
     const scenario = await startScenario({ big: { price: 10, accuracy: 1 }, small: { price: 1, accuracy: 1 } });
     await scenario.putEval('edited', QUICK_CONTRACT);
     expect((await scenario.askUntil('edited', (model) => model === 'small', 500)).at(-1)).toBe('small');
-    const countsOf = (route: Route) => Object.fromEntries(route.candidates.map((candidate) => [candidate.model, [candidate.evaluated, candidate.passed]]));
+    const countsOf = (route: Route) =>
+      Object.fromEntries(route.candidates.map((candidate) => [candidate.model, [candidate.evaluated, candidate.passed]]));
     const certified = await scenario.route('edited');
     expect(candidateOf(certified, 'small')!.evaluated).toBeGreaterThan(0);
 
@@ -503,7 +530,12 @@ describe('routing in production', () => {
     expect(route.dropped_samples).toBeGreaterThan(0);
     const metrics = await fetch(`${scenario.taskgate.origin}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
     expect(metrics.status).toBe(200);
-    const line = (await metrics.text()).split('\n').find((text) => /^taskgate_router_samples_dropped_total\{/.test(text) && text.includes('project="default"') && text.includes('workload="burst"'));
+    const line = (await metrics.text())
+      .split('\n')
+      .find(
+        (text) =>
+          /^taskgate_router_samples_dropped_total\{/.test(text) && text.includes('project="default"') && text.includes('workload="burst"'),
+      );
     expect(line).toBeDefined();
     expect(Number(line!.split(' ').at(-1))).toBe(route.dropped_samples);
   });

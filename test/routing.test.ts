@@ -24,10 +24,15 @@ let question = 0;
 beforeAll(async () => {
   engine = await startArithmeticEngine(accuracies, 7);
   const models = Object.entries(prices)
-    .map(([id, price]) => `  - { id: ${id}, served_by: [{ engine: arithmetic, name: ${id} }], price: { input: ${price}, output: ${price} }, context_window: 8192 }`)
+    .map(
+      ([id, price]) =>
+        `  - { id: ${id}, served_by: [{ engine: arithmetic, name: ${id} }], price: { input: ${price}, output: ${price} }, context_window: 8192 }`,
+    )
     .join('\n');
   // Thousands of calls a minute: above the default key rate.
-  taskgate = await startTestGateway(`engines:\n  - { id: arithmetic, type: openai, base_url: "${engine.baseUrl}" }\nmodels:\n${models}\nlimits: { requests_per_minute: 1000000 }\n`);
+  taskgate = await startTestGateway(
+    `engines:\n  - { id: arithmetic, type: openai, base_url: "${engine.baseUrl}" }\nmodels:\n${models}\nlimits: { requests_per_minute: 1000000 }\n`,
+  );
 });
 afterAll(async () => {
   await taskgate?.stop();
@@ -38,7 +43,10 @@ afterAll(async () => {
 async function ask(workload: string, key = ADMIN_KEY): Promise<{ model: string; requestId: string }> {
   question++;
   const response = await taskgate.postChat(
-    { model: 'big', messages: [{ role: 'user', content: `What is ${question % 97} + ${(question * 7) % 89}? Answer with the number only.` }] },
+    {
+      model: 'big',
+      messages: [{ role: 'user', content: `What is ${question % 97} + ${(question * 7) % 89}? Answer with the number only.` }],
+    },
     { key, headers: { 'x-taskgate-workload': workload } },
   );
   expect(response.status).toBe(200);
@@ -58,7 +66,12 @@ async function askUntil(workload: string, done: (model: string) => boolean, limi
   return served;
 }
 
-async function management(method: string, path: string, body?: unknown, key = ADMIN_KEY): Promise<{ status: number; json: Record<string, unknown> }> {
+async function management(
+  method: string,
+  path: string,
+  body?: unknown,
+  key = ADMIN_KEY,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const response = await fetch(`${taskgate.baseUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
@@ -79,12 +92,16 @@ interface RoutesView {
   history: Array<{ reason: string; from_model: string; to_model: string; detail: string | null }>;
 }
 
-const routesOf = async (workload: string) => (await management('GET', `/projects/default/workloads/${workload}/routes`)).json as unknown as RoutesView;
+const routesOf = async (workload: string) =>
+  (await management('GET', `/projects/default/workloads/${workload}/routes`)).json as unknown as RoutesView;
 
 describe('routing', () => {
   it('rejects a bad eval contract with the path of each problem', async () => {
     await ask('lenient');
-    const bad = await management('PUT', '/projects/default/workloads/lenient/eval', { pass_rate: 2, checks: [{ type: 'regex', pattern: '(' }] });
+    const bad = await management('PUT', '/projects/default/workloads/lenient/eval', {
+      pass_rate: 2,
+      checks: [{ type: 'regex', pattern: '(' }],
+    });
     expect(bad.status).toBe(400);
     const message = (bad.json.error as { message: string }).message;
     expect(message).toContain('pass_rate');
@@ -109,7 +126,12 @@ describe('routing', () => {
 
     // pass_rate with the agreement check, as contracts were written before quality_bar: the meaning they had.
     const legacy = await management('PUT', path, { pass_rate: 0.9 });
-    expect(legacy.json).toMatchObject({ version: 2, evidence_kept: true, contract: { quality_bar: null, pass_rate: 0.9 }, semantics: 'absolute' });
+    expect(legacy.json).toMatchObject({
+      version: 2,
+      evidence_kept: true,
+      contract: { quality_bar: null, pass_rate: 0.9 },
+      semantics: 'absolute',
+    });
     expect(legacy.json.semantics_detail).toBe(
       'Every model that serves must itself pass every check at pass_rate 0.9 (the absolute agreement semantics; set quality_bar to compare with the requested model instead).',
     );
@@ -117,9 +139,20 @@ describe('routing', () => {
     expect(read.json).toMatchObject({ default: false, version: 2, contract: { quality_bar: null }, semantics: 'absolute' });
 
     const barred = await management('PUT', path, { pass_rate: 0.9, quality_bar: 0.97 });
-    expect(barred.json).toMatchObject({ version: 3, evidence_kept: true, contract: { quality_bar: 0.97, pass_rate: 0.9 }, semantics: 'relative' });
-    expect(barred.json.semantics_detail).toContain("certified at least 0.97 × the requested model's; pass_rate 0.9 applies to the absolute checks (response_format_valid, tool_call_valid).");
-    expect((await management('GET', path)).json).toMatchObject({ version: 3, semantics: 'relative', semantics_detail: barred.json.semantics_detail });
+    expect(barred.json).toMatchObject({
+      version: 3,
+      evidence_kept: true,
+      contract: { quality_bar: 0.97, pass_rate: 0.9 },
+      semantics: 'relative',
+    });
+    expect(barred.json.semantics_detail).toContain(
+      "certified at least 0.97 × the requested model's; pass_rate 0.9 applies to the absolute checks (response_format_valid, tool_call_valid).",
+    );
+    expect((await management('GET', path)).json).toMatchObject({
+      version: 3,
+      semantics: 'relative',
+      semantics_detail: barred.json.semantics_detail,
+    });
 
     const noAgreement = await management('PUT', path, { checks: [{ type: 'json_schema', schema: { type: 'object' } }], quality_bar: 0.9 });
     expect(noAgreement.status).toBe(400);
@@ -129,8 +162,15 @@ describe('routing', () => {
 
     const perCall = await management('PUT', path, { per_call: true });
     expect(perCall.status).toBe(200);
-    expect(perCall.json).toMatchObject({ version: 4, evidence_kept: true, contract: { quality_bar: 0.95, per_call: true }, semantics: 'relative' });
-    expect(perCall.json.semantics_detail).toContain(`${absoluteChecks.slice(0, -1)}; per-call policies: a cheaper model may take the calls a policy learned`);
+    expect(perCall.json).toMatchObject({
+      version: 4,
+      evidence_kept: true,
+      contract: { quality_bar: 0.95, per_call: true },
+      semantics: 'relative',
+    });
+    expect(perCall.json.semantics_detail).toContain(
+      `${absoluteChecks.slice(0, -1)}; per-call policies: a cheaper model may take the calls a policy learned`,
+    );
     const perCallAbsolute = await management('PUT', path, { pass_rate: 0.9, per_call: true });
     expect(perCallAbsolute.status).toBe(400);
     expect(perCallAbsolute.json.error).toMatchObject({ code: 'invalid_eval_contract', param: 'per_call' });
@@ -177,12 +217,16 @@ describe('routing', () => {
 
   it('follows each workload its own contract', async () => {
     await ask('strict');
-    expect((await management('PUT', '/projects/default/workloads/strict/eval', { pass_rate: 0.97, sample_rate: 1, min_samples: 10 })).status).toBe(200);
+    expect(
+      (await management('PUT', '/projects/default/workloads/strict/eval', { pass_rate: 0.97, sample_rate: 1, min_samples: 10 })).status,
+    ).toBe(200);
     const served = await askUntil('strict', (model) => model === 'mid', 1_500);
     expect(served.at(-1)).toBe('mid');
     // small (90 %) stays on trial below mid until its upper bound rules it out, or until more tests are not worth their cost; it never serves.
-    const smallState = async () => (await routesOf('strict')).routes[0]?.candidates.find((candidate) => candidate.model === 'small')?.state ?? '';
-    for (let round = 0; round < 60 && !['eliminated', 'paused'].includes(await smallState()); round++) served.push(...(await askUntil('strict', () => false, 20)));
+    const smallState = async () =>
+      (await routesOf('strict')).routes[0]?.candidates.find((candidate) => candidate.model === 'small')?.state ?? '';
+    for (let round = 0; round < 60 && !['eliminated', 'paused'].includes(await smallState()); round++)
+      served.push(...(await askUntil('strict', () => false, 20)));
     expect(['eliminated', 'paused']).toContain(await smallState());
     expect(served).not.toContain('small');
     expect(served.at(-1)).toBe('mid');
@@ -191,7 +235,10 @@ describe('routing', () => {
   it('never moves a route on staging traffic', async () => {
     const staging = await taskgate.createKey({ environment: 'staging' });
     await ask('staging-only', staging.text);
-    expect((await management('PUT', '/projects/default/workloads/staging-only/eval', { pass_rate: 0.8, sample_rate: 1, min_samples: 10 })).status).toBe(200);
+    expect(
+      (await management('PUT', '/projects/default/workloads/staging-only/eval', { pass_rate: 0.8, sample_rate: 1, min_samples: 10 }))
+        .status,
+    ).toBe(200);
     const served = await askUntil('staging-only', () => false, 300, staging.text);
     await taskgate.gateway.router.idle();
     expect(new Set(served)).toEqual(new Set(['big']));
@@ -210,12 +257,26 @@ describe('routing', () => {
 
   it('re-asks the requested model when a routed reply fails the inline guard, and bills both', async () => {
     await ask('guarded');
-    expect((await management('PUT', '/projects/default/workloads/guarded/eval', { checks: [{ type: 'regex', pattern: '^42$' }], sample_rate: 0 })).status).toBe(200);
+    expect(
+      (
+        await management('PUT', '/projects/default/workloads/guarded/eval', {
+          checks: [{ type: 'regex', pattern: '^42$' }],
+          sample_rate: 0,
+        })
+      ).status,
+    ).toBe(200);
     expect((await management('PUT', '/projects/default/workloads/guarded/routes/big/pin', { model: 'tiny' })).status).toBe(200);
     engine.accuracy.set('tiny', 0);
     try {
-      const response = await taskgate.postChat({ model: 'big', messages: [{ role: 'user', content: 'What is 20 + 22?' }] }, { headers: { 'x-taskgate-workload': 'guarded' } });
-      const body = (await response.json()) as { model: string; choices: Array<{ message: { content: string } }>; usage: { prompt_tokens: number; completion_tokens: number } };
+      const response = await taskgate.postChat(
+        { model: 'big', messages: [{ role: 'user', content: 'What is 20 + 22?' }] },
+        { headers: { 'x-taskgate-workload': 'guarded' } },
+      );
+      const body = (await response.json()) as {
+        model: string;
+        choices: Array<{ message: { content: string } }>;
+        usage: { prompt_tokens: number; completion_tokens: number };
+      };
       expect(body.model).toBe('big');
       expect(body.choices[0]?.message.content).toBe('42');
       const trace = await taskgate.traceOf(response.headers.get('x-request-id'));
@@ -254,12 +315,22 @@ describe('routing', () => {
     const got = await runTaskgateAsync(['evals', 'get', '--workload', 'cli', ...connection]);
     expect(got.stderr).toContain('contract version 1 of cli');
     expect(got.stderr).toContain('project "default" (no --project given)');
-    expect(got.stderr).toContain('taskgate: Every model that serves must itself pass every check at pass_rate 0.9 (there is no agreement check');
+    expect(got.stderr).toContain(
+      'taskgate: Every model that serves must itself pass every check at pass_rate 0.9 (there is no agreement check',
+    );
     const printed = JSON.parse(got.stdout) as Record<string, unknown>;
     expect(printed).toMatchObject({ pass_rate: 0.9, checks: [{ type: 'regex', pattern: '^\\d+$' }] });
     // What get prints is what set takes: edit it and set it back.
     writeFileSync(join(directory, 'edited.json'), JSON.stringify({ ...printed, pass_rate: 0.8 }));
-    const roundTrip = await runTaskgateAsync(['evals', 'set', '--workload', 'cli', '--file', join(directory, 'edited.json'), ...connection]);
+    const roundTrip = await runTaskgateAsync([
+      'evals',
+      'set',
+      '--workload',
+      'cli',
+      '--file',
+      join(directory, 'edited.json'),
+      ...connection,
+    ]);
     expect(roundTrip.status).toBe(0);
     expect(JSON.parse(roundTrip.stdout)).toMatchObject({ version: 2, contract: { pass_rate: 0.8 } });
     // The default contract, printed for a workload without one, is accepted as it is.
@@ -270,7 +341,21 @@ describe('routing', () => {
     expect(defaultContract.stderr).toContain("is certified at least 0.95 × the requested model's");
     expect(JSON.parse(defaultContract.stdout)).toMatchObject({ quality_bar: 0.95 });
     writeFileSync(join(directory, 'default.json'), defaultContract.stdout);
-    expect((await runTaskgateAsync(['evals', 'set', '--workload', 'no-contract', '--project', 'default', '--file', join(directory, 'default.json'), ...connection])).status).toBe(0);
+    expect(
+      (
+        await runTaskgateAsync([
+          'evals',
+          'set',
+          '--workload',
+          'no-contract',
+          '--project',
+          'default',
+          '--file',
+          join(directory, 'default.json'),
+          ...connection,
+        ])
+      ).status,
+    ).toBe(0);
     const offline = await runTaskgateAsync(['routes', '--url', 'http://127.0.0.1:1', '--key', ADMIN_KEY]);
     expect(offline.status).toBe(1);
     expect(offline.stderr).toContain('cannot reach taskgate at http://127.0.0.1:1');
@@ -282,7 +367,11 @@ describe('routing', () => {
     const feedback = await management('POST', '/feedback', { request_id: requestId, pass: false, comment: 'wrong sum' });
     expect(feedback.status).toBe(200);
     expect(feedback.json).toMatchObject({ request_id: requestId, model, pass: false, counted_as_evidence: model !== 'big' });
-    expect((await management('GET', `/traces/${requestId}`)).json.feedback).toMatchObject({ pass: false, score: null, comment: 'wrong sum' });
+    expect((await management('GET', `/traces/${requestId}`)).json.feedback).toMatchObject({
+      pass: false,
+      score: null,
+      comment: 'wrong sum',
+    });
     const quality = (await management('GET', '/projects/default/workloads/lenient')).json.quality as { feedback: unknown[] };
     expect(quality.feedback).toEqual([{ model, count: 1, passed: 0, failed: 1, mean_score: null }]);
     expect((await management('POST', '/feedback', { request_id: 'req_missing', pass: true })).status).toBe(404);
@@ -294,7 +383,10 @@ describe('routing', () => {
     const askIn = async (workload: string): Promise<string> => {
       asked++;
       const response = await taskgate.postChat(
-        { model: 'big', messages: [{ role: 'user', content: `What is ${asked % 89} + ${(asked * 3) % 83}? Answer with the number only.` }] },
+        {
+          model: 'big',
+          messages: [{ role: 'user', content: `What is ${asked % 89} + ${(asked * 3) % 83}? Answer with the number only.` }],
+        },
         { headers: { 'x-taskgate-project': project, 'x-taskgate-workload': workload } },
       );
       expect(response.status).toBe(200);
@@ -315,7 +407,9 @@ describe('routing', () => {
     // A new workload: a share on the project's prior long before its own min_samples (50).
     type Share = { model: string; share: number; samples: number; pooled: { workloads: number; samples: number } | null };
     const shareOf = async (): Promise<Share | undefined> => {
-      const view = (await management('GET', `/projects/${project}/workloads/fresh/routes`)).json as unknown as { routes: Array<{ split: { shares: Share[] } | null }> };
+      const view = (await management('GET', `/projects/${project}/workloads/fresh/routes`)).json as unknown as {
+        routes: Array<{ split: { shares: Share[] } | null }>;
+      };
       return view.routes[0]?.split?.shares[0];
     };
     for (let call = 0; call < 30 && (await shareOf()) === undefined; call++) {

@@ -23,7 +23,9 @@ it('finishes calls in flight on SIGTERM, loses no trace and exits 0', async () =
   writeFileSync(configPath, engineConfig([engine.baseUrl]));
   const server = await serveTaskgate(['--config', configPath, '--data-dir', directory], { TASKGATE_ADMIN_KEY: adminKey });
 
-  engine.script((body) => (body.stream === true ? { kind: 'stream', pieces: ['a', 'b', 'c', 'd'], gapMs: 100 } : { kind: 'reply', content: 'done', delayMs: 400 }));
+  engine.script((body) =>
+    body.stream === true ? { kind: 'stream', pieces: ['a', 'b', 'c', 'd'], gapMs: 100 } : { kind: 'reply', content: 'done', delayMs: 400 },
+  );
   const calls = 40;
   const before = engine.requests.length;
   const results = Array.from({ length: calls }, (_, index) =>

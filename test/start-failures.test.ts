@@ -36,11 +36,14 @@ describe('a start that fails', () => {
     const port = (blocker.address() as { port: number }).port;
     const dataDirectory = temporaryDirectory('taskgate-port-');
     const failed = await runTaskgateAsync(['serve', '--port', String(port), '--data-dir', dataDirectory], offline);
-    expect(expectOneLine(failed)).toBe(`taskgate: cannot listen on 127.0.0.1:${port}: the port is in use (another taskgate?). Stop that process, or choose another port with --port N (or PORT).`);
+    expect(expectOneLine(failed)).toBe(
+      `taskgate: cannot listen on 127.0.0.1:${port}: the port is in use (another taskgate?). Stop that process, or choose another port with --port N (or PORT).`,
+    );
 
     const working = await serveTaskgate(['--data-dir', dataDirectory], offline);
     try {
-      for (let attempt = 0; attempt < 200 && !working.stdout().includes('tg_live_'); attempt++) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (let attempt = 0; attempt < 200 && !working.stdout().includes('tg_live_'); attempt++)
+        await new Promise((resolve) => setTimeout(resolve, 10));
       expect(working.stdout()).toMatch(/\ntg_live_\S+\n/);
     } finally {
       working.child.kill('SIGTERM');
@@ -49,21 +52,28 @@ describe('a start that fails', () => {
   });
 
   it('on a host that is not this machine says so in one line', async () => {
-    const failed = await runTaskgateAsync(['serve', '--host', '203.0.113.7', '--port', '0', '--data-dir', temporaryDirectory('taskgate-host-')], offline);
+    const failed = await runTaskgateAsync(
+      ['serve', '--host', '203.0.113.7', '--port', '0', '--data-dir', temporaryDirectory('taskgate-host-')],
+      offline,
+    );
     expect(expectOneLine(failed)).toContain('203.0.113.7 is not an address of this machine');
   });
 
   it('refuses a data directory that is a file, holds something else, or has a broken database', async () => {
     const directory = temporaryDirectory('taskgate-dirs-');
     writeFileSync(join(directory, 'a-file'), 'x');
-    expect(expectOneLine(await runTaskgateAsync(['serve', '--data-dir', join(directory, 'a-file')], offline))).toContain('is not a directory');
+    expect(expectOneLine(await runTaskgateAsync(['serve', '--data-dir', join(directory, 'a-file')], offline))).toContain(
+      'is not a directory',
+    );
 
     const project = join(directory, 'my-project');
     mkdirSync(project);
     writeFileSync(join(project, 'package.json'), '{}');
     writeFileSync(join(project, 'index.js'), '');
     const foreign = expectOneLine(await runTaskgateAsync(['serve', '--data-dir', project], offline));
-    expect(foreign).toBe(`taskgate: ${project} is not a taskgate data directory: it holds other files (index.js, package.json) and no taskgate.db or models/. Give a new or empty directory with --data-dir (or TASKGATE_DATA_DIR).`);
+    expect(foreign).toBe(
+      `taskgate: ${project} is not a taskgate data directory: it holds other files (index.js, package.json) and no taskgate.db or models/. Give a new or empty directory with --data-dir (or TASKGATE_DATA_DIR).`,
+    );
     // Commands that open the data directory refuse it alike.
     expect(expectOneLine(await runTaskgateAsync(['keys', 'list', '--data-dir', project]))).toBe(foreign);
 
@@ -89,13 +99,16 @@ describe('where it listens', () => {
   it('binds 127.0.0.1 unless told otherwise, so other machines cannot reach it', async () => {
     const command = startTaskgateCommand(['serve', '--port', '0', '--data-dir', temporaryDirectory('taskgate-bind-')], offline);
     try {
-      for (let attempt = 0; attempt < 500 && !command.stderr().includes('"url"'); attempt++) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (let attempt = 0; attempt < 500 && !command.stderr().includes('"url"'); attempt++)
+        await new Promise((resolve) => setTimeout(resolve, 10));
       const url = /"url":"([^"]+)"/.exec(command.stderr())?.[1] as string;
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
       expect((await fetch(url.replace('/v1', '/healthz'))).status).toBe(200);
       // This machine's own non-loopback addresses, as another machine would dial them.
       const port = new URL(url).port;
-      const external = Object.values(networkInterfaces()).flat().filter((entry) => entry !== undefined && entry.family === 'IPv4' && !entry.internal);
+      const external = Object.values(networkInterfaces())
+        .flat()
+        .filter((entry) => entry !== undefined && entry.family === 'IPv4' && !entry.internal);
       for (const address of external) {
         await expect(fetch(`http://${address!.address}:${port}/healthz`)).rejects.toThrow();
       }

@@ -14,7 +14,9 @@ import { startScriptedEngine, type ScriptedEngine } from './helpers/scripted-eng
 import { ADMIN_KEY, startTestGateway, type TestGateway } from './helpers/test-gateway.js';
 
 /** The OTLP trace messages (opentelemetry-proto `trace/v1`, `common/v1`, `resource/v1`), the fields this test reads. */
-const otlpSchema = protobuf.parse(`
+const otlpSchema = protobuf
+  .parse(
+    `
 syntax = "proto3";
 message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; ArrayValue array_value = 5; } }
 message ArrayValue { repeated AnyValue values = 1; }
@@ -29,7 +31,9 @@ message Span {
 message ScopeSpans { repeated Span spans = 2; }
 message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; }
 message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
-`).root.lookupType('ExportTraceServiceRequest');
+`,
+  )
+  .root.lookupType('ExportTraceServiceRequest');
 
 /** A received span, protocol aside. Kinds: 2 SERVER, 3 CLIENT; status code 2 is ERROR. */
 interface ReceivedSpan {
@@ -51,8 +55,20 @@ interface ExportRequest {
   spans: ReceivedSpan[];
 }
 
-type JsonValue = { stringValue?: string; boolValue?: boolean; intValue?: number | string; doubleValue?: number; arrayValue?: { values?: JsonValue[] } };
-type ProtoValue = { stringValue?: string; boolValue?: boolean; intValue?: { toNumber(): number } | number; doubleValue?: number; arrayValue?: { values?: ProtoValue[] } };
+type JsonValue = {
+  stringValue?: string;
+  boolValue?: boolean;
+  intValue?: number | string;
+  doubleValue?: number;
+  arrayValue?: { values?: JsonValue[] };
+};
+type ProtoValue = {
+  stringValue?: string;
+  boolValue?: boolean;
+  intValue?: { toNumber(): number } | number;
+  doubleValue?: number;
+  arrayValue?: { values?: ProtoValue[] };
+};
 type Pair<Value> = { key: string; value?: Value };
 
 function jsonValue(value: JsonValue | undefined): unknown {
@@ -182,7 +198,11 @@ function configFor(engine: ScriptedEngine, telemetry: string): string {
 }
 
 async function management(taskgate: TestGateway, method: string, path: string, body: unknown): Promise<number> {
-  const response = await fetch(`${taskgate.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${taskgate.baseUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return response.status;
 }
 
@@ -191,7 +211,11 @@ let engine: ScriptedEngine;
 beforeAll(async () => {
   engine = await startScriptedEngine();
   // big answers right, tiny wrong: a guard asking for 42 re-asks big.
-  engine.script((body) => ({ kind: 'reply', content: body.model === 'tiny' ? '41' : '42', usage: { prompt_tokens: 11, completion_tokens: 1, total_tokens: 12 } }));
+  engine.script((body) => ({
+    kind: 'reply',
+    content: body.model === 'tiny' ? '41' : '42',
+    usage: { prompt_tokens: 11, completion_tokens: 1, total_tokens: 12 },
+  }));
 });
 afterAll(async () => {
   await engine?.close();
@@ -221,7 +245,7 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry export ove
     return { call, children: spans.filter((span) => span.parentSpanId === call.spanId) };
   }
 
-  it('sends a span per JSON call, with the GenAI attributes and a child for the engine call, continuing the caller\'s traceparent', async () => {
+  it("sends a span per JSON call, with the GenAI attributes and a child for the engine call, continuing the caller's traceparent", async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const parentId = '00f067aa0ba902b7';
     const response = await taskgate.postChat(
@@ -231,7 +255,14 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry export ove
     expect(response.status).toBe(200);
     const { call, children } = await spansOf(response.headers.get('x-request-id'));
 
-    expect(call).toMatchObject({ traceId, parentSpanId: parentId, traceState: 'vendor=opaque', name: 'chat big', statusCode: 0, serviceName: 'gateway-under-test' });
+    expect(call).toMatchObject({
+      traceId,
+      parentSpanId: parentId,
+      traceState: 'vendor=opaque',
+      name: 'chat big',
+      statusCode: 0,
+      serviceName: 'gateway-under-test',
+    });
     expect(call.attributes).toMatchObject({
       'gen_ai.operation.name': 'chat',
       'gen_ai.provider.name': 'taskgate',
@@ -248,7 +279,12 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry export ove
     });
     expect(children).toHaveLength(1);
     expect(children[0]).toMatchObject({ traceId, kind: 3, name: 'chat big' });
-    expect(children[0]?.attributes).toMatchObject({ 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'big', 'taskgate.replica': 'scripted', 'gen_ai.usage.output_tokens': 1 });
+    expect(children[0]?.attributes).toMatchObject({
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'big',
+      'taskgate.replica': 'scripted',
+      'gen_ai.usage.output_tokens': 1,
+    });
 
     const request = receiver.requests.at(-1);
     expect(request?.path).toBe('/v1/traces');
@@ -256,24 +292,44 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry export ove
     expect(request?.headers['x-collector-key']).toBe('secret-1');
   });
 
-  it('starts a trace of its own for a call without a traceparent, and ends a stream\'s spans with the stream', async () => {
-    const response = await taskgate.postChat({ model: 'big', stream: true, messages: [{ role: 'user', content: 'What is 20 + 22?' }] }, { headers: { 'x-taskgate-workload': 'streamed' } });
+  it("starts a trace of its own for a call without a traceparent, and ends a stream's spans with the stream", async () => {
+    const response = await taskgate.postChat(
+      { model: 'big', stream: true, messages: [{ role: 'user', content: 'What is 20 + 22?' }] },
+      { headers: { 'x-taskgate-workload': 'streamed' } },
+    );
     expect(await response.text()).toContain('[DONE]');
     const { call, children } = await spansOf(response.headers.get('x-request-id'));
     expect(call.parentSpanId).toBe('');
     expect(call.traceId).toMatch(/^[0-9a-f]{32}$/);
-    expect(call.attributes).toMatchObject({ 'taskgate.stream': true, 'taskgate.workload': 'streamed', 'gen_ai.request.model': 'big', 'gen_ai.response.finish_reasons': ['stop'] });
+    expect(call.attributes).toMatchObject({
+      'taskgate.stream': true,
+      'taskgate.workload': 'streamed',
+      'gen_ai.request.model': 'big',
+      'gen_ai.response.finish_reasons': ['stop'],
+    });
     expect(children).toHaveLength(1);
     expect(children[0]?.attributes).toMatchObject({ 'taskgate.replica': 'scripted', 'gen_ai.response.finish_reasons': ['stop'] });
   });
 
-  it('marks the guard\'s re-ask with a child span of its own', async () => {
-    expect(await management(taskgate, 'PUT', '/projects/default/workloads/guarded/eval', { checks: [{ type: 'regex', pattern: '^42$' }], sample_rate: 0 })).toBe(200);
+  it("marks the guard's re-ask with a child span of its own", async () => {
+    expect(
+      await management(taskgate, 'PUT', '/projects/default/workloads/guarded/eval', {
+        checks: [{ type: 'regex', pattern: '^42$' }],
+        sample_rate: 0,
+      }),
+    ).toBe(200);
     expect(await management(taskgate, 'PUT', '/projects/default/workloads/guarded/routes/big/pin', { model: 'tiny' })).toBe(200);
-    const response = await taskgate.postChat({ model: 'big', messages: [{ role: 'user', content: 'What is 20 + 22?' }] }, { headers: { 'x-taskgate-workload': 'guarded' } });
+    const response = await taskgate.postChat(
+      { model: 'big', messages: [{ role: 'user', content: 'What is 20 + 22?' }] },
+      { headers: { 'x-taskgate-workload': 'guarded' } },
+    );
     expect(((await response.json()) as { model: string }).model).toBe('big');
     const { call, children } = await spansOf(response.headers.get('x-request-id'));
-    expect(call.attributes).toMatchObject({ 'gen_ai.request.model': 'big', 'gen_ai.response.model': 'big', 'taskgate.route.reason': 'guard_fallback' });
+    expect(call.attributes).toMatchObject({
+      'gen_ai.request.model': 'big',
+      'gen_ai.response.model': 'big',
+      'taskgate.route.reason': 'guard_fallback',
+    });
     const byModel = new Map(children.map((child) => [child.attributes['gen_ai.request.model'], child]));
     expect(byModel.get('tiny')?.attributes['taskgate.guard.reask']).toBeUndefined();
     expect(byModel.get('big')?.attributes['taskgate.guard.reask']).toBe(true);
@@ -300,13 +356,23 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry export ove
         certificate: null,
         cooldowns: {},
         fallbacks: [],
-        split: { shares: [{ model: 'tiny', share: 1, diffLower: 0, samples: 100, policy }], requestedLower: 0.9, qualityBar: 0.95, confidence: 0.95, contractVersion: 0, at: now },
+        split: {
+          shares: [{ model: 'tiny', share: 1, diffLower: 0, samples: 100, policy }],
+          requestedLower: 0.9,
+          qualityBar: 0.95,
+          confidence: 0.95,
+          contractVersion: 0,
+          at: now,
+        },
         updatedAt: now,
       },
       null,
     );
     const ask = async (content: string) => {
-      const response = await taskgate.postChat({ model: 'big', messages: [{ role: 'user', content }] }, { headers: { 'x-taskgate-workload': workload } });
+      const response = await taskgate.postChat(
+        { model: 'big', messages: [{ role: 'user', content }] },
+        { headers: { 'x-taskgate-workload': workload } },
+      );
       expect(response.status).toBe(200);
       return { model: ((await response.json()) as { model: string }).model, requestId: response.headers.get('x-request-id') };
     };
@@ -321,7 +387,11 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry export ove
       { timeout: 10_000, interval: 50 },
     );
     const { call } = await spansOf(picked.requestId);
-    expect(call.attributes).toMatchObject({ 'gen_ai.request.model': 'big', 'gen_ai.response.model': 'tiny', 'taskgate.route.reason': 'policy' });
+    expect(call.attributes).toMatchObject({
+      'gen_ai.request.model': 'big',
+      'gen_ai.response.model': 'tiny',
+      'taskgate.route.reason': 'policy',
+    });
     expect(await taskgate.traceOf(picked.requestId)).toMatchObject({ servedModel: 'tiny', routeReason: 'policy', routeShare: 1 });
 
     const kept = await ask('A hard one: what is 20 + 22?');
@@ -332,23 +402,39 @@ describe.each(['http/protobuf', 'http/json'] as const)('OpenTelemetry export ove
 
   it('sends a shadow replay as a trace of its own, marked, naming and linking the call it replays', async () => {
     // Every call sampled, and a contract whose verdict a few tests reach: the router replays the first call on tiny.
-    expect(await management(taskgate, 'PUT', '/projects/default/workloads/replayed/eval', { checks: [{ type: 'regex', pattern: '^4\\d$' }], pass_rate: 0.5, min_samples: 1, sample_rate: 1 })).toBe(200);
-    const response = await taskgate.postChat({ model: 'big', messages: [{ role: 'user', content: 'What is 20 + 22?' }] }, { headers: { 'x-taskgate-workload': 'replayed' } });
+    expect(
+      await management(taskgate, 'PUT', '/projects/default/workloads/replayed/eval', {
+        checks: [{ type: 'regex', pattern: '^4\\d$' }],
+        pass_rate: 0.5,
+        min_samples: 1,
+        sample_rate: 1,
+      }),
+    ).toBe(200);
+    const response = await taskgate.postChat(
+      { model: 'big', messages: [{ role: 'user', content: 'What is 20 + 22?' }] },
+      { headers: { 'x-taskgate-workload': 'replayed' } },
+    );
     expect(response.status).toBe(200);
     const requestId = response.headers.get('x-request-id');
     await taskgate.gateway.router.idle();
     const { call } = await spansOf(requestId);
     expect(call.attributes['taskgate.route.reason']).toBe('requested');
 
-    const replays = receiver.spans().filter((span) => span.attributes['taskgate.replay'] === true && span.attributes['taskgate.request_id'] === requestId);
+    const replays = receiver
+      .spans()
+      .filter((span) => span.attributes['taskgate.replay'] === true && span.attributes['taskgate.request_id'] === requestId);
     expect(replays.length).toBeGreaterThan(0);
     const replay = replays.find((span) => span.attributes['gen_ai.request.model'] === 'tiny');
     expect(replay).toMatchObject({ parentSpanId: '', links: [{ traceId: call.traceId, spanId: call.spanId }] });
     expect(replay?.traceId).not.toBe(call.traceId);
-    expect(replay?.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'taskgate.workload': 'replayed', 'taskgate.replica': 'scripted' });
+    expect(replay?.attributes).toMatchObject({
+      'gen_ai.operation.name': 'chat',
+      'taskgate.workload': 'replayed',
+      'taskgate.replica': 'scripted',
+    });
   });
 
-  it('marks a failed call\'s span as an error with the error\'s code, and counts exported spans in /metrics', async () => {
+  it("marks a failed call's span as an error with the error's code, and counts exported spans in /metrics", async () => {
     engine.scriptNext({ kind: 'status', status: 400, body: { error: { message: 'no such thing' } } });
     const response = await taskgate.postChat({ model: 'big', messages: [{ role: 'user', content: 'hi' }] });
     expect(response.status).toBe(400);
@@ -371,7 +457,10 @@ describe('OpenTelemetry export', () => {
     const taskgate = await startTestGateway(configFor(engine, ''));
     try {
       expect(taskgate.gateway.telemetry.enabled).toBe(false);
-      const response = await taskgate.postChat({ model: 'big', messages: [{ role: 'user', content: 'What is 20 + 22?' }] }, { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } });
+      const response = await taskgate.postChat(
+        { model: 'big', messages: [{ role: 'user', content: 'What is 20 + 22?' }] },
+        { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' } },
+      );
       expect(response.status).toBe(200);
       const metrics = await (await fetch(`${taskgate.origin}/metrics`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).text();
       expect(metrics).toMatch(/^taskgate_telemetry_spans_exported_total 0$/m);
@@ -382,21 +471,29 @@ describe('OpenTelemetry export', () => {
     expect(receiver.requests).toHaveLength(0);
   });
 
-  it('takes the endpoint from OTEL_EXPORTER_OTLP_TRACES_ENDPOINT over the config, and drops a caller\'s unsampled trace', async () => {
+  it("takes the endpoint from OTEL_EXPORTER_OTLP_TRACES_ENDPOINT over the config, and drops a caller's unsampled trace", async () => {
     const receiver = await startReceiver();
     const taskgate = await startTestGateway(configFor(engine, 'telemetry: { otlp: { endpoint: "http://127.0.0.1:9" } }'), {
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/custom/traces`,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     });
     try {
-      const unsampled = await taskgate.postChat({ model: 'big', messages: [{ role: 'user', content: 'hi' }] }, { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00' } });
+      const unsampled = await taskgate.postChat(
+        { model: 'big', messages: [{ role: 'user', content: 'hi' }] },
+        { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00' } },
+      );
       const sampled = await taskgate.postChat({ model: 'big', messages: [{ role: 'user', content: 'hi' }] });
       await taskgate.gateway.telemetry.flush();
       // Calls' spans only: a replay of the unsampled call is a trace of its own, recorded.
-      const ids = receiver.spans().filter((span) => span.kind === 2).map((span) => span.attributes['taskgate.request_id']);
+      const ids = receiver
+        .spans()
+        .filter((span) => span.kind === 2)
+        .map((span) => span.attributes['taskgate.request_id']);
       expect(ids).toContain(sampled.headers.get('x-request-id'));
       expect(ids).not.toContain(unsampled.headers.get('x-request-id'));
-      expect(receiver.requests.every((request) => request.path === '/custom/traces' && request.headers['content-type'] === 'application/json')).toBe(true);
+      expect(
+        receiver.requests.every((request) => request.path === '/custom/traces' && request.headers['content-type'] === 'application/json'),
+      ).toBe(true);
       expect(receiver.spans().find((span) => span.kind === 2)?.serviceName).toBe('taskgate');
     } finally {
       await taskgate.stop();

@@ -20,8 +20,26 @@ import {
   type LlamaModel,
 } from 'node-llama-cpp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ggufBool, ggufFloat32, ggufFloat32Array, ggufInt32, ggufInt32Array, ggufString, ggufStringArray, ggufUint32, writeGguf } from './helpers/gguf-writer.js';
-import { answerPieces, TINY_ANSWERS, TINY_TOOL_CALL, writeAnsweringModel, writeLoopingModel, writeRandomModel, writeToolCallingModel } from './helpers/tiny-models.js';
+import {
+  ggufBool,
+  ggufFloat32,
+  ggufFloat32Array,
+  ggufInt32,
+  ggufInt32Array,
+  ggufString,
+  ggufStringArray,
+  ggufUint32,
+  writeGguf,
+} from './helpers/gguf-writer.js';
+import {
+  answerPieces,
+  TINY_ANSWERS,
+  TINY_TOOL_CALL,
+  writeAnsweringModel,
+  writeLoopingModel,
+  writeRandomModel,
+  writeToolCallingModel,
+} from './helpers/tiny-models.js';
 import { temporaryDirectory } from './helpers/temporary-directory.js';
 
 const functions = {
@@ -125,9 +143,20 @@ describe('gguf writer', () => {
     expect(info.version).toBe(3);
     expect(info.metadata).toMatchObject({
       general: { alignment: 32 },
-      test: { uint32: 4_000_000_000, int32: -7, float32: 0.5, bool: true, string: 'café', strings: ['a', '', 'Ġb'], int32s: [1, -2], float32s: [0.25, -1] },
+      test: {
+        uint32: 4_000_000_000,
+        int32: -7,
+        float32: 0.5,
+        bool: true,
+        string: 'café',
+        strings: ['a', '', 'Ġb'],
+        int32s: [1, -2],
+        float32s: [0.25, -1],
+      },
     });
-    expect(info.tensorInfo?.map(({ name, dimensions, ggmlType, offset }) => ({ name, dimensions, ggmlType, offset: Number(offset) }))).toEqual([
+    expect(
+      info.tensorInfo?.map(({ name, dimensions, ggmlType, offset }) => ({ name, dimensions, ggmlType, offset: Number(offset) })),
+    ).toEqual([
       { name: 'first', dimensions: [3], ggmlType: 0, offset: 0 },
       { name: 'second', dimensions: [2, 2], ggmlType: 0, offset: 32 },
     ]);
@@ -180,7 +209,8 @@ describe('answering model', () => {
   it('uses one token per prompt byte and one per answer piece, plus the end token', async () => {
     const tiny = await load((path) => writeAnsweringModel(path, TINY_ANSWERS.plain));
     const { usage } = await ask(tiny);
-    const prompt = '<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nWhat is the weather in Paris?<|im_end|>\n<|im_start|>assistant\n';
+    const prompt =
+      '<|im_start|>system\nYou are terse.<|im_end|>\n<|im_start|>user\nWhat is the weather in Paris?<|im_end|>\n<|im_start|>assistant\n';
     expect(usage.usedInputTokens).toBe(tiny.model.tokenize(prompt, true).length);
     expect(usage.usedOutputTokens).toBe(answerPieces(TINY_ANSWERS.plain).length + 1);
     // The tokenizer never produces a piece: it spells the answer byte by byte.

@@ -14,7 +14,11 @@ let taskgate: TestGateway;
 /** A gateway whose config gives every key 100000 tokens per minute unless the key says otherwise. */
 let withDefault: TestGateway;
 
-const usage = (prompt: number, completion: number) => ({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion });
+const usage = (prompt: number, completion: number) => ({
+  prompt_tokens: prompt,
+  completion_tokens: completion,
+  total_tokens: prompt + completion,
+});
 const ask = { model: 'model-0', messages: [{ role: 'user' as const, content: 'hi' }] };
 
 beforeAll(async () => {
@@ -66,7 +70,10 @@ describe('token limits', () => {
     const body = (await refused.json()) as { error: { type: string; code: string; message: string } };
     expect(body.error).toMatchObject({ type: 'rate_limit_error', code: 'rate_limit_exceeded' });
     expect(body.error.message).toContain('12 tokens per minute');
-    expect(await taskgate.traceOf(refused.headers.get('x-request-id'))).toMatchObject({ httpStatus: 429, errorClass: 'rate_limit_exceeded' });
+    expect(await taskgate.traceOf(refused.headers.get('x-request-id'))).toMatchObject({
+      httpStatus: 429,
+      errorClass: 'rate_limit_exceeded',
+    });
 
     await expect(client.chat.completions.create(ask)).rejects.toBeInstanceOf(OpenAI.RateLimitError);
   });
@@ -122,14 +129,20 @@ describe('token limits', () => {
 
 describe('keys with their own limits', () => {
   const post = (body: unknown) =>
-    fetch(`${taskgate.baseUrl}/keys`, { method: 'POST', headers: { authorization: `Bearer ${taskgate.adminKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${taskgate.baseUrl}/keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${taskgate.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   it('POST /v1/keys takes requests_per_minute and tokens_per_minute, and the key views show both', async () => {
     const created = await post({ name: 'limited', requests_per_minute: 30, tokens_per_minute: 20_000 });
     expect(created.status).toBe(201);
     const key = (await created.json()) as { id: string; key: string; requests_per_minute: number; tokens_per_minute: number };
     expect(key).toMatchObject({ requests_per_minute: 30, tokens_per_minute: 20_000 });
-    const listed = (await (await fetch(`${taskgate.baseUrl}/keys?limit=100`, { headers: { authorization: `Bearer ${taskgate.adminKey}` } })).json()) as { data: Array<Record<string, unknown>> };
+    const listed = (await (
+      await fetch(`${taskgate.baseUrl}/keys?limit=100`, { headers: { authorization: `Bearer ${taskgate.adminKey}` } })
+    ).json()) as { data: Array<Record<string, unknown>> };
     expect(listed.data.find((entry) => entry.id === key.id)).toMatchObject({ requests_per_minute: 30, tokens_per_minute: 20_000 });
     const defaults = (await (await post({ name: 'defaults' })).json()) as Record<string, unknown>;
     expect(defaults).toMatchObject({ requests_per_minute: null, tokens_per_minute: null });

@@ -39,7 +39,10 @@ function send(url: string, options: { method?: string; key?: string; body?: unkn
       {
         method: options.method ?? (body === undefined ? 'GET' : 'POST'),
         agent: false,
-        headers: { ...(options.key === undefined ? {} : { authorization: `Bearer ${options.key}` }), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          ...(options.key === undefined ? {} : { authorization: `Bearer ${options.key}` }),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
       },
       (response) => {
         let text = '';
@@ -54,7 +57,8 @@ function send(url: string, options: { method?: string; key?: string; body?: unkn
   });
 }
 
-const chat = (server: ServingProcess, key: string, content = 'hello') => send(`${server.baseUrl}/chat/completions`, { key, body: { model: 'model-0', messages: [{ role: 'user', content }] } });
+const chat = (server: ServingProcess, key: string, content = 'hello') =>
+  send(`${server.baseUrl}/chat/completions`, { key, body: { model: 'model-0', messages: [{ role: 'user', content }] } });
 
 /** Calls each live worker finished, by pid, from `taskgate_worker_calls_total`. */
 function callsByWorker(text: string): Map<number, number> {
@@ -123,8 +127,17 @@ describe('serve --workers 2', () => {
     await eventually(() => (server.stderr().match(/"msg":"worker listening"/g)?.length === 2 ? true : undefined), 'both workers to listen');
     expect(server.stdout().match(/tg_live_/g)).toHaveLength(1);
     expect(server.stdout()).toContain('Created the admin key of account "default". It is shown only this once');
-    const listening = JSON.parse(server.stderr().split('\n').find((line) => line.includes('"msg":"taskgate listening"')) as string) as { workers: number; url: string; metrics_url: string };
-    expect(listening).toMatchObject({ workers: 2, url: server.baseUrl, metrics_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/) });
+    const listening = JSON.parse(
+      server
+        .stderr()
+        .split('\n')
+        .find((line) => line.includes('"msg":"taskgate listening"')) as string,
+    ) as { workers: number; url: string; metrics_url: string };
+    expect(listening).toMatchObject({
+      workers: 2,
+      url: server.baseUrl,
+      metrics_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/),
+    });
     metricsUrl = listening.metrics_url;
   });
 
@@ -169,7 +182,9 @@ describe('serve --workers 2', () => {
     expect(replies.filter((reply) => reply.status === 200)).toHaveLength(4);
     expect(replies.filter((reply) => reply.status === 429)).toHaveLength(8);
     // Each admitted call took one request from the one budget: no remaining count repeats.
-    const remaining = replies.filter((reply) => reply.status === 200).map((reply) => Number(reply.headers['x-ratelimit-remaining-requests']));
+    const remaining = replies
+      .filter((reply) => reply.status === 200)
+      .map((reply) => Number(reply.headers['x-ratelimit-remaining-requests']));
     expect(remaining.sort()).toEqual([0, 1, 2, 3]);
     // And the calls did reach both workers.
     const after = callsByWorker(await scrape(server, adminKey));
@@ -181,7 +196,10 @@ describe('serve --workers 2', () => {
     const before = callsByWorker(await scrape(server, adminKey));
     const [victim] = [...before.keys()] as [number];
     process.kill(victim, 'SIGKILL');
-    await eventually(() => (server.stderr().includes('"msg":"worker died; starting another in its place"') ? true : undefined), 'the primary to notice');
+    await eventually(
+      () => (server.stderr().includes('"msg":"worker died; starting another in its place"') ? true : undefined),
+      'the primary to notice',
+    );
     expect(server.stderr()).toMatch(new RegExp(`"msg":"worker died; starting another in its place".*"pid":${victim}.*"signal":"SIGKILL"`));
 
     // Meanwhile and after, every call is answered.
@@ -192,7 +210,7 @@ describe('serve --workers 2', () => {
       const text = await scrape(server, adminKey);
       const workers = callsByWorker(text);
       return workers.size === 2 && !workers.has(victim) ? { text, workers } : undefined;
-    }, 'a new worker in the dead one\'s slot');
+    }, "a new worker in the dead one's slot");
     expect(total(replaced.text, 'taskgate_cluster_worker_restarts_total')).toBe(1);
     const newcomer = [...replaced.workers.keys()].find((pid) => !before.has(pid)) as number;
     expect(isAlive(newcomer)).toBe(true);
@@ -206,7 +224,10 @@ describe('serve --workers 2', () => {
   it('SIGTERM to the primary lets calls in flight finish, stops every worker and exits 0', async () => {
     engine.scriptNext({ kind: 'reply', content: 'slow', delayMs: 800 });
     const inFlight = chat(server, adminKey, 'slow one');
-    await eventually(() => (engine.requests.at(-1)?.body.messages as Array<{ content: string }> | undefined)?.[0]?.content === 'slow one' || undefined, 'the slow call to reach the engine');
+    await eventually(
+      () => (engine.requests.at(-1)?.body.messages as Array<{ content: string }> | undefined)?.[0]?.content === 'slow one' || undefined,
+      'the slow call to reach the engine',
+    );
     server.child.kill('SIGTERM');
     const reply = await inFlight;
     expect(reply.status).toBe(200);
@@ -221,7 +242,9 @@ describe('serve --workers 2', () => {
 describe('serve --workers', () => {
   it('1 (or none) serves from the one process, as before', async () => {
     const { directory, configPath } = configFile();
-    const server = await serveTaskgate(['--config', configPath, '--data-dir', directory, '--workers', '1'], { TASKGATE_ADMIN_KEY: 'tg_live_workers_test_admin_key_0123456789' });
+    const server = await serveTaskgate(['--config', configPath, '--data-dir', directory, '--workers', '1'], {
+      TASKGATE_ADMIN_KEY: 'tg_live_workers_test_admin_key_0123456789',
+    });
     try {
       expect((await chat(server, 'tg_live_workers_test_admin_key_0123456789')).status).toBe(200);
       expect(server.stderr()).not.toContain('worker listening');
@@ -240,10 +263,14 @@ describe('serve --workers', () => {
 
   it('a start that fails in the workers (port in use) says why in one line, exits 1 and loses no admin key', async () => {
     const { directory, configPath } = configFile();
-    const blocker = await serveTaskgate(['--config', configPath, '--data-dir', temporaryDirectory('taskgate-blocker-')], { TASKGATE_ADMIN_KEY: 'tg_live_workers_test_admin_key_0123456789' });
+    const blocker = await serveTaskgate(['--config', configPath, '--data-dir', temporaryDirectory('taskgate-blocker-')], {
+      TASKGATE_ADMIN_KEY: 'tg_live_workers_test_admin_key_0123456789',
+    });
     try {
       const port = new URL(blocker.baseUrl).port;
-      const failed = runTaskgate(['serve', '--config', configPath, '--data-dir', directory, '--port', port, '--workers', '2'], { TASKGATE_OFFLINE: '1' });
+      const failed = runTaskgate(['serve', '--config', configPath, '--data-dir', directory, '--port', port, '--workers', '2'], {
+        TASKGATE_OFFLINE: '1',
+      });
       expect(failed.status).toBe(1);
       expect(failed.stdout).toBe('');
       expect(failed.stderr).toContain(`taskgate: cannot listen on 127.0.0.1:${port}: the port is in use`);
@@ -261,17 +288,25 @@ describe('serve --workers', () => {
     }
   });
 
-  it('the first start\'s download happens once, in the primary; meanwhile every worker answers 503 model_downloading', async () => {
+  it("the first start's download happens once, in the primary; meanwhile every worker answers 503 model_downloading", async () => {
     const catalog = await startModelCatalogServer();
     catalog.files.switches.stallAfterBytes = Math.floor(catalog.model.sizeBytes / 2);
     const directory = temporaryDirectory('taskgate-workers-pull-');
-    const server = await serveTaskgate(['--data-dir', directory, '--workers', '2'], { TASKGATE_OFFLINE: '0', TASKGATE_MODEL_CATALOG: catalog.catalogPath });
+    const server = await serveTaskgate(['--data-dir', directory, '--workers', '2'], {
+      TASKGATE_OFFLINE: '0',
+      TASKGATE_MODEL_CATALOG: catalog.catalogPath,
+    });
     try {
       const key = await eventually(() => /\n(tg_live_\S+)\n/.exec(server.stdout())?.[1], 'the admin key');
       await eventually(() => (catalog.files.requests.length > 0 ? true : undefined), 'the download to start');
       const before = callsByWorker(await scrape(server, key));
       const replies = await Promise.all(
-        Array.from({ length: 8 }, () => send(`${server.baseUrl}/chat/completions`, { key, body: { model: catalog.model.id, messages: [{ role: 'user', content: 'Hi' }] } })),
+        Array.from({ length: 8 }, () =>
+          send(`${server.baseUrl}/chat/completions`, {
+            key,
+            body: { model: catalog.model.id, messages: [{ role: 'user', content: 'Hi' }] },
+          }),
+        ),
       );
       for (const reply of replies) {
         expect(reply.status).toBe(503);
@@ -293,7 +328,10 @@ describe('serve --workers', () => {
   it.skipIf(redisUrl === null)('with Redis, the workers share the Redis budgets: requests_per_minute N is N calls', async () => {
     const { directory, configPath } = configFile();
     const adminKey = 'tg_live_workers_test_admin_key_0123456789';
-    const server = await serveTaskgate(['--config', configPath, '--data-dir', directory, '--workers', '2'], { TASKGATE_ADMIN_KEY: adminKey, TASKGATE_REDIS_URL: redisUrl as string });
+    const server = await serveTaskgate(['--config', configPath, '--data-dir', directory, '--workers', '2'], {
+      TASKGATE_ADMIN_KEY: adminKey,
+      TASKGATE_REDIS_URL: redisUrl as string,
+    });
     try {
       const created = await send(`${server.baseUrl}/keys`, { key: adminKey, body: { requests_per_minute: 3 } });
       const limitedKey = (JSON.parse(created.body) as { key: string }).key;

@@ -45,18 +45,26 @@ import { log } from './log.mjs';
  *   `name`: which taskgate, in the progress lines and errors (default 'taskgate')
  * @returns {Promise<{ rounds: number, seconds: number, kinds: AgainstBareOfKind[], firstByte: FirstByteAgainstBare | null }>}
  */
-export async function measureAgainstBare(servers, targetFor, { kinds, rounds, seconds, connections, directory, firstByte, name = 'taskgate' }) {
+export async function measureAgainstBare(
+  servers,
+  targetFor,
+  { kinds, rounds, seconds, connections, directory, firstByte, name = 'taskgate' },
+) {
   /** @type {AgainstBareOfKind[]} */
   const results = [];
   for (const kind of kinds) {
-    const { cpu, ratios, ratio } = await ratioInTurns([servers.bare, servers.taskgate], [targetFor('bare', kind), targetFor('through', kind)], {
-      rounds,
-      seconds,
-      connections,
-      directory,
-      label: `${name} against the bare pass-through`,
-      onRound: (round) => log(`${name} against the bare pass-through, in turns: ${kind}, round ${round + 1}/${rounds}`),
-    });
+    const { cpu, ratios, ratio } = await ratioInTurns(
+      [servers.bare, servers.taskgate],
+      [targetFor('bare', kind), targetFor('through', kind)],
+      {
+        rounds,
+        seconds,
+        connections,
+        directory,
+        label: `${name} against the bare pass-through`,
+        onRound: (round) => log(`${name} against the bare pass-through, in turns: ${kind}, round ${round + 1}/${rounds}`),
+      },
+    );
     results.push({ kind, bare: cpu[0], taskgate: cpu[1], ratios, ratio });
   }
   if (firstByte === null || !kinds.includes('stream')) return { rounds, seconds, kinds: results, firstByte: null };

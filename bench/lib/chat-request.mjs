@@ -60,7 +60,8 @@ export function chatHeaders(key) {
  */
 export async function checkReply(target, stream, label) {
   const urls = target.urls ?? [target.url];
-  for (const [index, url] of urls.entries()) await checkOneReply(url, target, stream, urls.length > 1 ? `${label}, server ${index + 1}/${urls.length}` : label);
+  for (const [index, url] of urls.entries())
+    await checkOneReply(url, target, stream, urls.length > 1 ? `${label}, server ${index + 1}/${urls.length}` : label);
 }
 
 /** @param {string} url @param {LoadTarget} target @param {boolean} stream @param {string} label */
@@ -76,6 +77,7 @@ async function checkOneReply(url, target, stream, label) {
     }
   } else {
     const body = JSON.parse(text);
-    if (body.object !== 'chat.completion' || body.usage?.completion_tokens !== 20) throw new Error(`${label}: unexpected reply ${text.slice(0, 500)}`);
+    if (body.object !== 'chat.completion' || body.usage?.completion_tokens !== 20)
+      throw new Error(`${label}: unexpected reply ${text.slice(0, 500)}`);
   }
 }

@@ -10,7 +10,16 @@
  * What taskgate adds on top (its prompt-token count, the lease pool, the
  * chunk channel, HTTP and SSE, tracing) is what the comparison shows.
  */
-import { getLlama, LlamaChat, LlamaLogLevel, resolveChatWrapper, type ChatHistoryItem, type Llama, type LlamaContext, type LlamaModel } from 'node-llama-cpp';
+import {
+  getLlama,
+  LlamaChat,
+  LlamaLogLevel,
+  resolveChatWrapper,
+  type ChatHistoryItem,
+  type Llama,
+  type LlamaContext,
+  type LlamaModel,
+} from 'node-llama-cpp';
 import type { BenchModel } from './cpu-models.js';
 import { promptMessages } from './cpu-models.js';
 import type { CallTiming, GenerationCall } from './cpu-rounds.js';
@@ -27,11 +36,22 @@ export interface DirectRuntime {
 }
 
 export async function startDirectRuntime(threads: number): Promise<DirectRuntime> {
-  const llama: Llama = await getLlama({ gpu: false, build: 'never', skipDownload: true, progressLogs: false, maxThreads: threads, logLevel: LlamaLogLevel.warn });
+  const llama: Llama = await getLlama({
+    gpu: false,
+    build: 'never',
+    skipDownload: true,
+    progressLogs: false,
+    maxThreads: threads,
+    logLevel: LlamaLogLevel.warn,
+  });
   return {
     async load(benchModel, { sequences, contextSize }) {
       const model: LlamaModel = await llama.loadModel({ modelPath: benchModel.file });
-      const context: LlamaContext = await model.createContext({ contextSize: Math.min(contextSize, model.trainContextSize), sequences, threads });
+      const context: LlamaContext = await model.createContext({
+        contextSize: Math.min(contextSize, model.trainContextSize),
+        sequences,
+        threads,
+      });
       const chatWrapper = resolveChatWrapper(model);
       const free = Array.from({ length: sequences }, () => new LlamaChat({ contextSequence: context.getSequence(), chatWrapper }));
       return {

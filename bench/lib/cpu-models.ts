@@ -64,7 +64,8 @@ export function promptMessages(callNumber: number): Array<{ role: 'system' | 'us
     },
     {
       role: 'user',
-      content: 'My USB-C dock has not arrived and the tracking page has not changed for three days. Will it still arrive this week, or should I cancel?',
+      content:
+        'My USB-C dock has not arrived and the tracking page has not changed for three days. Will it still arrive this week, or should I cancel?',
     },
   ];
 }

@@ -65,7 +65,9 @@ export function readOptions(args: string[] = process.argv.slice(2)): CpuBenchOpt
   });
   if (values.help === true) return null;
   const quick = values.quick === true;
-  const threads = (values.threads ?? [...new Set([1, availableParallelism()])].join(',')).split(',').map((text) => integer(text, '--threads', 1, 256));
+  const threads = (values.threads ?? [...new Set([1, availableParallelism()])].join(','))
+    .split(',')
+    .map((text) => integer(text, '--threads', 1, 256));
   const models = values.models.split(',').map((name) => {
     if (name !== 'tiny' && name !== 'small') throw new Error(`--models takes tiny and/or small, not ${name}`);
     return name;
@@ -87,7 +89,8 @@ export function readOptions(args: string[] = process.argv.slice(2)): CpuBenchOpt
 
 function number(text: string, name: string, minimum: number, maximum: number): number {
   const value = Number(text);
-  if (text.trim() === '' || !Number.isFinite(value) || value < minimum || value > maximum) throw new Error(`${name} must be a number in [${minimum}, ${maximum}], not ${text}`);
+  if (text.trim() === '' || !Number.isFinite(value) || value < minimum || value > maximum)
+    throw new Error(`${name} must be a number in [${minimum}, ${maximum}], not ${text}`);
   return value;
 }
 

@@ -24,7 +24,8 @@ export async function cpuPerCall(servers, load, label) {
   const loads = await load();
   return servers.map((server, at) => {
     const result = /** @type {import('./load-generators.mjs').LoadResult} */ (loads[at]);
-    if (result.failed > 0) throw new Error(`${label}: ${result.failed} of ${result.completed + result.failed} calls failed on pid ${server.pid}`);
+    if (result.failed > 0)
+      throw new Error(`${label}: ${result.failed} of ${result.completed + result.failed} calls failed on pid ${server.pid}`);
     return (cpuMicroseconds(server.pid) - /** @type {number} */ (before[at])) / result.completed;
   });
 }
@@ -36,7 +37,11 @@ export async function cpuPerCall(servers, load, label) {
  * @param {{ connections: number, seconds: number, directory: string, label: string }} options
  */
 export function cpuPerCallInTurns(servers, targets, { connections, seconds, directory, label }) {
-  return cpuPerCall(servers, () => runWrkInTurns(targets, { connections, durationSeconds: servers.length * seconds, directory, sliceMs: TURN_MS }), label);
+  return cpuPerCall(
+    servers,
+    () => runWrkInTurns(targets, { connections, durationSeconds: servers.length * seconds, directory, sliceMs: TURN_MS }),
+    label,
+  );
 }
 
 /**

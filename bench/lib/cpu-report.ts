@@ -30,7 +30,14 @@ export interface MeasuredCase {
 
 export interface PathSummary {
   single: { firstTokenP50Ms: number; firstTokenP90Ms: number; msPerToken: number; tokensPerSecond: number };
-  concurrent: { firstTokenP50Ms: number; firstTokenP90Ms: number; msPerToken: number; tokensPerSecondPerCall: number; wholeCallP50Ms: number; aggregateTokensPerSecond: number };
+  concurrent: {
+    firstTokenP50Ms: number;
+    firstTokenP90Ms: number;
+    msPerToken: number;
+    tokensPerSecondPerCall: number;
+    wholeCallP50Ms: number;
+    aggregateTokensPerSecond: number;
+  };
   /** CPU time of the process that generates (this one for direct, taskgate's through it) per generated token, all threads: spinning included. */
   serverCpuMsPerToken: number;
   noiseMedianPercent: number;
@@ -66,20 +73,42 @@ export function summarisePath(rounds: PathRounds, server: string): PathSummary {
   const concurrentMs = median(concurrent.map(msPerToken));
   return {
     single: {
-      firstTokenP50Ms: percentile(singles.map((call) => call.firstTokenMs), 50),
-      firstTokenP90Ms: percentile(singles.map((call) => call.firstTokenMs), 90),
+      firstTokenP50Ms: percentile(
+        singles.map((call) => call.firstTokenMs),
+        50,
+      ),
+      firstTokenP90Ms: percentile(
+        singles.map((call) => call.firstTokenMs),
+        90,
+      ),
       msPerToken: singleMs,
       tokensPerSecond: 1000 / singleMs,
     },
     concurrent: {
-      firstTokenP50Ms: percentile(concurrent.map((call) => call.firstTokenMs), 50),
-      firstTokenP90Ms: percentile(concurrent.map((call) => call.firstTokenMs), 90),
+      firstTokenP50Ms: percentile(
+        concurrent.map((call) => call.firstTokenMs),
+        50,
+      ),
+      firstTokenP90Ms: percentile(
+        concurrent.map((call) => call.firstTokenMs),
+        90,
+      ),
       msPerToken: concurrentMs,
       tokensPerSecondPerCall: 1000 / concurrentMs,
-      wholeCallP50Ms: percentile(concurrent.map((call) => call.totalMs), 50),
+      wholeCallP50Ms: percentile(
+        concurrent.map((call) => call.totalMs),
+        50,
+      ),
       aggregateTokensPerSecond: median(rounds.concurrent.map((round) => round.aggregateTokensPerSecond)),
     },
-    serverCpuMsPerToken: median(all.map((round) => ((round.cpuPercent[server] ?? Number.NaN) * round.wallMs) / 100 / round.calls.reduce((sum, call) => sum + call.completionTokens, 0))),
+    serverCpuMsPerToken: median(
+      all.map(
+        (round) =>
+          ((round.cpuPercent[server] ?? Number.NaN) * round.wallMs) /
+          100 /
+          round.calls.reduce((sum, call) => sum + call.completionTokens, 0),
+      ),
+    ),
     noiseMedianPercent: median(all.map((round) => round.noisePercent)),
     noiseMaxPercent: Math.max(...all.map((round) => round.noisePercent)),
     remeasured: all.reduce((sum, round) => sum + round.attempts - 1, 0),
@@ -106,7 +135,15 @@ export function summariseCase(measured: MeasuredCase): CaseSummary {
 export interface CpuReport {
   startedAt: string;
   environment: Record<string, unknown>;
-  settings: { tokens: number; concurrency: number; repeat: number; threads: number[]; contextSize: number; promptTokens: number | null; cpuProfile: boolean };
+  settings: {
+    tokens: number;
+    concurrency: number;
+    repeat: number;
+    threads: number[];
+    contextSize: number;
+    promptTokens: number | null;
+    cpuProfile: boolean;
+  };
   models: Array<Omit<BenchModel, 'file'>>;
   summaries: CaseSummary[];
   warnings: string[];
@@ -127,7 +164,10 @@ export function markdownReport(report: CpuReport): string {
     '',
     '| Model | Parameters | File |',
     '|---|---:|---:|',
-    ...report.models.map((model) => `| ${model.name} (${model.shape.embeddingLength} wide, ${model.shape.blockCount} layers, ${model.shape.headCount} heads, ff ${model.shape.feedForwardLength}) | ${format(model.parameters / 1e6, 1)} M | ${format(model.fileBytes / 1e6, 1)} MB |`),
+    ...report.models.map(
+      (model) =>
+        `| ${model.name} (${model.shape.embeddingLength} wide, ${model.shape.blockCount} layers, ${model.shape.headCount} heads, ff ${model.shape.feedForwardLength}) | ${format(model.parameters / 1e6, 1)} M | ${format(model.fileBytes / 1e6, 1)} MB |`,
+    ),
     '',
     `| Threads | Model | Path | 1 call: TTFT p50 / p90 ms | 1 call: tok/s | ${n} at once: TTFT p50 / p90 ms | ${n} at once: tok/s per call | ${n} at once: whole call p50 ms | ${n} at once: aggregate tok/s | noise % (median / max) |`,
     '|---:|---|---|---:|---:|---:|---:|---:|---:|---:|',
@@ -151,7 +191,7 @@ export function markdownReport(report: CpuReport): string {
     ...report.summaries.map(
       ({ threads, model, added, direct, through }) =>
         `| ${threads} | ${model} | ${signed(added.singleFirstTokenMs, 1)} ms | ${signed(added.singlePerTokenPercent, 1)} % | ${signed(added.concurrentWholeCallPercent, 1)} % | ${format(added.aggregateRatio, 2)}× | ` +
-          `${format(direct.serverCpuMsPerToken, 2)} → ${format(through.serverCpuMsPerToken, 2)} |`,
+        `${format(direct.serverCpuMsPerToken, 2)} → ${format(through.serverCpuMsPerToken, 2)} |`,
     ),
   );
   if (report.warnings.length > 0) lines.push('', 'Warnings:', '', ...report.warnings.map((warning) => `- ${warning}`));

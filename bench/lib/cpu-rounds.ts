@@ -60,10 +60,13 @@ async function runRoundOnce(calls: number, call: GenerationCall, settings: Round
   const after = snapshot(settings.processes);
   for (const timing of timings) {
     // The looping models never stop by themselves: anything else means the call was cut short.
-    if (timing.completionTokens !== settings.expectedTokens) throw new Error(`a call generated ${timing.completionTokens} tokens instead of ${settings.expectedTokens}`);
+    if (timing.completionTokens !== settings.expectedTokens)
+      throw new Error(`a call generated ${timing.completionTokens} tokens instead of ${settings.expectedTokens}`);
   }
   const tokens = timings.reduce((sum, timing) => sum + timing.completionTokens, 0);
-  const cpuPercent = Object.fromEntries(Object.keys(after.processes).map((name) => [name, ((after.processes[name]! - before.processes[name]!) / 1000 / wallMs) * 100]));
+  const cpuPercent = Object.fromEntries(
+    Object.keys(after.processes).map((name) => [name, ((after.processes[name]! - before.processes[name]!) / 1000 / wallMs) * 100]),
+  );
   return { calls: timings, wallMs, aggregateTokensPerSecond: (tokens * 1000) / wallMs, cpuPercent, ...noiseBetween(before, after) };
 }
 
@@ -76,12 +79,20 @@ const clockTicksPerSecond = 100;
  */
 function snapshot(processes: RoundSettings['processes']) {
   const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/);
-  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = fields.map((field) => (Number(field) * 1_000_000) / clockTicksPerSecond);
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = fields.map(
+    (field) => (Number(field) * 1_000_000) / clockTicksPerSecond,
+  );
   const usage = process.cpuUsage();
   const times: Record<string, number> = { bench: usage.user + usage.system };
   for (const { name, pid } of processes) times[name] = cpuMicroseconds(pid);
   const own = Object.values(times).reduce((sum, value) => sum + value, 0);
-  return { total: user + nice + system + idle + iowait + irq + softirq + steal, busy: user + nice + system + irq + softirq, steal, own, processes: times };
+  return {
+    total: user + nice + system + idle + iowait + irq + softirq + steal,
+    busy: user + nice + system + irq + softirq,
+    steal,
+    own,
+    processes: times,
+  };
 }
 
 /** A round disturbed by more than `maxNoisePercent` is run again, up to `retries` times; the least disturbed is kept. */

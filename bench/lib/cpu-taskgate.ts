@@ -75,11 +75,31 @@ interface Usage {
   completion_tokens: number;
 }
 
-async function streamCall(origin: string, headers: Record<string, string>, model: string, callNumber: number, maxTokens: number, deadlineMs: number): Promise<CallTiming> {
-  const body = JSON.stringify({ model, messages: promptMessages(callNumber), max_tokens: maxTokens, temperature: 0, stream: true, stream_options: { include_usage: true } });
+async function streamCall(
+  origin: string,
+  headers: Record<string, string>,
+  model: string,
+  callNumber: number,
+  maxTokens: number,
+  deadlineMs: number,
+): Promise<CallTiming> {
+  const body = JSON.stringify({
+    model,
+    messages: promptMessages(callNumber),
+    max_tokens: maxTokens,
+    temperature: 0,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
   const started = performance.now();
-  const response = await request(`${origin}/v1/chat/completions`, { method: 'POST', headers, body, signal: AbortSignal.timeout(deadlineMs) });
-  if (response.statusCode !== 200) throw new Error(`taskgate answered HTTP ${response.statusCode}: ${(await response.body.text()).slice(0, 500)}`);
+  const response = await request(`${origin}/v1/chat/completions`, {
+    method: 'POST',
+    headers,
+    body,
+    signal: AbortSignal.timeout(deadlineMs),
+  });
+  if (response.statusCode !== 200)
+    throw new Error(`taskgate answered HTTP ${response.statusCode}: ${(await response.body.text()).slice(0, 500)}`);
   response.body.setEncoding('utf8');
   let first = Number.NaN;
   let last = Number.NaN;
@@ -106,5 +126,11 @@ async function streamCall(origin: string, headers: Record<string, string>, model
   }
   const ended = performance.now();
   if (!done || usage === null) throw new Error(`the stream ended without ${usage === null ? 'a usage chunk' : '[DONE]'}`);
-  return { firstTokenMs: first - started, decodeMs: last - first, totalMs: ended - started, completionTokens: usage.completion_tokens, promptTokens: usage.prompt_tokens };
+  return {
+    firstTokenMs: first - started,
+    decodeMs: last - first,
+    totalMs: ended - started,
+    completionTokens: usage.completion_tokens,
+    promptTokens: usage.prompt_tokens,
+  };
 }

@@ -11,7 +11,12 @@ export function describeEnvironment(loadGenerator) {
   /** @param {string[]} args */
   const git = (args) => {
     try {
-      return execFileSync('git', args, { cwd: repositoryRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 }).trim();
+      return execFileSync('git', args, {
+        cwd: repositoryRoot,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+        timeout: 5_000,
+      }).trim();
     } catch {
       return '';
     }

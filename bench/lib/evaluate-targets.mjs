@@ -47,7 +47,12 @@ export function evaluateTargets(medians, againstBare, growth, exportCost, option
     });
   }
   const peakRss = Math.max(...medians.saturation.map((/** @type {any} */ entry) => entry.through.serverPeakRssMegabytes));
-  if (Number.isFinite(peakRss)) targets.push({ target: `taskgate peak RSS ≤ ${PEAK_RSS_MB} MB (saturation)`, measured: `${format(peakRss)} MB`, met: peakRss <= PEAK_RSS_MB });
+  if (Number.isFinite(peakRss))
+    targets.push({
+      target: `taskgate peak RSS ≤ ${PEAK_RSS_MB} MB (saturation)`,
+      measured: `${format(peakRss)} MB`,
+      met: peakRss <= PEAK_RSS_MB,
+    });
   if (growth !== null) {
     targets.push({
       target: `no memory growth under ${format(growth.seconds / 60, 1)} minutes of saturation (RSS at the end ≤ ${format(100 * (GROWTH_RATIO - 1))}% over its start)`,
@@ -58,7 +63,11 @@ export function evaluateTargets(medians, againstBare, growth, exportCost, option
   // Same run, same load: the CPU a span per call costs, with its export to a local OTLP sink (the A/B's median ratio).
   for (const { kind, ratio } of exportCost?.kinds ?? []) {
     const name = kind === 'json' ? 'non-streamed call' : 'stream';
-    targets.push({ target: `taskgate CPU per ${name} with OTel export on ≤ 110% of export off (saturation, A/B)`, measured: `${format(100 * ratio, 1)}% (median of the rounds' on / off)`, met: ratio <= 1.1 });
+    targets.push({
+      target: `taskgate CPU per ${name} with OTel export on ≤ 110% of export off (saturation, A/B)`,
+      measured: `${format(100 * ratio, 1)}% (median of the rounds' on / off)`,
+      met: ratio <= 1.1,
+    });
   }
   if (medians.fixedRate !== null && medians.fixedRate.added.bare !== undefined) {
     const added = medians.fixedRate.added.through.p50Ms;
@@ -79,7 +88,10 @@ export function evaluateTargets(medians, againstBare, growth, exportCost, option
     });
   }
   if (medians.firstByte !== null) {
-    const { through, added: { through: addedTimes } } = medians.firstByte;
+    const {
+      through,
+      added: { through: addedTimes },
+    } = medians.firstByte;
     // Without the run in turns (no pass-through, or --ttfb-turns-seconds 0): the paths' own runs, one after the other.
     if (medians.firstByte.bare !== undefined && inTurns === null) {
       const over = through.firstByteP50Ms - medians.firstByte.bare.firstByteP50Ms;

@@ -80,7 +80,8 @@ export async function measureExportCost(settings) {
         gapMockUrl: mockUrl,
         adminKey,
         otlpEndpoint: exporting ? sink.line.url : undefined,
-        cpuProfileDirectory: exporting && settings.cpuProfileDirectory !== undefined ? join(settings.cpuProfileDirectory, 'otel') : undefined,
+        cpuProfileDirectory:
+          exporting && settings.cpuProfileDirectory !== undefined ? join(settings.cpuProfileDirectory, 'otel') : undefined,
       });
       started.push(server);
       countAsOwn(server.pid);
@@ -89,10 +90,18 @@ export async function measureExportCost(settings) {
     servers.push(pair);
   }
   const all = servers.flat();
-  log(`OTel export A/B: ${pairs} pairs of taskgates (pids ${servers.map(([off, on]) => `${off?.pid} off / ${on?.pid} on`).join(', ')}), OTLP sink pid ${sink.pid}`);
+  log(
+    `OTel export A/B: ${pairs} pairs of taskgates (pids ${servers.map(([off, on]) => `${off?.pid} off / ${on?.pid} on`).join(', ')}), OTLP sink pid ${sink.pid}`,
+  );
   /** @param {Awaited<ReturnType<typeof startTaskgate>>} server @param {string} kind */
-  const targetOf = (server, kind) => ({ url: `${server.origin}/v1/chat/completions`, headers: chatHeaders(adminKey), body: chatBody('bench-model', kind === 'stream') });
-  for (const server of all) for (const kind of ['json', 'stream']) await checkReply(targetOf(server, kind), kind === 'stream', `${kind} through taskgate pid ${server.pid}`);
+  const targetOf = (server, kind) => ({
+    url: `${server.origin}/v1/chat/completions`,
+    headers: chatHeaders(adminKey),
+    body: chatBody('bench-model', kind === 'stream'),
+  });
+  for (const server of all)
+    for (const kind of ['json', 'stream'])
+      await checkReply(targetOf(server, kind), kind === 'stream', `${kind} through taskgate pid ${server.pid}`);
 
   /** CPU µs per call of each of a pair over one round. @param {Awaited<ReturnType<typeof startTaskgate>>[]} pair @param {string} kind @param {number} round */
   const measurePair = (pair, kind, round) => {
@@ -100,12 +109,16 @@ export async function measureExportCost(settings) {
     const label = 'OTel export A/B';
     if (settings.useWrk) return cpuPerCallInTurns(pair, targets, { connections: settings.connections, seconds, directory, label });
     // One after the other, the first of the pair first in even rounds: a drift within the round favours neither.
-    return cpuPerCall(pair, async () => {
-      /** @type {import('./load-generators.mjs').LoadResult[]} */
-      const loads = [];
-      for (const at of round % 2 === 0 ? [0, 1] : [1, 0]) loads[at] = await saturate(seconds)(/** @type {any} */ (targets[at]));
-      return loads;
-    }, label);
+    return cpuPerCall(
+      pair,
+      async () => {
+        /** @type {import('./load-generators.mjs').LoadResult[]} */
+        const loads = [];
+        for (const at of round % 2 === 0 ? [0, 1] : [1, 0]) loads[at] = await saturate(seconds)(/** @type {any} */ (targets[at]));
+        return loads;
+      },
+      label,
+    );
   };
 
   /** @type {ExportCostOfKind[]} */
@@ -129,14 +142,19 @@ export async function measureExportCost(settings) {
 
   // Every span must have reached the sink: a cheap export that drops spans proves nothing.
   const counts = await Promise.all(servers.map(([, exporting]) => spanCounts(/** @type {any} */ (exporting).origin, adminKey)));
-  const sum = (/** @type {'exported' | 'dropped'} */ field) => (counts.some((count) => count === null) ? null : counts.reduce((total, count) => total + (count?.[field] ?? 0), 0));
+  const sum = (/** @type {'exported' | 'dropped'} */ field) =>
+    counts.some((count) => count === null) ? null : counts.reduce((total, count) => total + (count?.[field] ?? 0), 0);
   const warnings = [];
   const spansDropped = sum('dropped');
-  if (spansDropped !== 0) warnings.push(`the exporting taskgates dropped ${spansDropped ?? 'an unknown number of'} spans: the export fell behind or failed`);
+  if (spansDropped !== 0)
+    warnings.push(`the exporting taskgates dropped ${spansDropped ?? 'an unknown number of'} spans: the export fell behind or failed`);
   for (const server of all) {
     await stopChild(server.child, 20_000);
     const lines = server.log.text.split('\n').filter((line) => line.includes('"level":"warn"') || line.includes('"level":"error"'));
-    if (lines.length > 0) warnings.push(`taskgate pid ${server.pid} (OTel export A/B) logged ${lines.length} warnings or errors, e.g. ${lines[0]?.slice(0, 300)}`);
+    if (lines.length > 0)
+      warnings.push(
+        `taskgate pid ${server.pid} (OTel export A/B) logged ${lines.length} warnings or errors, e.g. ${lines[0]?.slice(0, 300)}`,
+      );
   }
   await stopChild(sink.child, 5_000);
   return { kinds: results, pairs, rounds, seconds, inTurns: settings.useWrk, spansExported: sum('exported'), spansDropped, warnings };
@@ -148,9 +166,13 @@ export async function measureExportCost(settings) {
  */
 async function spanCounts(origin, adminKey) {
   try {
-    const response = await fetch(`${origin}/metrics`, { headers: { authorization: `Bearer ${adminKey}` }, signal: AbortSignal.timeout(5_000) });
+    const response = await fetch(`${origin}/metrics`, {
+      headers: { authorization: `Bearer ${adminKey}` },
+      signal: AbortSignal.timeout(5_000),
+    });
     const text = await response.text();
-    const read = (/** @type {string} */ name) => Number(new RegExp(`^taskgate_telemetry_spans_${name}_total (\\d+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+    const read = (/** @type {string} */ name) =>
+      Number(new RegExp(`^taskgate_telemetry_spans_${name}_total (\\d+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
     const counts = { exported: read('exported'), dropped: read('dropped') };
     return Number.isNaN(counts.exported) || Number.isNaN(counts.dropped) ? null : counts;
   } catch {

@@ -34,7 +34,11 @@ export function wrkInstalled() {
 export function wrkVersion() {
   // "wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer" (Debian's: "wrk debian/4.1.0-3+b2 [epoll] ..."): keep what precedes the copyright.
   /** @param {string} output */
-  const firstLine = (output) => output.split('\n')[0]?.replace(/\s*Copyright.*$/, '').trim() || 'wrk';
+  const firstLine = (output) =>
+    output
+      .split('\n')[0]
+      ?.replace(/\s*Copyright.*$/, '')
+      .trim() || 'wrk';
   try {
     return firstLine(execFileSync('wrk', ['--version'], { encoding: 'utf8', timeout: 5_000 }));
   } catch (error) {

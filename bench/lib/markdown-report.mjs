@@ -37,7 +37,10 @@ export function markdownReport(report) {
   }
 
   if (medians.saturation.length > 0) {
-    lines.push(`**Saturation** (${settings.connections} connections, ${settings.durationSeconds} s, ${environment.loadGenerator.split(' ')[0]}):`, '');
+    lines.push(
+      `**Saturation** (${settings.connections} connections, ${settings.durationSeconds} s, ${environment.loadGenerator.split(' ')[0]}):`,
+      '',
+    );
     lines.push(
       `| Load | Path | req/s | p50 ms | p99 ms | Server CPU µs/req | of which kernel | Mock CPU µs/req |${hasShared ? ' PostgreSQL / Redis CPU µs/req |' : ''} Server peak RSS MB |`,
     );
@@ -53,7 +56,9 @@ export function markdownReport(report) {
       /** The spread of a figure over the repeats, to show how noisy the machine was. @param {PathName} path @param {string} field */
       const spread = (path, field) => {
         if (report.runs.length < 2) return '';
-        const values = report.runs.map((/** @type {any} */ run) => run.saturation.find((/** @type {any} */ candidate) => candidate.kind === entry.kind)[path][field]);
+        const values = report.runs.map(
+          (/** @type {any} */ run) => run.saturation.find((/** @type {any} */ candidate) => candidate.kind === entry.kind)[path][field],
+        );
         return ` [${format(Math.min(...values))}–${format(Math.max(...values))}]`;
       };
       for (const path of paths) {
@@ -72,14 +77,19 @@ export function markdownReport(report) {
         `${ratio(top.serverCpuMicrosPerRequest, bottom.serverCpuMicrosPerRequest)} | ${ratio(top.serverSystemMicrosPerRequest, bottom.serverSystemMicrosPerRequest)} | |${hasShared ? ' |' : ''} ` +
         `${ratio(top.serverPeakRssMegabytes, bottom.serverPeakRssMegabytes)} |`;
       lines.push(ratioRow('through / direct', entry.through, entry.direct));
-      if (entry.shared !== undefined) lines.push(ratioRow('PostgreSQL + Redis / SQLite + memory (1 process each)', entry.shared, entry.through));
-      if (entry.shared !== undefined && entry.fleet !== undefined) lines.push(ratioRow(`${shared.processes} processes / 1 process (PostgreSQL + Redis)`, entry.fleet, entry.shared));
+      if (entry.shared !== undefined)
+        lines.push(ratioRow('PostgreSQL + Redis / SQLite + memory (1 process each)', entry.shared, entry.through));
+      if (entry.shared !== undefined && entry.fleet !== undefined)
+        lines.push(ratioRow(`${shared.processes} processes / 1 process (PostgreSQL + Redis)`, entry.fleet, entry.shared));
     }
     const notes = [];
     if (report.runs.length > 1) notes.push('[min–max] over the runs.');
     if (paths.includes('bare')) {
       const own = medians.saturation
-        .map((/** @type {any} */ entry) => `${entry.kind === 'json' ? 'JSON' : 'streams'} ${signed(entry.through.serverCpuMicrosPerRequest - entry.bare.serverCpuMicrosPerRequest)} µs`)
+        .map(
+          (/** @type {any} */ entry) =>
+            `${entry.kind === 'json' ? 'JSON' : 'streams'} ${signed(entry.through.serverCpuMicrosPerRequest - entry.bare.serverCpuMicrosPerRequest)} µs`,
+        )
         .join(', ');
       notes.push(`taskgate's own work per call (its CPU minus the bare pass-through's): ${own}.`);
     }
@@ -94,7 +104,9 @@ export function markdownReport(report) {
     lines.push('| Path | p50 ms | p99 ms | Server CPU µs/req at this rate |');
     lines.push('|---|---:|---:|---:|');
     for (const path of paths) {
-      lines.push(`| ${pathLabels[path]} | ${format(figures[path].p50Ms, 3)} | ${format(figures[path].p99Ms, 3)} | ${format(figures[path].serverCpuMicrosPerRequest)} (${serverNames[path]}) |`);
+      lines.push(
+        `| ${pathLabels[path]} | ${format(figures[path].p50Ms, 3)} | ${format(figures[path].p99Ms, 3)} | ${format(figures[path].serverCpuMicrosPerRequest)} (${serverNames[path]}) |`,
+      );
     }
     for (const path of proxies) {
       const added = figures.added[path];
@@ -114,18 +126,23 @@ export function markdownReport(report) {
     lines.push('|---|---:|---:|---:|---:|');
     for (const path of paths) {
       const { firstByteP50Ms, firstByteP99Ms, p50Ms, p99Ms } = figures[path];
-      lines.push(`| ${pathLabels[path]} | ${format(firstByteP50Ms, 3)} | ${format(firstByteP99Ms, 3)} | ${format(p50Ms, 1)} | ${format(p99Ms, 1)} |`);
+      lines.push(
+        `| ${pathLabels[path]} | ${format(firstByteP50Ms, 3)} | ${format(firstByteP99Ms, 3)} | ${format(p50Ms, 1)} | ${format(p99Ms, 1)} |`,
+      );
     }
     for (const path of proxies) {
       const { firstByteP50Ms, firstByteP99Ms, p50Ms, p99Ms } = figures.added[path];
-      lines.push(`| ${addedLabels[path]} | ${signed(firstByteP50Ms, 3)} | ${signed(firstByteP99Ms, 3)} | ${signed(p50Ms, 1)} | ${signed(p99Ms, 1)} |`);
+      lines.push(
+        `| ${addedLabels[path]} | ${signed(firstByteP50Ms, 3)} | ${signed(firstByteP99Ms, 3)} | ${signed(p50Ms, 1)} | ${signed(p99Ms, 1)} |`,
+      );
     }
     lines.push('');
   }
 
   if (report.againstBare != null) lines.push(...againstBareLines(report.againstBare), '');
   const undici = report.undiciTransport;
-  if (report.againstBare != null && undici != null && undici.skipped === null) lines.push(...transportLines(report.againstBare, undici), '');
+  if (report.againstBare != null && undici != null && undici.skipped === null)
+    lines.push(...transportLines(report.againstBare, undici), '');
   if (report.growth != null) {
     const { growth } = report;
     lines.push(
@@ -161,7 +178,12 @@ function sharedNotes(report) {
   const kindName = (entry) => (entry.kind === 'json' ? 'JSON' : 'streams');
   const withShared = medians.saturation.filter((/** @type {any} */ entry) => entry.shared !== undefined);
   if (withShared.length > 0) {
-    const extra = withShared.map((/** @type {any} */ entry) => `${kindName(entry)} ${signed(entry.shared.serverCpuMicrosPerRequest - entry.through.serverCpuMicrosPerRequest)} µs`).join(', ');
+    const extra = withShared
+      .map(
+        (/** @type {any} */ entry) =>
+          `${kindName(entry)} ${signed(entry.shared.serverCpuMicrosPerRequest - entry.through.serverCpuMicrosPerRequest)} µs`,
+      )
+      .join(', ');
     notes.push(`taskgate's CPU per call on PostgreSQL + Redis minus on SQLite + memory (one process each): ${extra}.`);
     const backends = withShared
       .map((/** @type {any} */ entry) => {
@@ -171,7 +193,7 @@ function sharedNotes(report) {
       .join(', ');
     notes.push(
       `Besides taskgate's own CPU, each call of the one-process row cost ${backends} ` +
-        '(the bench database\'s backends; all of redis-server, which other clients on the machine may also use).',
+        "(the bench database's backends; all of redis-server, which other clients on the machine may also use).",
     );
     const idle = withShared
       .filter((/** @type {any} */ entry) => entry.shared.idleCpuMicrosPerRequest != null)
@@ -219,10 +241,17 @@ function againstBareLines(against) {
       '| Path | streams | p25 ms | p50 ms | p75 ms | p99 ms |',
       '|---|---:|---:|---:|---:|---:|',
     );
-    for (const [label, figures] of /** @type {const} */ ([['bare pass-through', firstByte.bare], ['taskgate (SQLite + memory)', firstByte.taskgate]])) {
-      lines.push(`| ${label} | ${format(figures.streams)} | ${format(figures.p25Ms, 3)} | ${format(figures.p50Ms, 3)} | ${format(figures.p75Ms, 3)} | ${format(figures.p99Ms, 3)} |`);
+    for (const [label, figures] of /** @type {const} */ ([
+      ['bare pass-through', firstByte.bare],
+      ['taskgate (SQLite + memory)', firstByte.taskgate],
+    ])) {
+      lines.push(
+        `| ${label} | ${format(figures.streams)} | ${format(figures.p25Ms, 3)} | ${format(figures.p50Ms, 3)} | ${format(figures.p75Ms, 3)} | ${format(figures.p99Ms, 3)} |`,
+      );
     }
-    lines.push(`| taskgate over the pass-through | | ${signed(firstByte.taskgate.p25Ms - firstByte.bare.p25Ms, 3)} | **${signed(firstByte.taskgate.p50Ms - firstByte.bare.p50Ms, 3)}** | ${signed(firstByte.taskgate.p75Ms - firstByte.bare.p75Ms, 3)} | ${signed(firstByte.taskgate.p99Ms - firstByte.bare.p99Ms, 3)} |`);
+    lines.push(
+      `| taskgate over the pass-through | | ${signed(firstByte.taskgate.p25Ms - firstByte.bare.p25Ms, 3)} | **${signed(firstByte.taskgate.p50Ms - firstByte.bare.p50Ms, 3)}** | ${signed(firstByte.taskgate.p75Ms - firstByte.bare.p75Ms, 3)} | ${signed(firstByte.taskgate.p99Ms - firstByte.bare.p99Ms, 3)} |`,
+    );
   }
   return lines;
 }
@@ -290,7 +319,7 @@ function exportCostLines(cost) {
     `**OpenTelemetry export**, A/B: ${cost.pairs} ${cost.pairs === 1 ? 'pair' : 'pairs'} of fresh taskgates on SQLite + memory, the second of each exporting every span ` +
       `over OTLP/HTTP (protobuf) to a local sink; ${cost.rounds} rounds at saturation, ${how}:`,
     '',
-    '| Load | Server CPU µs/req, export off | export on | on / off (median of the rounds) | rounds\' on / off [min–max] | each pair (off → on) |',
+    "| Load | Server CPU µs/req, export off | export on | on / off (median of the rounds) | rounds' on / off [min–max] | each pair (off → on) |",
     '|---|---:|---:|---:|---|---|',
   ];
   for (const entry of cost.kinds) {
@@ -300,6 +329,9 @@ function exportCostLines(cost) {
         `[${format(Math.min(...entry.ratios), 2)}–${format(Math.max(...entry.ratios), 2)}] | ${pairs} |`,
     );
   }
-  lines.push('', `CPU per call: medians over every round of every process. Spans exported: ${cost.spansExported === null ? 'unknown' : format(cost.spansExported)}; dropped: ${cost.spansDropped ?? 'unknown'}.`);
+  lines.push(
+    '',
+    `CPU per call: medians over every round of every process. Spans exported: ${cost.spansExported === null ? 'unknown' : format(cost.spansExported)}; dropped: ${cost.spansDropped ?? 'unknown'}.`,
+  );
   return lines;
 }

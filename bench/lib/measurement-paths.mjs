@@ -58,7 +58,12 @@ export function processesOf(path, servers, gap) {
     const pids = servers.shared.processes.map((server) => server.pid);
     const serving = path === 'shared' ? pids.slice(0, 1) : pids;
     const { postgresPids, redisPid } = servers.shared;
-    return { serverPids: serving, upstreamPid: mock.pid, idlePids: pids.filter((pid) => !serving.includes(pid)), backends: { postgresPids, redisPid } };
+    return {
+      serverPids: serving,
+      upstreamPid: mock.pid,
+      idlePids: pids.filter((pid) => !serving.includes(pid)),
+      backends: { postgresPids, redisPid },
+    };
   }
   const server = path === 'bare' ? servers.bare : servers.taskgate;
   if (server === null) throw new Error(`no server for path ${path}`);

@@ -67,9 +67,13 @@ export async function measureSaturation(target, { serverPids, upstreamPid, idleP
     /** Taskgates on the same back ends that got no calls (the one-process path's two siblings); null when there are none. */
     idleCpuMicrosPerRequest: idlePids.length === 0 ? null : perRequest(idlePids, 'both'),
     /** The bench database's PostgreSQL backends (null off PostgreSQL, or when they are not on this machine). */
-    postgresCpuMicrosPerRequest: backendBefore.postgres === null || backendAfter.postgres === null ? null : cpuBetween(backendBefore.postgres, backendAfter.postgres) / requests,
+    postgresCpuMicrosPerRequest:
+      backendBefore.postgres === null || backendAfter.postgres === null
+        ? null
+        : cpuBetween(backendBefore.postgres, backendAfter.postgres) / requests,
     /** redis-server, all of it: other clients of the same Redis count too (null off Redis, or when it is not on this machine). */
-    redisCpuMicrosPerRequest: backendBefore.redis === null || backendAfter.redis === null ? null : cpuBetween(backendBefore.redis, backendAfter.redis) / requests,
+    redisCpuMicrosPerRequest:
+      backendBefore.redis === null || backendAfter.redis === null ? null : cpuBetween(backendBefore.redis, backendAfter.redis) / requests,
     serverPeakRssMegabytes: serverPids.reduce((sum, pid) => sum + peakRssMegabytes(pid), 0),
     peakRssIsPerRun: peakResets.every(Boolean),
     /** How long the servers kept busy after the last response (taskgate: trace writes). */

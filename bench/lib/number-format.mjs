@@ -15,4 +15,3 @@ export function signed(value, digits = 0) {
 export function ratio(through, direct) {
   return Number.isFinite(through) && Number.isFinite(direct) && direct !== 0 ? `${format(through / direct, 2)}×` : 'n/a';
 }
-

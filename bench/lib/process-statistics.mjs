@@ -181,4 +181,3 @@ export async function waitUntilIdle(pids, maxMs) {
 export function describeNoise(noise) {
   return `disturbed: ${format(noise.stealPercent)}% of the machine stolen by the hypervisor, ${format(noise.otherProcessesPercent)}% used by other processes`;
 }
-

@@ -42,7 +42,9 @@ export async function runMeasurements({ options, kinds, paths, servers, targetFo
       for (const path of order) {
         log(`${step}: ${kind} saturation, ${pathLabels[path]}`);
         const processes = processesOf(path, servers, false);
-        entry[path] = await measureQuietly(options, () => measureSaturation(targetFor(path, kind), processes, saturate(options.durationSeconds)));
+        entry[path] = await measureQuietly(options, () =>
+          measureSaturation(targetFor(path, kind), processes, saturate(options.durationSeconds)),
+        );
         completedByPath[path] += entry[path].completed;
       }
       run.saturation.push(entry);
@@ -88,8 +90,20 @@ export function mediansOf(runs, kinds, paths) {
         paths,
       ),
     })),
-    fixedRate: runs[0].fixedRate === null ? null : medianOfPaths(runs.map((run) => run.fixedRate), paths),
-    firstByte: runs[0].firstByte === null ? null : medianOfPaths(runs.map((run) => run.firstByte), paths),
+    fixedRate:
+      runs[0].fixedRate === null
+        ? null
+        : medianOfPaths(
+            runs.map((run) => run.fixedRate),
+            paths,
+          ),
+    firstByte:
+      runs[0].firstByte === null
+        ? null
+        : medianOfPaths(
+            runs.map((run) => run.firstByte),
+            paths,
+          ),
   };
 }
 

@@ -16,7 +16,8 @@ import { log } from './log.mjs';
 
 const postgresHowTo =
   'start it (Debian/Ubuntu: "sudo apt-get install postgresql", then "pg_ctlcluster 15 main start"), or point --postgres-url at one whose role may CREATE DATABASE';
-const redisHowTo = 'start it (Debian/Ubuntu: "sudo apt-get install redis-server", then "redis-server --daemonize yes"), or point --redis-url at one';
+const redisHowTo =
+  'start it (Debian/Ubuntu: "sudo apt-get install redis-server", then "redis-server --daemonize yes"), or point --redis-url at one';
 
 /** A URL without its password, for logs and reports. @param {string} url */
 export function redacted(url) {
@@ -42,7 +43,9 @@ export async function prepareSharedBackends({ postgresUrl, redisUrl }) {
   const redisDatabase = Number(new URL(redisUrl).pathname.slice(1) || '0');
   if (!Number.isInteger(redisDatabase) || redisDatabase < 1) {
     // Database 0 is the one everything else on a shared Redis uses: never flush it.
-    return { missing: `--redis-url must name a Redis database other than 0 (e.g. redis://127.0.0.1:6379/7), not ${redacted(redisUrl)}: the bench flushes it` };
+    return {
+      missing: `--redis-url must name a Redis database other than 0 (e.g. redis://127.0.0.1:6379/7), not ${redacted(redisUrl)}: the bench flushes it`,
+    };
   }
   const redisProblem = await flushRedis(redisUrl).then(
     () => null,
@@ -56,7 +59,9 @@ export async function prepareSharedBackends({ postgresUrl, redisUrl }) {
   try {
     admin = await connectPostgres(postgresUrl);
   } catch (error) {
-    return { missing: `PostgreSQL at ${redacted(postgresUrl)} does not answer (${error instanceof Error ? error.message : String(error)}): ${postgresHowTo}` };
+    return {
+      missing: `PostgreSQL at ${redacted(postgresUrl)} does not answer (${error instanceof Error ? error.message : String(error)}): ${postgresHowTo}`,
+    };
   }
   try {
     const leftovers = await admin.query("SELECT datname FROM pg_database WHERE datname LIKE 'taskgate\\_bench\\_%'");
@@ -69,7 +74,9 @@ export async function prepareSharedBackends({ postgresUrl, redisUrl }) {
     await admin.query(`CREATE DATABASE ${databaseName}`);
   } catch (error) {
     await admin.end().catch(() => undefined);
-    return { missing: `PostgreSQL at ${redacted(postgresUrl)} would not create a database (${error instanceof Error ? error.message : String(error)}): ${postgresHowTo}` };
+    return {
+      missing: `PostgreSQL at ${redacted(postgresUrl)} would not create a database (${error instanceof Error ? error.message : String(error)}): ${postgresHowTo}`,
+    };
   }
   await admin.end().catch(() => undefined);
 
@@ -80,7 +87,9 @@ export async function prepareSharedBackends({ postgresUrl, redisUrl }) {
     try {
       await dropDatabase(postgresUrl, databaseName);
     } catch (error) {
-      problems.push(`could not drop database ${databaseName} (drop it by hand: psql -c 'DROP DATABASE ${databaseName}'): ${error instanceof Error ? error.message : String(error)}`);
+      problems.push(
+        `could not drop database ${databaseName} (drop it by hand: psql -c 'DROP DATABASE ${databaseName}'): ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     try {
       await flushRedis(redisUrl);
@@ -120,7 +129,13 @@ async function dropDatabase(postgresUrl, databaseName) {
 
 /** FLUSHDB on the URL's database only (never FLUSHALL). @param {string} url */
 async function flushRedis(url) {
-  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 2_000, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 2_000,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
   // ioredis's connect() rejects with "Connection is closed."; the cause (ECONNREFUSED...) comes as an 'error' event.
   let cause = '';
   redis.on('error', (error) => {
@@ -138,7 +153,13 @@ async function flushRedis(url) {
 
 /** redis-server's pid, if it runs on this machine (same process namespace). @param {string} url */
 async function redisServerPid(url) {
-  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 2_000, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 2_000,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
   redis.on('error', () => undefined);
   try {
     await withDeadline(redis.connect(), 3_000, 'no connection within 3 s');

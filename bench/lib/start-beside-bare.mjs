@@ -18,10 +18,20 @@ import { newAdminKey, startTaskgate } from './start-taskgate.mjs';
  */
 export async function startBesideBare({ mock, directory, started }, { label, bareFlags = [], taskgateFlags = [] }) {
   const adminKey = newAdminKey();
-  const bare = await startListeningChild([...bareFlags, bareProxyEntry, '--upstream', mock.line.url.replace(/\/v1$/, '')], 'bare_proxy', 'the bare pass-through');
+  const bare = await startListeningChild(
+    [...bareFlags, bareProxyEntry, '--upstream', mock.line.url.replace(/\/v1$/, '')],
+    'bare_proxy',
+    'the bare pass-through',
+  );
   started.push(bare);
   mkdirSync(join(directory, 'taskgate'));
-  const taskgate = await startTaskgate({ directory: join(directory, 'taskgate'), mockUrl: mock.line.url, gapMockUrl: mock.line.url, adminKey, extraNodeFlags: taskgateFlags });
+  const taskgate = await startTaskgate({
+    directory: join(directory, 'taskgate'),
+    mockUrl: mock.line.url,
+    gapMockUrl: mock.line.url,
+    adminKey,
+    extraNodeFlags: taskgateFlags,
+  });
   started.push(taskgate);
   /** @type {[ServerBesideBare, ServerBesideBare]} */
   const servers = [
@@ -31,5 +41,9 @@ export async function startBesideBare({ mock, directory, started }, { label, bar
   const body = chatBody('bench-model', true);
   const headers = chatHeaders(adminKey);
   for (const server of servers) await checkReply({ url: `${server.origin}/v1/chat/completions`, headers, body }, true, label);
-  return { servers, children: [bare, taskgate], streams: servers.map(({ origin }) => ({ origin, path: '/v1/chat/completions', headers, body })) };
+  return {
+    servers,
+    children: [bare, taskgate],
+    streams: servers.map(({ origin }) => ({ origin, path: '/v1/chat/completions', headers, body })),
+  };
 }

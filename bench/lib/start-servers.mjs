@@ -31,21 +31,37 @@ export const sharedProcessCount = 3;
 export async function startServers({ options, paths, directory, backends }, started) {
   const mockLine = await startListeningChild([mockEngineEntry, '--port', '0', '--gap-ms', '0'], 'mock_engine', 'the mock engine');
   started.push(mockLine);
-  const gapMockLine = await startListeningChild([mockEngineEntry, '--port', '0', '--gap-ms', String(options.ttfbGapMs)], 'mock_engine', 'the mock engine with gaps');
+  const gapMockLine = await startListeningChild(
+    [mockEngineEntry, '--port', '0', '--gap-ms', String(options.ttfbGapMs)],
+    'mock_engine',
+    'the mock engine with gaps',
+  );
   started.push(gapMockLine);
   const mock = { pid: mockLine.pid, url: mockLine.line.url, origin: `http://127.0.0.1:${mockLine.line.port}` };
   const gapMock = { pid: gapMockLine.pid, url: gapMockLine.line.url, origin: `http://127.0.0.1:${gapMockLine.line.port}` };
   let bare = null;
   if (paths.includes('bare')) {
-    const bareLine = await startListeningChild([bareProxyEntry, '--upstream', mock.origin, '--gap-upstream', gapMock.origin], 'bare_proxy', 'the bare proxy');
+    const bareLine = await startListeningChild(
+      [bareProxyEntry, '--upstream', mock.origin, '--gap-upstream', gapMock.origin],
+      'bare_proxy',
+      'the bare proxy',
+    );
     started.push(bareLine);
     bare = { pid: bareLine.pid, origin: `http://127.0.0.1:${bareLine.line.port}` };
   }
   // One key for every taskgate: the shared ones must agree on it (one database), and the load sends one.
   const adminKey = newAdminKey();
-  const taskgate = await startTaskgate({ directory, mockUrl: mock.url, gapMockUrl: gapMock.url, adminKey, cpuProfileDirectory: options.cpuProfileDirectory });
+  const taskgate = await startTaskgate({
+    directory,
+    mockUrl: mock.url,
+    gapMockUrl: gapMock.url,
+    adminKey,
+    cpuProfileDirectory: options.cpuProfileDirectory,
+  });
   started.push(taskgate);
-  log(`mock engine pid ${mock.pid}, gap mock pid ${gapMock.pid}${bare === null ? '' : `, bare proxy pid ${bare.pid}`}, taskgate pid ${taskgate.pid} at ${taskgate.origin}`);
+  log(
+    `mock engine pid ${mock.pid}, gap mock pid ${gapMock.pid}${bare === null ? '' : `, bare proxy pid ${bare.pid}`}, taskgate pid ${taskgate.pid} at ${taskgate.origin}`,
+  );
   countAsOwn(mock.pid, gapMock.pid, taskgate.pid);
   if (bare !== null) countAsOwn(bare.pid);
 
@@ -53,13 +69,23 @@ export async function startServers({ options, paths, directory, backends }, star
   let shared = null;
   if (backends !== null && (paths.includes('shared') || paths.includes('fleet'))) {
     const processes = await startSharedTaskgates(
-      { directory, mockUrl: mock.url, gapMockUrl: gapMock.url, adminKey, databaseUrl: backends.databaseUrl, redisUrl: backends.redisUrl, count: sharedProcessCount },
+      {
+        directory,
+        mockUrl: mock.url,
+        gapMockUrl: gapMock.url,
+        adminKey,
+        databaseUrl: backends.databaseUrl,
+        redisUrl: backends.redisUrl,
+        count: sharedProcessCount,
+      },
       started,
     );
     const readiness = await Promise.all(processes.map((server) => readinessOf(server.origin, adminKey, true)));
     processes.forEach((server, index) => {
       const ready = readiness[index];
-      log(`taskgate ${index + 1}/${processes.length} on PostgreSQL + Redis: pid ${server.pid} at ${server.origin}, router ${ready.router}, store ${ready.store}`);
+      log(
+        `taskgate ${index + 1}/${processes.length} on PostgreSQL + Redis: pid ${server.pid} at ${server.origin}, router ${ready.router}, store ${ready.store}`,
+      );
     });
     countAsOwn(...processes.map((server) => server.pid));
     const { databaseName, redisPid } = backends;
@@ -68,7 +94,8 @@ export async function startServers({ options, paths, directory, backends }, star
     countAsOwnWhileRunning(() => [...findPostgresPids(), ...(redisPid === null ? [] : [redisPid])]);
     // The taskgates hold pooled connections by now: none found means PostgreSQL runs elsewhere.
     const postgresPids = findPostgresPids().length > 0 ? findPostgresPids : null;
-    if (postgresPids === null) log('the PostgreSQL backends of the bench database are not visible on this machine: their CPU is not reported');
+    if (postgresPids === null)
+      log('the PostgreSQL backends of the bench database are not visible on this machine: their CPU is not reported');
     if (redisPid === null) log('redis-server is not visible on this machine: its CPU is not reported');
     shared = { processes, databaseName, redisPid, postgresPids, readinessAtStart: readiness };
   }
@@ -95,7 +122,10 @@ export async function readinessOf(origin, adminKey, mustBeClean) {
   let last = '';
   for (let attempt = 0; attempt < 50; attempt++) {
     try {
-      const response = await fetch(`${origin}/readyz`, { headers: { authorization: `Bearer ${adminKey}` }, signal: AbortSignal.timeout(3_000) });
+      const response = await fetch(`${origin}/readyz`, {
+        headers: { authorization: `Bearer ${adminKey}` },
+        signal: AbortSignal.timeout(3_000),
+      });
       const report = await response.json();
       if (!mustBeClean || (report.ready === true && Array.isArray(report.degraded) && report.degraded.length === 0)) return report;
       last = JSON.stringify(report).slice(0, 800);
@@ -126,7 +156,14 @@ export function targetsOf({ mock, gapMock, bare, taskgate, shared }) {
       // Several URLs: the load spreads its connections (and the fixed-rate runs their requests) over them in turn.
       return { url: /** @type {string} */ (urls[0]), ...(urls.length > 1 ? { urls } : {}), headers, body };
     }
-    const base = path === 'direct' ? (gap ? gapMock.url : mock.url) : path === 'bare' ? `${bare?.origin}${gap ? '/gap' : ''}/v1` : `${taskgate.origin}/v1`;
+    const base =
+      path === 'direct'
+        ? gap
+          ? gapMock.url
+          : mock.url
+        : path === 'bare'
+          ? `${bare?.origin}${gap ? '/gap' : ''}/v1`
+          : `${taskgate.origin}/v1`;
     return { url: `${base}/chat/completions`, headers, body };
   };
 }

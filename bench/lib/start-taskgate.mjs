@@ -70,13 +70,39 @@ ${otlpEndpoint === undefined ? '' : `telemetry:\n  otlp: { endpoint: "${otlpEndp
  * reaching both engines over `transport` (default http1).
  * @param {{ directory: string, mockUrl: string, gapMockUrl: string, adminKey: string, cpuProfileDirectory?: string, otlpEndpoint?: string, entry?: string, extraNodeFlags?: string[], transport?: Transport }} setup
  */
-export async function startTaskgate({ directory, mockUrl, gapMockUrl, adminKey, cpuProfileDirectory, otlpEndpoint, entry, extraNodeFlags = [], transport = 'http1' }) {
+export async function startTaskgate({
+  directory,
+  mockUrl,
+  gapMockUrl,
+  adminKey,
+  cpuProfileDirectory,
+  otlpEndpoint,
+  entry,
+  extraNodeFlags = [],
+  transport = 'http1',
+}) {
   // 250 µs sampling instead of the default 1 ms: a call costs a few hundred µs, so 1 ms samples blur it.
-  const nodeFlags = [...extraNodeFlags, ...(cpuProfileDirectory === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', cpuProfileDirectory])];
+  const nodeFlags = [
+    ...extraNodeFlags,
+    ...(cpuProfileDirectory === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', cpuProfileDirectory]),
+  ];
   // Empty values (taskgate reads them as unset), so a TASKGATE_DATABASE_URL or TASKGATE_REDIS_URL in the shell cannot move this one off SQLite + memory.
   // OTEL_* likewise: only the config says whether spans are exported, and where.
-  const environment = { TASKGATE_DATABASE_URL: '', TASKGATE_REDIS_URL: '', OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '', OTEL_SDK_DISABLED: '' };
-  return startTaskgateProcess({ directory, config: benchConfig({ mockUrl, gapMockUrl, otlpEndpoint, transport }), nodeFlags, adminKey, environment, entry });
+  const environment = {
+    TASKGATE_DATABASE_URL: '',
+    TASKGATE_REDIS_URL: '',
+    OTEL_EXPORTER_OTLP_ENDPOINT: '',
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '',
+    OTEL_SDK_DISABLED: '',
+  };
+  return startTaskgateProcess({
+    directory,
+    config: benchConfig({ mockUrl, gapMockUrl, otlpEndpoint, transport }),
+    nodeFlags,
+    adminKey,
+    environment,
+    entry,
+  });
 }
 
 /**
@@ -113,7 +139,14 @@ export async function startSharedTaskgates({ directory, mockUrl, gapMockUrl, adm
  *
  * @param {{ directory: string, config: string, nodeFlags?: string[], adminKey?: string, environment?: Record<string, string>, entry?: string }} setup
  */
-export async function startTaskgateProcess({ directory, config, nodeFlags = [], adminKey = newAdminKey(), environment = {}, entry = taskgateEntry }) {
+export async function startTaskgateProcess({
+  directory,
+  config,
+  nodeFlags = [],
+  adminKey = newAdminKey(),
+  environment = {},
+  entry = taskgateEntry,
+}) {
   if (!existsSync(entry)) throw new Error(`${entry} is missing: run npm run build first (npm run bench does it)`);
   // The serving heap flags on node's command line, as `npm start` gives them: without them `serve` would serve
   // from a child process, and the pid measured here would be its idle launcher's. Flags given in `nodeFlags` win.
@@ -124,7 +157,19 @@ export async function startTaskgateProcess({ directory, config, nodeFlags = [], 
   const port = await freePort();
   const child = startChild(
     process.execPath,
-    [...nodeFlags, entry, 'serve', '--config', configPath, '--port', String(port), '--host', '127.0.0.1', '--data-dir', join(directory, 'data')],
+    [
+      ...nodeFlags,
+      entry,
+      'serve',
+      '--config',
+      configPath,
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+      '--data-dir',
+      join(directory, 'data'),
+    ],
     { cwd: directory, env: { ...process.env, TASKGATE_ADMIN_KEY: adminKey, NODE_OPTIONS: '', ...environment } },
   );
   const log = keepTail(child.stderr);
@@ -163,4 +208,3 @@ export function countTraces(sqlitePath) {
     return null;
   }
 }
-

@@ -45,4 +45,3 @@ export function medianOfPaths(entries, paths) {
   }
   return result;
 }
-

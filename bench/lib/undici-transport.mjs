@@ -48,7 +48,13 @@ export async function measureUndiciTransport({ servers, directory, againstBare, 
   const own = join(directory, 'transport-undici');
   mkdirSync(own, { recursive: true });
   const { adminKey } = servers.taskgate;
-  const taskgate = await startTaskgate({ directory: own, mockUrl: servers.mock.url, gapMockUrl: servers.gapMock.url, adminKey, transport: 'undici' });
+  const taskgate = await startTaskgate({
+    directory: own,
+    mockUrl: servers.mock.url,
+    gapMockUrl: servers.gapMock.url,
+    adminKey,
+    transport: 'undici',
+  });
   started.push(taskgate);
   countAsOwn(taskgate.pid);
   log(`undici transport: taskgate pid ${taskgate.pid} at ${taskgate.origin}`);
@@ -62,9 +68,17 @@ export async function measureUndiciTransport({ servers, directory, againstBare, 
   for (const kind of againstBare.kinds) await saturate(warmupSeconds)(targetFor('through', kind));
   // The streams through the mock with gaps, as the default taskgate's warm-up ends with.
   const { firstByte } = againstBare;
-  if (firstByte !== null && againstBare.kinds.includes('stream')) await runFixedRate(targetFor('through', 'stream', true), { rate: firstByte.rate, durationSeconds: Math.min(1, warmupSeconds), stream: true });
+  if (firstByte !== null && againstBare.kinds.includes('stream'))
+    await runFixedRate(targetFor('through', 'stream', true), {
+      rate: firstByte.rate,
+      durationSeconds: Math.min(1, warmupSeconds),
+      stream: true,
+    });
 
-  const measured = await measureAgainstBare({ bare: servers.bare, taskgate }, targetFor, { ...againstBare, name: 'taskgate (transport: undici)' });
+  const measured = await measureAgainstBare({ bare: servers.bare, taskgate }, targetFor, {
+    ...againstBare,
+    name: 'taskgate (transport: undici)',
+  });
   await stopChild(taskgate.child, 20_000);
   const warnings = logWarnings('taskgate (transport: undici)', taskgate.log.text);
   const elapsedSeconds = (performance.now() - startedAt) / 1_000;

@@ -39,7 +39,15 @@ export function wilsonJudge(z: number): Judge {
 }
 
 function verdict(evidence: CandidateEvidence, state: CandidateState, lower: number, upper: number): CandidateVerdict {
-  const result: CandidateVerdict = { model: evidence.model, state, lower, upper, evaluated: evidence.evaluated, passed: evidence.passed, costPerCall: evidence.costPerCall };
+  const result: CandidateVerdict = {
+    model: evidence.model,
+    state,
+    lower,
+    upper,
+    evaluated: evidence.evaluated,
+    passed: evidence.passed,
+    costPerCall: evidence.costPerCall,
+  };
   if (evidence.coolingDown === true) result.coolingDown = true;
   return result;
 }

@@ -29,8 +29,23 @@ export interface VerdictTimes {
 }
 
 /** Stops at a verdict or after `horizon` evals (set the policy's maxSamples to Infinity to see the bound alone over a long horizon). */
-export function verdictTimes(judge: Judge, policy: DecisionPolicy, trueRate: number, runs: number, seed: number, horizon: number): VerdictTimes {
-  const result: VerdictTimes = { trueRate, passRate: policy.passRate, runs, certified: 0, eliminated: 0, evalsToCertify: [], evalsToEliminate: [] };
+export function verdictTimes(
+  judge: Judge,
+  policy: DecisionPolicy,
+  trueRate: number,
+  runs: number,
+  seed: number,
+  horizon: number,
+): VerdictTimes {
+  const result: VerdictTimes = {
+    trueRate,
+    passRate: policy.passRate,
+    runs,
+    certified: 0,
+    eliminated: 0,
+    evalsToCertify: [],
+    evalsToEliminate: [],
+  };
   for (let run = 0; run < runs; run += 1) {
     const random = createRandom(seedFor(seed, 'verdict', trueRate, run));
     const evidence: CandidateEvidence = { model: 'candidate', costPerCall: 1, evaluated: 0, passed: 0, errors: 0 };
@@ -63,7 +78,14 @@ export interface DropDetection {
   warmUpAlarms: number;
 }
 
-export function dropDetection(settings: RouterSettings, from: number, to: number, passRate: number, runs: number, seed: number): DropDetection {
+export function dropDetection(
+  settings: RouterSettings,
+  from: number,
+  to: number,
+  passRate: number,
+  runs: number,
+  seed: number,
+): DropDetection {
   const options = cusumFor(settings, passRate);
   const result: DropDetection = { from, to, runs, servedCalls: [], warmUpAlarms: 0 };
   const warmUpCalls = 20_000;

@@ -42,16 +42,58 @@ export function renderReport(results: SimulationResults): string {
   const goals = table(
     ['Goal', 'taskgate', '', 'naive', ''],
     [
-      ['served calls on a model below pass_rate − 0.02 ≤ 0.5%', percent(taskgate.figures.badShare, 3), goal(taskgate.figures.badShare <= 0.005), percent(naive.figures.badShare, 3), goal(naive.figures.badShare <= 0.005)],
-      ['savings ≥ 75% of the oracle’s, before eval spend', percent(taskgate.figures.savingsVsOracle), goal(taskgate.figures.savingsVsOracle >= 0.75), percent(naive.figures.savingsVsOracle), goal(naive.figures.savingsVsOracle >= 0.75)],
-      ['savings ≥ 65% of the oracle’s, after eval spend', percent(taskgate.figures.netSavingsVsOracle), goal(taskgate.figures.netSavingsVsOracle >= 0.65), percent(naive.figures.netSavingsVsOracle), goal(naive.figures.netSavingsVsOracle >= 0.65)],
-      ['eval spend ≤ 10% of savings once converged (2nd half)', percent(taskgate.figures.evalShareSecondHalf), goal(taskgate.figures.evalShareSecondHalf <= 0.1), percent(naive.figures.evalShareSecondHalf), goal(naive.figures.evalShareSecondHalf <= 0.1)],
-      ['drop 0.95 → 0.85 caught in a median of about 1,000 served calls (≤ 1,250)', `${count(dropMedian)} calls`, goal(dropMedian <= 1250), 'same detector', ''],
+      [
+        'served calls on a model below pass_rate − 0.02 ≤ 0.5%',
+        percent(taskgate.figures.badShare, 3),
+        goal(taskgate.figures.badShare <= 0.005),
+        percent(naive.figures.badShare, 3),
+        goal(naive.figures.badShare <= 0.005),
+      ],
+      [
+        'savings ≥ 75% of the oracle’s, before eval spend',
+        percent(taskgate.figures.savingsVsOracle),
+        goal(taskgate.figures.savingsVsOracle >= 0.75),
+        percent(naive.figures.savingsVsOracle),
+        goal(naive.figures.savingsVsOracle >= 0.75),
+      ],
+      [
+        'savings ≥ 65% of the oracle’s, after eval spend',
+        percent(taskgate.figures.netSavingsVsOracle),
+        goal(taskgate.figures.netSavingsVsOracle >= 0.65),
+        percent(naive.figures.netSavingsVsOracle),
+        goal(naive.figures.netSavingsVsOracle >= 0.65),
+      ],
+      [
+        'eval spend ≤ 10% of savings once converged (2nd half)',
+        percent(taskgate.figures.evalShareSecondHalf),
+        goal(taskgate.figures.evalShareSecondHalf <= 0.1),
+        percent(naive.figures.evalShareSecondHalf),
+        goal(naive.figures.evalShareSecondHalf <= 0.1),
+      ],
+      [
+        'drop 0.95 → 0.85 caught in a median of about 1,000 served calls (≤ 1,250)',
+        `${count(dropMedian)} calls`,
+        goal(dropMedian <= 1250),
+        'same detector',
+        '',
+      ],
     ],
   );
 
   const runs = table(
-    ['Run', 'bad calls', 'of which drifted', 'below pass_rate', 'saved vs reference', 'vs oracle', 'net vs oracle', 'eval / savings (all, 2nd half, last ¼)', 'certified (below pass_rate, bad)', 'demotions (healthy)', 'drift caught: median, p90 served calls'],
+    [
+      'Run',
+      'bad calls',
+      'of which drifted',
+      'below pass_rate',
+      'saved vs reference',
+      'vs oracle',
+      'net vs oracle',
+      'eval / savings (all, 2nd half, last ¼)',
+      'certified (below pass_rate, bad)',
+      'demotions (healthy)',
+      'drift caught: median, p90 served calls',
+    ],
     results.runs.map((run) => [
       run.label,
       percent(run.figures.badShare, 3),
@@ -73,14 +115,22 @@ export function renderReport(results: SimulationResults): string {
       count(checkpoint.calls),
       ...results.runs.map((run) => {
         const point = run.figures.checkpoints[index];
-        return point === undefined ? 'n/a' : `${percent(point.savingsVsOracle)}, ${percent(point.netSavingsVsOracle)}, ${percent(point.badShare, 2)}`;
+        return point === undefined
+          ? 'n/a'
+          : `${percent(point.savingsVsOracle)}, ${percent(point.netSavingsVsOracle)}, ${percent(point.badShare, 2)}`;
       }),
     ]),
   );
 
   const certification = table(
     ['Rule', 'true rate', 'certified', 'evals to certify: median', 'p90'],
-    results.certification.map((item) => [item.label, item.trueRate, percent(item.certified / item.runs), count(percentile(item.evalsToCertify, 50)), count(percentile(item.evalsToCertify, 90))]),
+    results.certification.map((item) => [
+      item.label,
+      item.trueRate,
+      percent(item.certified / item.runs),
+      count(percentile(item.evalsToCertify, 50)),
+      count(percentile(item.evalsToCertify, 90)),
+    ]),
   );
   const threshold = table(
     ['Rule', 'true rate', 'runs', 'evals at most', 'certified'],
@@ -88,11 +138,24 @@ export function renderReport(results: SimulationResults): string {
   );
   const drops = table(
     ['pass_rate', 'drop', 'runs', 'served calls to demotion: median', 'p90', 'false alarms during a 20,000-call healthy warm-up'],
-    results.drops.map((drop) => [drop.passRate, `${drop.from} → ${drop.to}`, drop.runs, count(percentile(drop.servedCalls, 50)), count(percentile(drop.servedCalls, 90)), `${drop.warmUpAlarms} in ${drop.runs} runs`]),
+    results.drops.map((drop) => [
+      drop.passRate,
+      `${drop.from} → ${drop.to}`,
+      drop.runs,
+      count(percentile(drop.servedCalls, 50)),
+      count(percentile(drop.servedCalls, 90)),
+      `${drop.warmUpAlarms} in ${drop.runs} runs`,
+    ]),
   );
   const alarms = table(
     ['pass_rate', 'true rate', 'served calls', 'false alarms', 'per million served calls'],
-    results.alarms.map((item) => [item.passRate, item.trueRate, count(item.servedCalls), item.alarms, (item.alarms / (item.servedCalls / 1e6)).toFixed(1)]),
+    results.alarms.map((item) => [
+      item.passRate,
+      item.trueRate,
+      count(item.servedCalls),
+      item.alarms,
+      (item.alarms / (item.servedCalls / 1e6)).toFixed(1),
+    ]),
   );
 
   return [
@@ -136,9 +199,17 @@ export function renderReport(results: SimulationResults): string {
 function describeWorkloads(workloads: Workload[]): string {
   const candidates = workloads.flatMap((workload) => workload.candidates.map((candidate) => ({ workload, candidate })));
   const gap = (low: number, high: number): number =>
-    candidates.filter(({ workload, candidate }) => candidate.trueRate - workload.passRate >= low && candidate.trueRate - workload.passRate < high).length;
-  const byRate = [0.9, 0.95, 0.98].map((rate) => `${workloads.filter((workload) => workload.passRate === rate).length} at ${rate}`).join(', ');
-  const oracleFractions = workloads.map((workload) => (workload.candidates.find((candidate) => candidate.trueRate >= workload.passRate)?.costPerCall ?? workload.reference.costPerCall) / workload.reference.costPerCall);
+    candidates.filter(
+      ({ workload, candidate }) => candidate.trueRate - workload.passRate >= low && candidate.trueRate - workload.passRate < high,
+    ).length;
+  const byRate = [0.9, 0.95, 0.98]
+    .map((rate) => `${workloads.filter((workload) => workload.passRate === rate).length} at ${rate}`)
+    .join(', ');
+  const oracleFractions = workloads.map(
+    (workload) =>
+      (workload.candidates.find((candidate) => candidate.trueRate >= workload.passRate)?.costPerCall ?? workload.reference.costPerCall) /
+      workload.reference.costPerCall,
+  );
   const none = workloads.filter((workload) => workload.candidates.every((candidate) => candidate.trueRate < workload.passRate)).length;
   return [
     `Workloads: ${byRate} (pass_rate); ${candidates.length} candidates; ${none} workloads with no passing candidate; ${workloads.filter((workload) => workload.drift !== null).length} with a drift.`,
@@ -161,12 +232,26 @@ export function renderCharts(results: SimulationResults): Record<string, string>
   const at = (values: Float64Array, bucket: number): number => values[bucket] ?? 0;
   const cost: Series[] = [
     { name: 'reference model for every call', color: colors.reference, points: cumulative((bucket) => at(totals.reference, bucket)) },
-    { name: 'taskgate, with eval spend', color: colors.taskgate, points: cumulative((bucket) => at(totals.production, bucket) + at(totals.evaluation, bucket)) },
-    { name: 'taskgate, production only', color: colors.taskgate, dashed: true, points: cumulative((bucket) => at(totals.production, bucket)) },
-    { name: 'naive rule, with eval spend', color: colors.naive, points: cumulative((bucket) => at(naive.totals.production, bucket) + at(naive.totals.evaluation, bucket)) },
+    {
+      name: 'taskgate, with eval spend',
+      color: colors.taskgate,
+      points: cumulative((bucket) => at(totals.production, bucket) + at(totals.evaluation, bucket)),
+    },
+    {
+      name: 'taskgate, production only',
+      color: colors.taskgate,
+      dashed: true,
+      points: cumulative((bucket) => at(totals.production, bucket)),
+    },
+    {
+      name: 'naive rule, with eval spend',
+      color: colors.naive,
+      points: cumulative((bucket) => at(naive.totals.production, bucket) + at(naive.totals.evaluation, bucket)),
+    },
     { name: 'oracle (cheapest truly passing model)', color: colors.oracle, points: cumulative((bucket) => at(totals.oracle, bucket)) },
   ];
-  const windowShare = (run: RuleRun): Array<readonly [number, number]> => Array.from(run.totals.calls, (calls, bucket) => [x(bucket), at(run.totals.bad, bucket) / calls] as const);
+  const windowShare = (run: RuleRun): Array<readonly [number, number]> =>
+    Array.from(run.totals.calls, (calls, bucket) => [x(bucket), at(run.totals.bad, bucket) / calls] as const);
   const shareSoFar = (run: RuleRun): Array<readonly [number, number]> => {
     let calls = 0;
     let bad = 0;
@@ -211,10 +296,21 @@ export function renderCharts(results: SimulationResults): Record<string, string>
   const shades: Record<string, string> = { '0.99': '#1f77b4', '0.98': '#2ca02c', '0.97': '#9467bd' };
   const certify: Series[] = results.certification
     .filter((item) => item.label !== 'naive')
-    .map((item) => ({ name: `${item.trueRate}, ${item.label}`, color: shades[String(item.trueRate)] ?? '#777', dashed: item.label === 'uniform prior', points: cdf(item.evalsToCertify, item.runs) }));
+    .map((item) => ({
+      name: `${item.trueRate}, ${item.label}`,
+      color: shades[String(item.trueRate)] ?? '#777',
+      dashed: item.label === 'uniform prior',
+      points: cdf(item.evalsToCertify, item.runs),
+    }));
   const callsLabel = 'calls per workload (200 workloads in parallel)'.replace('200', String(results.options.workloads));
   return {
-    'cumulative-cost.svg': lineChart({ title: 'Cumulative cost of serving (USD, all workloads)', xLabel: callsLabel, yLabel: 'USD', series: cost, formatY: (value) => `$${value.toLocaleString('en-US')}` }),
+    'cumulative-cost.svg': lineChart({
+      title: 'Cumulative cost of serving (USD, all workloads)',
+      xLabel: callsLabel,
+      yLabel: 'USD',
+      series: cost,
+      formatY: (value) => `$${value.toLocaleString('en-US')}`,
+    }),
     'bad-share.svg': lineChart({
       title: 'Share of calls served by a model below pass_rate − 0.02',
       xLabel: callsLabel,

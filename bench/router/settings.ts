@@ -52,7 +52,12 @@ export function defaultSettings(rule: Rule): RouterSettings {
 }
 
 export function policyFor(settings: RouterSettings, passRate: number): DecisionPolicy {
-  const policy: DecisionPolicy = { passRate, confidence: settings.confidence, minSamples: settings.minSamples, maxSamples: settings.maxSamples };
+  const policy: DecisionPolicy = {
+    passRate,
+    confidence: settings.confidence,
+    minSamples: settings.minSamples,
+    maxSamples: settings.maxSamples,
+  };
   policy.prior = settings.prior === null ? thresholdPrior(passRate) : settings.prior(passRate);
   return policy;
 }

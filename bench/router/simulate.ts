@@ -62,7 +62,16 @@ const flags: Record<string, keyof Options['overrides']> = {
 };
 
 function readOptions(argv: string[]): Options {
-  const options: Options = { workloads: 200, calls: 200_000, seed: 1, quick: false, scenarios: 'also', realData: null, svgDirectory: 'docs/routing', overrides: {} };
+  const options: Options = {
+    workloads: 200,
+    calls: 200_000,
+    seed: 1,
+    quick: false,
+    scenarios: 'also',
+    realData: null,
+    svgDirectory: 'docs/routing',
+    overrides: {},
+  };
   for (let index = 0; index < argv.length; index += 1) {
     const flag = argv[index] ?? '';
     const value = (): number => {
@@ -111,7 +120,9 @@ function readHeader(): string {
 function runRealDataMode(directory: string, options: Options): void {
   const results = measureRealData(directory, options.seed, options.quick);
   if ('missing' in results) {
-    process.stdout.write(`Real data: RouteLLM's evaluation data is missing (${results.missing}); nothing measured. Put lm-sys/RouteLLM's routellm/evals data there or pass its folder: --real-data DIR.\n`);
+    process.stdout.write(
+      `Real data: RouteLLM's evaluation data is missing (${results.missing}); nothing measured. Put lm-sys/RouteLLM's routellm/evals data there or pass its folder: --real-data DIR.\n`,
+    );
     return;
   }
   const report = renderRealDataReport(results);
@@ -123,7 +134,13 @@ function runRule(label: string, settings: RouterSettings, workloads: Workload[],
   const totals = createTotals(options.calls, 200);
   const outcomes = workloads.map((workload) => simulateWorkload(workload, settings, totals, options.seed));
   const checkpoints = [10_000, 25_000, 50_000, 100_000, 200_000, 500_000, 1_000_000];
-  return { label, settings: describeSettings(settings), figures: runFigures(totals, checkpoints), outcomes: outcomeFigures(outcomes, BAD_MARGIN), totals };
+  return {
+    label,
+    settings: describeSettings(settings),
+    figures: runFigures(totals, checkpoints),
+    outcomes: outcomeFigures(outcomes, BAD_MARGIN),
+    totals,
+  };
 }
 
 function describeSettings(settings: RouterSettings): string {
@@ -169,10 +186,26 @@ async function main(): Promise<void> {
   const longHorizon = options.quick ? 3_000 : 10_000;
   const uncapped = { ...policy, maxSamples: Number.POSITIVE_INFINITY };
   const threshold = [
-    ...[0.95, 0.93].map((rate) => ({ label: `taskgate, cap ${policy.maxSamples}`, horizon: policy.maxSamples, ...verdictTimes(judgeCandidate, policy, rate, experimentRuns, seed, policy.maxSamples) })),
-    { label: 'taskgate, no cap', horizon: longHorizon, ...verdictTimes(judgeCandidate, uncapped, 0.95, options.quick ? 100 : 1_000, seed, longHorizon) },
-    ...[0.95, 0.93].map((rate) => ({ label: `Wilson 95% two-sided, re-checked, cap ${policy.maxSamples}`, horizon: policy.maxSamples, ...verdictTimes(wilsonJudge(1.959964), policy, rate, experimentRuns, seed, policy.maxSamples) })),
-    ...[0.95, 0.93].map((rate) => ({ label: `Wilson 95% one-sided, re-checked, cap ${policy.maxSamples}`, horizon: policy.maxSamples, ...verdictTimes(wilsonJudge(1.644854), policy, rate, experimentRuns, seed, policy.maxSamples) })),
+    ...[0.95, 0.93].map((rate) => ({
+      label: `taskgate, cap ${policy.maxSamples}`,
+      horizon: policy.maxSamples,
+      ...verdictTimes(judgeCandidate, policy, rate, experimentRuns, seed, policy.maxSamples),
+    })),
+    {
+      label: 'taskgate, no cap',
+      horizon: longHorizon,
+      ...verdictTimes(judgeCandidate, uncapped, 0.95, options.quick ? 100 : 1_000, seed, longHorizon),
+    },
+    ...[0.95, 0.93].map((rate) => ({
+      label: `Wilson 95% two-sided, re-checked, cap ${policy.maxSamples}`,
+      horizon: policy.maxSamples,
+      ...verdictTimes(wilsonJudge(1.959964), policy, rate, experimentRuns, seed, policy.maxSamples),
+    })),
+    ...[0.95, 0.93].map((rate) => ({
+      label: `Wilson 95% one-sided, re-checked, cap ${policy.maxSamples}`,
+      horizon: policy.maxSamples,
+      ...verdictTimes(wilsonJudge(1.644854), policy, rate, experimentRuns, seed, policy.maxSamples),
+    })),
     ...[0.95, 0.93].map((rate) => ({ label: 'naive', horizon: 30, ...verdictTimes(judgeNaively, policy, rate, experimentRuns, seed, 30) })),
   ];
   const drops = [

@@ -42,7 +42,8 @@ export function lineChart(options: ChartOptions): string {
   const [xLow, xHigh] = [xTicks[0] ?? 0, xTicks[xTicks.length - 1] ?? 1];
   const [yLow, yHigh] = [yTicks[0] ?? 0, yTicks[yTicks.length - 1] ?? 1];
   const toX = (x: number): number => margin.left + ((x - xLow) / (xHigh - xLow || 1)) * plotWidth;
-  const toY = (y: number): number => margin.top + plotHeight - ((Math.min(Math.max(y, yLow), yHigh) - yLow) / (yHigh - yLow || 1)) * plotHeight;
+  const toY = (y: number): number =>
+    margin.top + plotHeight - ((Math.min(Math.max(y, yLow), yHigh) - yLow) / (yHigh - yLow || 1)) * plotHeight;
   const formatX = options.formatX ?? compact;
   const formatY = options.formatY ?? compact;
 
@@ -63,7 +64,9 @@ export function lineChart(options: ChartOptions): string {
   }
   parts.push(`<rect x="${margin.left}" y="${margin.top}" width="${plotWidth}" height="${plotHeight}" fill="none" stroke="#888"/>`);
   parts.push(`<text x="${margin.left + plotWidth / 2}" y="${height - 10}" text-anchor="middle">${escape(options.xLabel)}</text>`);
-  parts.push(`<text transform="translate(16 ${margin.top + plotHeight / 2}) rotate(-90)" text-anchor="middle">${escape(options.yLabel)}</text>`);
+  parts.push(
+    `<text transform="translate(16 ${margin.top + plotHeight / 2}) rotate(-90)" text-anchor="middle">${escape(options.yLabel)}</text>`,
+  );
   for (const guide of options.guides ?? []) {
     const y = toY(guide.y).toFixed(1);
     parts.push(`<line x1="${margin.left}" x2="${margin.left + plotWidth}" y1="${y}" y2="${y}" stroke="#c00" stroke-dasharray="2 4"/>`);
@@ -73,16 +76,22 @@ export function lineChart(options: ChartOptions): string {
   const bottomRight = options.legend === 'bottom-right';
   if (bottomRight) {
     const height = options.series.length * 18 + 6;
-    parts.push(`<rect x="${margin.left + plotWidth - 18 - legendWidth}" y="${margin.top + plotHeight - height - 3}" width="${legendWidth + 12}" height="${height}" fill="white" fill-opacity="0.85"/>`);
+    parts.push(
+      `<rect x="${margin.left + plotWidth - 18 - legendWidth}" y="${margin.top + plotHeight - height - 3}" width="${legendWidth + 12}" height="${height}" fill="white" fill-opacity="0.85"/>`,
+    );
   }
   for (const series of options.series) {
     const path = series.points.map(([x, y]) => `${toX(x).toFixed(1)},${toY(y).toFixed(1)}`).join(' ');
-    parts.push(`<polyline points="${path}" fill="none" stroke="${series.color}" stroke-width="2"${series.dashed === true ? ' stroke-dasharray="6 4"' : ''}/>`);
+    parts.push(
+      `<polyline points="${path}" fill="none" stroke="${series.color}" stroke-width="2"${series.dashed === true ? ' stroke-dasharray="6 4"' : ''}/>`,
+    );
   }
   options.series.forEach((series, index) => {
     const y = bottomRight ? margin.top + plotHeight - 12 - (options.series.length - 1 - index) * 18 : margin.top + 12 + index * 18;
     const x = bottomRight ? margin.left + plotWidth - 12 - legendWidth : margin.left + 12;
-    parts.push(`<line x1="${x}" x2="${x + 24}" y1="${y}" y2="${y}" stroke="${series.color}" stroke-width="2"${series.dashed === true ? ' stroke-dasharray="6 4"' : ''}/>`);
+    parts.push(
+      `<line x1="${x}" x2="${x + 24}" y1="${y}" y2="${y}" stroke="${series.color}" stroke-width="2"${series.dashed === true ? ' stroke-dasharray="6 4"' : ''}/>`,
+    );
     parts.push(`<text x="${x + 30}" y="${y}" dominant-baseline="middle">${escape(series.name)}</text>`);
   });
   parts.push('</svg>');

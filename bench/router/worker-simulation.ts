@@ -75,7 +75,17 @@ export const BAD_MARGIN = 0.02;
 export function createTotals(calls: number, buckets: number): Totals {
   const bucketCalls = Math.ceil(calls / buckets);
   const array = (): Float64Array => new Float64Array(buckets);
-  return { bucketCalls, calls: array(), production: array(), reference: array(), oracle: array(), evaluation: array(), bad: array(), badAfterDrift: array(), belowThreshold: array() };
+  return {
+    bucketCalls,
+    calls: array(),
+    production: array(),
+    reference: array(),
+    oracle: array(),
+    evaluation: array(),
+    bad: array(),
+    badAfterDrift: array(),
+    belowThreshold: array(),
+  };
 }
 
 interface Evidence extends CandidateEvidence {
@@ -85,14 +95,36 @@ interface Evidence extends CandidateEvidence {
   certified: boolean;
 }
 
-export function simulateWorkload(workload: Workload, settings: RouterSettings, totals: Totals, seed: number, callSource: CallSource = syntheticCalls(workload)): WorkloadOutcome {
+export function simulateWorkload(
+  workload: Workload,
+  settings: RouterSettings,
+  totals: Totals,
+  seed: number,
+  callSource: CallSource = syntheticCalls(workload),
+): WorkloadOutcome {
   const random = createRandom(seedFor(seed, settings.rule, 'calls', workload.id));
   const policy = policyFor(settings, workload.passRate);
   const cusumOptions = cusumFor(settings, workload.passRate);
   const reference = workload.reference;
-  const evidence: Evidence[] = workload.candidates.map((source) => ({ model: source.name, costPerCall: source.costPerCall, evaluated: 0, passed: 0, errors: 0, source, coolingUntil: -1, certified: false }));
+  const evidence: Evidence[] = workload.candidates.map((source) => ({
+    model: source.name,
+    costPerCall: source.costPerCall,
+    evaluated: 0,
+    passed: 0,
+    errors: 0,
+    source,
+    coolingUntil: -1,
+    certified: false,
+  }));
   const byName = new Map(workload.candidates.map((model) => [model.name, model]));
-  const outcome: WorkloadOutcome = { workload: workload.id, certifications: [], demotions: [], driftCaught: null, finalModel: reference.name, servedFrom: [{ atCall: 0, model: reference.name }] };
+  const outcome: WorkloadOutcome = {
+    workload: workload.id,
+    certifications: [],
+    demotions: [],
+    driftCaught: null,
+    finalModel: reference.name,
+    servedFrom: [{ atCall: 0, model: reference.name }],
+  };
   const driftAt = workload.drift?.atCall ?? Number.POSITIVE_INFINITY;
 
   let call = 0;
@@ -138,7 +170,12 @@ export function simulateWorkload(workload: Workload, settings: RouterSettings, t
       const candidate = evidence.find((item) => item.model === verdict.model);
       if (candidate === undefined || verdict.state !== 'certified' || candidate.certified) continue;
       candidate.certified = true;
-      outcome.certifications.push({ model: verdict.model, trueRate: trueRateAt(workload, candidate.source, call), passRate: workload.passRate, evaluated: verdict.evaluated });
+      outcome.certifications.push({
+        model: verdict.model,
+        trueRate: trueRateAt(workload, candidate.source, call),
+        passRate: workload.passRate,
+        evaluated: verdict.evaluated,
+      });
     }
     const next = byName.get(decision.servedModel) ?? reference;
     if (next !== served) {
@@ -182,7 +219,9 @@ export function simulateWorkload(workload: Workload, settings: RouterSettings, t
       if (served.name === workload.drift?.model) driftWatch = { servedCalls: 0 };
     }
     if (call >= nextCooldownEnd) {
-      nextCooldownEnd = Math.min(...evidence.map((candidate) => (candidate.coolingUntil > call ? candidate.coolingUntil : Number.POSITIVE_INFINITY)));
+      nextCooldownEnd = Math.min(
+        ...evidence.map((candidate) => (candidate.coolingUntil > call ? candidate.coolingUntil : Number.POSITIVE_INFINITY)),
+      );
       decision = decide();
       applyDecision();
     }

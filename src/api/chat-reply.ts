@@ -93,13 +93,16 @@ export class ReplyChunkShaper {
         const input = call.input.push(delta.function?.arguments ?? '');
         const id = call.idSent || !delta.id ? undefined : delta.id;
         if (id !== undefined) call.idSent = true;
-        if (input !== '' || id !== undefined) passed.push(id === undefined ? { index: delta.index, custom: { input } } : { index: delta.index, id, custom: { input } });
+        if (input !== '' || id !== undefined)
+          passed.push(id === undefined ? { index: delta.index, custom: { input } } : { index: delta.index, id, custom: { input } });
       } else if (delta.function?.name !== undefined && this.notes.customTools.includes(delta.function.name)) {
         if (calls === undefined) this.custom.set(choice.index, (calls = new Map()));
         const started: StreamedCustomCall = { input: new CustomInputDecoder(), idSent: Boolean(delta.id) };
         calls.set(delta.index, started);
         const custom = { name: delta.function.name, input: started.input.push(delta.function.arguments ?? '') };
-        passed.push(started.idSent ? { index: delta.index, id: delta.id, type: 'custom', custom } : { index: delta.index, type: 'custom', custom });
+        passed.push(
+          started.idSent ? { index: delta.index, id: delta.id, type: 'custom', custom } : { index: delta.index, type: 'custom', custom },
+        );
       } else {
         passed.push(delta);
       }

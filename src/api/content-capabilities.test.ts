@@ -4,9 +4,24 @@ import { canTakeContent, checkModelTakesContent, firstImagePart } from './conten
 
 const withImage: ChatMessage[] = [
   { role: 'system', content: 'Describe.' },
-  { role: 'user', content: [{ type: 'text', text: 'What?' }, { type: 'input_audio', input_audio: { data: 'AA', format: 'wav' } }, { type: 'image_url', image_url: { url: 'https://a.example/x.png' } }] },
+  {
+    role: 'user',
+    content: [
+      { type: 'text', text: 'What?' },
+      { type: 'input_audio', input_audio: { data: 'AA', format: 'wav' } },
+      { type: 'image_url', image_url: { url: 'https://a.example/x.png' } },
+    ],
+  },
 ];
-const textOnly: ChatMessage[] = [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'file', file: { file_id: 'f' } }] }];
+const textOnly: ChatMessage[] = [
+  {
+    role: 'user',
+    content: [
+      { type: 'text', text: 'hi' },
+      { type: 'file', file: { file_id: 'f' } },
+    ],
+  },
+];
 const vision = { id: 'sees', supports: new Set(['tools', 'vision']) };
 const blind = { id: 'blind', supports: new Set(['tools', 'json']) };
 
@@ -26,7 +41,12 @@ describe('content a model can take', () => {
 
   it('refuses an image to a model without vision, naming the part', () => {
     expect(() => checkModelTakesContent(withImage, blind)).toThrow(
-      expect.objectContaining({ status: 400, param: 'messages[1].content[2]', code: 'unsupported_content', message: expect.stringContaining("the model 'blind' does not read images") }),
+      expect.objectContaining({
+        status: 400,
+        param: 'messages[1].content[2]',
+        code: 'unsupported_content',
+        message: expect.stringContaining("the model 'blind' does not read images"),
+      }),
     );
   });
 });

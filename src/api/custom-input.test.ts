@@ -74,14 +74,18 @@ describe('CustomInputDecoder', () => {
 
   it('passes an input written plainly on as it comes', () => {
     fc.assert(
-      fc.property(fc.string().filter((text) => !text.trimStart().startsWith('{')), cuts, (text, at) => {
-        const pieces = cutAt(text, at);
-        const decoded = decode(pieces);
-        expect(decoded.join('')).toBe(text);
-        // Once the first character that is not a space has come, each piece goes out as it is.
-        const first = pieces.findIndex((piece) => piece.trim() !== '');
-        if (first !== -1) expect(decoded.slice(first + 1, -1)).toEqual(pieces.slice(first + 1));
-      }),
+      fc.property(
+        fc.string().filter((text) => !text.trimStart().startsWith('{')),
+        cuts,
+        (text, at) => {
+          const pieces = cutAt(text, at);
+          const decoded = decode(pieces);
+          expect(decoded.join('')).toBe(text);
+          // Once the first character that is not a space has come, each piece goes out as it is.
+          const first = pieces.findIndex((piece) => piece.trim() !== '');
+          if (first !== -1) expect(decoded.slice(first + 1, -1)).toEqual(pieces.slice(first + 1));
+        },
+      ),
     );
   });
 

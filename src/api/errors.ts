@@ -221,37 +221,41 @@ export class MalformedHttpError extends GatewayError {
  */
 export class SlowConnectionShedError extends GatewayError {
   constructor(cap: 'address' | 'total', limit: number) {
-    const held = cap === 'address' ? `this address held more than ${limit} (server.max_slow_connections_per_address)` : `the server held more than ${limit} (server.max_slow_connections)`;
-    super(`This connection spent over a second without sending a whole request, and ${held}: the oldest of them are closed. Send the whole request at once.`, {
-      status: 408,
-      code: 'request_timeout',
-      type: 'invalid_request_error',
-      headers: { connection: 'close' },
-    });
+    const held =
+      cap === 'address'
+        ? `this address held more than ${limit} (server.max_slow_connections_per_address)`
+        : `the server held more than ${limit} (server.max_slow_connections)`;
+    super(
+      `This connection spent over a second without sending a whole request, and ${held}: the oldest of them are closed. Send the whole request at once.`,
+      {
+        status: 408,
+        code: 'request_timeout',
+        type: 'invalid_request_error',
+        headers: { connection: 'close' },
+      },
+    );
   }
 }
 
 export class UnsupportedMediaTypeError extends GatewayError {
   constructor(contentType: string | undefined) {
-    super(
-      `Content-Type must be application/json${contentType ? `, got "${contentType.slice(0, 100)}"` : ''}.`,
-      { status: 415, code: 'unsupported_media_type', type: 'invalid_request_error' },
-    );
+    super(`Content-Type must be application/json${contentType ? `, got "${contentType.slice(0, 100)}"` : ''}.`, {
+      status: 415,
+      code: 'unsupported_media_type',
+      type: 'invalid_request_error',
+    });
   }
 }
 
 export class RateLimitError extends GatewayError {
   constructor(limitPerMinute: number, retryAfterSeconds: number, budget: 'requests' | 'tokens' = 'requests') {
-    super(
-      `Rate limit of ${limitPerMinute} ${budget} per minute reached for this key. Retry after ${retryAfterSeconds} s.`,
-      {
-        status: 429,
-        code: 'rate_limit_exceeded',
-        type: 'rate_limit_error',
-        retryable: true,
-        headers: { 'retry-after': String(retryAfterSeconds) },
-      },
-    );
+    super(`Rate limit of ${limitPerMinute} ${budget} per minute reached for this key. Retry after ${retryAfterSeconds} s.`, {
+      status: 429,
+      code: 'rate_limit_exceeded',
+      type: 'rate_limit_error',
+      retryable: true,
+      headers: { 'retry-after': String(retryAfterSeconds) },
+    });
   }
 }
 
@@ -340,7 +344,11 @@ export class ClientAbortError extends GatewayError {
  */
 export class ClientStalledError extends GatewayError {
   constructor(stallTimeoutMs: number) {
-    super(`The client read nothing of the stream for ${stallTimeoutMs} ms; it was disconnected.`, { status: 499, code: 'client_stalled', type: 'invalid_request_error' });
+    super(`The client read nothing of the stream for ${stallTimeoutMs} ms; it was disconnected.`, {
+      status: 499,
+      code: 'client_stalled',
+      type: 'invalid_request_error',
+    });
   }
 }
 

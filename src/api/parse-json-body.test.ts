@@ -14,8 +14,7 @@ function errorOf(run: () => unknown): InvalidRequestError {
 
 const arrays = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);
 const objects = (depth: number): string => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
-const chatWith = (field: string, value: string): string =>
-  `{"model":"m","messages":[{"role":"user","content":"hi"}],"${field}":${value}}`;
+const chatWith = (field: string, value: string): string => `{"model":"m","messages":[{"role":"user","content":"hi"}],"${field}":${value}}`;
 
 describe('parseJsonObject', () => {
   it('returns the parsed object', () => {

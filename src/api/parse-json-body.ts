@@ -74,11 +74,7 @@ export function parseJsonObject(text: string): Record<string, unknown> {
     throw new InvalidRequestError(`Request body is not valid JSON: ${syntaxReason(error)}`, null, 'invalid_json');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new InvalidRequestError(
-      `Request body must be a JSON object, got ${describeJsonType(parsed)}.`,
-      null,
-      'invalid_body',
-    );
+    throw new InvalidRequestError(`Request body must be a JSON object, got ${describeJsonType(parsed)}.`, null, 'invalid_body');
   }
   return parsed as Record<string, unknown>;
 }

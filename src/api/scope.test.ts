@@ -41,7 +41,11 @@ describe('resolveScope rules', () => {
     ['the project from its header', { projectHeader: 'acme-prod' }, { project: 'acme-prod', workload: 'main' }],
     ['project header with task', { projectHeader: 'acme', task: 'classify' }, { project: 'acme', workload: 'classify' }],
     ['both headers and task', { projectHeader: 'p1', workloadHeader: 'w1', task: 't1' }, { project: 'p1', workload: 'w1' }],
-    ['63-character names', { projectHeader: 'p'.repeat(63), workloadHeader: 'w'.repeat(63) }, { project: 'p'.repeat(63), workload: 'w'.repeat(63) }],
+    [
+      '63-character names',
+      { projectHeader: 'p'.repeat(63), workloadHeader: 'w'.repeat(63) },
+      { project: 'p'.repeat(63), workload: 'w'.repeat(63) },
+    ],
     ['a project named like the default workload', { projectHeader: 'main' }, { project: 'main', workload: 'main' }],
   ])('%s', (_name, input, expected) => {
     expect(resolveScope({ ...none, ...input })).toEqual(expected);

@@ -18,9 +18,17 @@ describe('legacy function calling in the history', () => {
       { role: 'function', name: 'get_time', content: null },
     ]).messages;
     expect(messages.slice(1)).toStrictEqual([
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_legacy_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_legacy_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } }],
+      },
       { role: 'tool', content: '{"t":30}', tool_call_id: 'call_legacy_1' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_legacy_3', type: 'function', function: { name: 'get_time', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_legacy_3', type: 'function', function: { name: 'get_time', arguments: '{}' } }],
+      },
       { role: 'tool', content: '', tool_call_id: 'call_legacy_3' },
     ]);
   });
@@ -28,7 +36,11 @@ describe('legacy function calling in the history', () => {
   it('answers the latest call of that name, including a tool call; a result with no call gets an id of its own', () => {
     const messages = request([
       user,
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+      },
       { role: 'function', name: 'get_weather', content: 'sunny' },
       { role: 'function', name: 'never_called', content: 'x' },
     ]).messages;
@@ -39,7 +51,12 @@ describe('legacy function calling in the history', () => {
   it('ignores an assistant function_call next to tool_calls, and says so', () => {
     const checked = request([
       user,
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }], function_call: { name: 'g', arguments: '{}' } },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }],
+        function_call: { name: 'g', arguments: '{}' },
+      },
     ]);
     expect(checked.messages[1]?.tool_calls).toStrictEqual([{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }]);
     expect(checked.notes?.ignoredFields).toStrictEqual(['messages[].function_call']);
@@ -58,11 +75,22 @@ describe('legacy function calling in the history', () => {
 
 describe('assistant messages', () => {
   it('gives custom tool calls to engines as function calls with an input argument', () => {
-    const messages = request([user, { role: 'assistant', tool_calls: [{ id: 'c', type: 'custom', custom: { name: 'run_sql', input: 'SELECT "1"' } }] }]).messages;
-    expect(messages[1]?.tool_calls).toStrictEqual([{ id: 'c', type: 'function', function: { name: 'run_sql', arguments: '{"input":"SELECT \\"1\\""}' } }]);
-    expect(rejected([user, { role: 'assistant', tool_calls: [{ id: 'c', type: 'custom', custom: { name: 'x' } }] }]).param).toBe('messages[1].tool_calls[0].custom.input');
-    expect(rejected([user, { role: 'assistant', tool_calls: [{ id: 'c', type: 'custom' }] }]).param).toBe('messages[1].tool_calls[0].custom');
-    expect(rejected([user, { role: 'assistant', tool_calls: [{ id: 'c', type: 'code' }] }]).message).toContain("expected 'function' or 'custom'");
+    const messages = request([
+      user,
+      { role: 'assistant', tool_calls: [{ id: 'c', type: 'custom', custom: { name: 'run_sql', input: 'SELECT "1"' } }] },
+    ]).messages;
+    expect(messages[1]?.tool_calls).toStrictEqual([
+      { id: 'c', type: 'function', function: { name: 'run_sql', arguments: '{"input":"SELECT \\"1\\""}' } },
+    ]);
+    expect(rejected([user, { role: 'assistant', tool_calls: [{ id: 'c', type: 'custom', custom: { name: 'x' } }] }]).param).toBe(
+      'messages[1].tool_calls[0].custom.input',
+    );
+    expect(rejected([user, { role: 'assistant', tool_calls: [{ id: 'c', type: 'custom' }] }]).param).toBe(
+      'messages[1].tool_calls[0].custom',
+    );
+    expect(rejected([user, { role: 'assistant', tool_calls: [{ id: 'c', type: 'code' }] }]).message).toContain(
+      "expected 'function' or 'custom'",
+    );
   });
 
   it('may have no content; a refusal without content becomes the content; audio references are ignored', () => {

@@ -179,7 +179,11 @@ function validateToolCall(raw: unknown, param: string): ToolCall {
   if (type === 'function') {
     const call = requiredObject(ownField(raw, 'function'), `${param}.function`, 'an object with name and arguments');
     const name = requiredString(ownField(call, 'name'), `${param}.function.name`);
-    return { id, type: 'function', function: { name, arguments: requiredString(ownField(call, 'arguments'), `${param}.function.arguments`) } };
+    return {
+      id,
+      type: 'function',
+      function: { name, arguments: requiredString(ownField(call, 'arguments'), `${param}.function.arguments`) },
+    };
   }
   if (type === 'custom') {
     const call = requiredObject(ownField(raw, 'custom'), `${param}.custom`, 'an object with name and input');

@@ -26,13 +26,30 @@ import type { ChatCompletionRequest, ReasoningEffort, RequestNotes, Verbosity } 
 import { InvalidRequestError } from './errors.js';
 import { isValidWorkloadName } from './scope.js';
 import { validateMessages } from './validate-chat-messages.js';
-import { integerInRange, numberInRange, repetitionPenalty, validateLogitBias, validateN, validateSeed, validateStop } from './validate-chat-sampling.js';
+import {
+  integerInRange,
+  numberInRange,
+  repetitionPenalty,
+  validateLogitBias,
+  validateN,
+  validateSeed,
+  validateStop,
+} from './validate-chat-sampling.js';
 import { addLegacyFunctions, validateTools } from './validate-chat-tools.js';
 import { validateMetadata } from './validate-metadata.js';
 import { checkIgnoredField, checkModalities, IGNORED_PLATFORM_FIELDS, refuseAudio, refuseWebSearch } from './validate-platform-fields.js';
 import { validateResponseFormat } from './validate-response-format.js';
 import { validateFunctionCall, validateToolChoice } from './validate-tool-choice.js';
-import { invalidTypeError, invalidValueError, isJsonObject, optionalBoolean, optionalEnum, optionalString, ownField, quoteForMessage } from './field-checks.js';
+import {
+  invalidTypeError,
+  invalidValueError,
+  isJsonObject,
+  optionalBoolean,
+  optionalEnum,
+  optionalString,
+  ownField,
+  quoteForMessage,
+} from './field-checks.js';
 
 export { MAX_METADATA_KEY_LENGTH, MAX_METADATA_PAIRS, MAX_METADATA_VALUE_LENGTH } from './validate-metadata.js';
 
@@ -44,12 +61,47 @@ const VERBOSITIES: readonly Verbosity[] = ['low', 'medium', 'high'];
 
 /** The accepted top-level fields: OpenAI's chat-completions request, `task`, and the documented engine extras. */
 const KNOWN_FIELDS = [
-  'model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'stop',
-  'response_format', 'tools', 'tool_choice', 'parallel_tool_calls', 'seed', 'user', 'metadata', 'n', 'presence_penalty',
-  'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'reasoning_effort', 'verbosity', 'functions', 'function_call',
-  'store', 'service_tier', 'prompt_cache_key', 'prompt_cache_options', 'prompt_cache_retention', 'safety_identifier',
-  'moderation', 'prediction', 'modalities', 'audio', 'web_search_options',
-  'task', 'top_k', 'min_p', 'repetition_penalty',
+  'model',
+  'messages',
+  'stream',
+  'stream_options',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'stop',
+  'response_format',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'seed',
+  'user',
+  'metadata',
+  'n',
+  'presence_penalty',
+  'frequency_penalty',
+  'logit_bias',
+  'logprobs',
+  'top_logprobs',
+  'reasoning_effort',
+  'verbosity',
+  'functions',
+  'function_call',
+  'store',
+  'service_tier',
+  'prompt_cache_key',
+  'prompt_cache_options',
+  'prompt_cache_retention',
+  'safety_identifier',
+  'moderation',
+  'prediction',
+  'modalities',
+  'audio',
+  'web_search_options',
+  'task',
+  'top_k',
+  'min_p',
+  'repetition_penalty',
 ] as const;
 type KnownField = (typeof KNOWN_FIELDS)[number];
 const KNOWN: ReadonlySet<string> = new Set(KNOWN_FIELDS);
@@ -84,9 +136,7 @@ export function validateChatRequest(body: Record<string, unknown>): ChatCompleti
   }
 
   const maxTokens = integerInRange(sent.max_tokens, 'max_tokens', 1, Number.MAX_SAFE_INTEGER);
-  const maxCompletionTokens = integerInRange(
-    sent.max_completion_tokens, 'max_completion_tokens', 1, Number.MAX_SAFE_INTEGER,
-  );
+  const maxCompletionTokens = integerInRange(sent.max_completion_tokens, 'max_completion_tokens', 1, Number.MAX_SAFE_INTEGER);
   if (maxTokens !== undefined && maxCompletionTokens !== undefined && maxTokens !== maxCompletionTokens) {
     throw invalidValueError(
       'max_completion_tokens',
@@ -122,7 +172,11 @@ function checkPlatformFields(sent: SentFields, ignored: string[]): void {
  * The less common fields, in the order the common ones left off; returns
  * what the tool fields make of the reply's notes.
  */
-function applyUncommonFields(request: ChatCompletionRequest, sent: SentFields, ignored: string[]): Pick<RequestNotes, 'customTools' | 'legacyFunctions'> {
+function applyUncommonFields(
+  request: ChatCompletionRequest,
+  sent: SentFields,
+  ignored: string[],
+): Pick<RequestNotes, 'customTools' | 'legacyFunctions'> {
   const presencePenalty = numberInRange(sent.presence_penalty, 'presence_penalty', -2, 2);
   if (presencePenalty !== undefined) request.presence_penalty = presencePenalty;
   const frequencyPenalty = numberInRange(sent.frequency_penalty, 'frequency_penalty', -2, 2);
@@ -169,10 +223,19 @@ function applyUncommonFields(request: ChatCompletionRequest, sent: SentFields, i
   return { customTools, legacyFunctions };
 }
 
-const NO_TOOLS: Readonly<Pick<RequestNotes, 'customTools' | 'legacyFunctions'>> = Object.freeze({ customTools: [], legacyFunctions: false });
+const NO_TOOLS: Readonly<Pick<RequestNotes, 'customTools' | 'legacyFunctions'>> = Object.freeze({
+  customTools: [],
+  legacyFunctions: false,
+});
 
 function hasToolFields(sent: SentFields): boolean {
-  return sent.tools !== undefined || sent.functions !== undefined || sent.tool_choice !== undefined || sent.function_call !== undefined || sent.parallel_tool_calls !== undefined;
+  return (
+    sent.tools !== undefined ||
+    sent.functions !== undefined ||
+    sent.tool_choice !== undefined ||
+    sent.function_call !== undefined ||
+    sent.parallel_tool_calls !== undefined
+  );
 }
 
 /**
@@ -180,7 +243,11 @@ function hasToolFields(sent: SentFields): boolean {
  * and `parallel_tool_calls`, as engines take them: one list of function tools
  * and one plain choice (see `validate-chat-tools.ts` and `validate-tool-choice.ts`).
  */
-function applyTools(request: ChatCompletionRequest, sent: SentFields, ignored: string[]): Pick<RequestNotes, 'customTools' | 'legacyFunctions'> {
+function applyTools(
+  request: ChatCompletionRequest,
+  sent: SentFields,
+  ignored: string[],
+): Pick<RequestNotes, 'customTools' | 'legacyFunctions'> {
   const fromTools = validateTools(sent.tools);
   const offered = addLegacyFunctions(sent.functions, fromTools);
   const toolChoice = validateToolChoice(sent.tool_choice, offered);
@@ -214,14 +281,46 @@ function collectFields(body: Record<string, unknown>, sent: SentFields): void {
 
 function emptySentFields(): SentFields {
   return {
-    model: undefined, messages: undefined, stream: undefined, stream_options: undefined, max_tokens: undefined,
-    max_completion_tokens: undefined, temperature: undefined, top_p: undefined, stop: undefined, response_format: undefined,
-    tools: undefined, tool_choice: undefined, parallel_tool_calls: undefined, seed: undefined, user: undefined, metadata: undefined,
-    n: undefined, presence_penalty: undefined, frequency_penalty: undefined, logit_bias: undefined, logprobs: undefined,
-    top_logprobs: undefined, reasoning_effort: undefined, verbosity: undefined, functions: undefined, function_call: undefined,
-    store: undefined, service_tier: undefined, prompt_cache_key: undefined, prompt_cache_options: undefined,
-    prompt_cache_retention: undefined, safety_identifier: undefined, moderation: undefined, prediction: undefined,
-    modalities: undefined, audio: undefined, web_search_options: undefined, task: undefined, top_k: undefined, min_p: undefined,
+    model: undefined,
+    messages: undefined,
+    stream: undefined,
+    stream_options: undefined,
+    max_tokens: undefined,
+    max_completion_tokens: undefined,
+    temperature: undefined,
+    top_p: undefined,
+    stop: undefined,
+    response_format: undefined,
+    tools: undefined,
+    tool_choice: undefined,
+    parallel_tool_calls: undefined,
+    seed: undefined,
+    user: undefined,
+    metadata: undefined,
+    n: undefined,
+    presence_penalty: undefined,
+    frequency_penalty: undefined,
+    logit_bias: undefined,
+    logprobs: undefined,
+    top_logprobs: undefined,
+    reasoning_effort: undefined,
+    verbosity: undefined,
+    functions: undefined,
+    function_call: undefined,
+    store: undefined,
+    service_tier: undefined,
+    prompt_cache_key: undefined,
+    prompt_cache_options: undefined,
+    prompt_cache_retention: undefined,
+    safety_identifier: undefined,
+    moderation: undefined,
+    prediction: undefined,
+    modalities: undefined,
+    audio: undefined,
+    web_search_options: undefined,
+    task: undefined,
+    top_k: undefined,
+    min_p: undefined,
     repetition_penalty: undefined,
   };
 }

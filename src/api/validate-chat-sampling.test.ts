@@ -5,7 +5,8 @@ import { validateChatRequest } from './validate-chat-request.js';
 import { invalidRequestOf } from '../../test/helpers/invalid-request.js';
 
 /** Through the JSON parser, as the server runs it: big integers are rounded there. */
-const request = (fields: string) => validateChatRequest(parseJsonObject(`{"model":"m","messages":[{"role":"user","content":"hi"}],${fields}}`));
+const request = (fields: string) =>
+  validateChatRequest(parseJsonObject(`{"model":"m","messages":[{"role":"user","content":"hi"}],${fields}}`));
 const rejected = (fields: string): InvalidRequestError => invalidRequestOf(() => request(fields));
 
 describe('seed', () => {
@@ -37,7 +38,7 @@ describe('n', () => {
 });
 
 describe('logit_bias', () => {
-  it('takes integers from -100 to 100 only, as OpenAI\'s schema says', () => {
+  it("takes integers from -100 to 100 only, as OpenAI's schema says", () => {
     expect(request('"logit_bias":{"1":-100,"2":100}').logit_bias).toEqual({ 1: -100, 2: 100 });
     const fraction = rejected('"logit_bias":{"7":0.5}');
     expect([fraction.param, fraction.code]).toStrictEqual(['logit_bias.7', 'invalid_type']);

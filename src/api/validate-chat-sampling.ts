@@ -5,7 +5,15 @@
  * a double parse to Infinity (`1e400`), which every range check here rejects.
  */
 import { InvalidRequestError } from './errors.js';
-import { arrayTooLongError, invalidTypeError, invalidValueError, isJsonObject, quoteForMessage, showValue, unsupportedError } from './field-checks.js';
+import {
+  arrayTooLongError,
+  invalidTypeError,
+  invalidValueError,
+  isJsonObject,
+  quoteForMessage,
+  showValue,
+  unsupportedError,
+} from './field-checks.js';
 
 export const MAX_STOP_SEQUENCES = 4;
 export const MAX_LOGIT_BIAS_ENTRIES = 300;
@@ -41,7 +49,10 @@ const MAX_N = 128;
 export function validateN(value: unknown): number | undefined {
   const n = integerInRange(value, 'n', 1, MAX_N);
   if (n !== undefined && n > 1) {
-    throw unsupportedError('n', `taskgate's engines generate one choice per call, so only n=1 is supported, got ${n}. Make ${n} calls instead.`);
+    throw unsupportedError(
+      'n',
+      `taskgate's engines generate one choice per call, so only n=1 is supported, got ${n}. Make ${n} calls instead.`,
+    );
   }
   return n;
 }
@@ -118,7 +129,11 @@ export function validateLogitBias(value: unknown): Record<string, number> | unde
     const amount = value[tokenId];
     if (typeof amount !== 'number') throw invalidTypeError(`logit_bias.${tokenId}`, 'an integer', amount);
     if (!Number.isInteger(amount)) {
-      throw new InvalidRequestError(`Invalid type for 'logit_bias.${tokenId}': expected an integer, got ${amount}.`, `logit_bias.${tokenId}`, 'invalid_type');
+      throw new InvalidRequestError(
+        `Invalid type for 'logit_bias.${tokenId}': expected an integer, got ${amount}.`,
+        `logit_bias.${tokenId}`,
+        'invalid_type',
+      );
     }
     if (!(amount >= -100 && amount <= 100)) {
       throw invalidValueError(`logit_bias.${tokenId}`, `expected a number from -100 to 100, got ${showValue(amount)}.`);

@@ -3,12 +3,18 @@ import { InvalidRequestError } from './errors.js';
 import { validateChatRequest } from './validate-chat-request.js';
 import { invalidRequestOf } from '../../test/helpers/invalid-request.js';
 
-const request = (fields: Record<string, unknown>) => validateChatRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...fields });
+const request = (fields: Record<string, unknown>) =>
+  validateChatRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...fields });
 const rejected = (fields: Record<string, unknown>): InvalidRequestError => invalidRequestOf(() => request(fields));
 
 const weather = { type: 'function', function: { name: 'get_weather', parameters: { type: 'object' } } };
 const custom = (name: string, format?: unknown) => ({ type: 'custom', custom: { name, ...(format === undefined ? {} : { format }) } });
-const inputSchema = (description: string) => ({ type: 'object', properties: { input: { type: 'string', description } }, required: ['input'], additionalProperties: false });
+const inputSchema = (description: string) => ({
+  type: 'object',
+  properties: { input: { type: 'string', description } },
+  required: ['input'],
+  additionalProperties: false,
+});
 
 describe('custom tools', () => {
   it('are offered to engines as functions taking one string, with the grammar as an instruction', () => {
@@ -37,9 +43,21 @@ describe('custom tools', () => {
     ['with a name of spaces', custom('a b'), 'tools[0].custom.name'],
     ['with a format of another type', custom('x', { type: 'json' }), 'tools[0].custom.format.type'],
     ['with an extra format field', custom('x', { type: 'text', strict: true }), 'tools[0].custom.format.strict'],
-    ['with a grammar without syntax', custom('x', { type: 'grammar', grammar: { definition: 'a' } }), 'tools[0].custom.format.grammar.syntax'],
-    ['with a grammar in ebnf', custom('x', { type: 'grammar', grammar: { definition: 'a', syntax: 'ebnf' } }), 'tools[0].custom.format.grammar.syntax'],
-    ['with a grammar without definition', custom('x', { type: 'grammar', grammar: { syntax: 'lark' } }), 'tools[0].custom.format.grammar.definition'],
+    [
+      'with a grammar without syntax',
+      custom('x', { type: 'grammar', grammar: { definition: 'a' } }),
+      'tools[0].custom.format.grammar.syntax',
+    ],
+    [
+      'with a grammar in ebnf',
+      custom('x', { type: 'grammar', grammar: { definition: 'a', syntax: 'ebnf' } }),
+      'tools[0].custom.format.grammar.syntax',
+    ],
+    [
+      'with a grammar without definition',
+      custom('x', { type: 'grammar', grammar: { syntax: 'lark' } }),
+      'tools[0].custom.format.grammar.definition',
+    ],
   ])('a custom tool %s is a 400', (_name, tool, param) => {
     expect(rejected({ tools: [tool] }).param).toBe(param);
   });
@@ -52,7 +70,9 @@ describe('custom tools', () => {
 describe('the legacy functions', () => {
   it('become function tools after the tools, and make the reply legacy only without tools', () => {
     const legacy = request({ functions: [{ name: 'get_time', description: 'Now', parameters: { type: 'object' }, strict: true }] });
-    expect(legacy.tools).toStrictEqual([{ type: 'function', function: { name: 'get_time', description: 'Now', parameters: { type: 'object' } } }]);
+    expect(legacy.tools).toStrictEqual([
+      { type: 'function', function: { name: 'get_time', description: 'Now', parameters: { type: 'object' } } },
+    ]);
     expect(legacy.parallel_tool_calls).toBe(false);
     expect(legacy.notes?.legacyFunctions).toBe(true);
 
@@ -68,7 +88,11 @@ describe('the legacy functions', () => {
     ['a function without a name', { functions: [{ description: 'x' }] }, 'functions[0].name'],
     ['a name used by a tool', { tools: [weather], functions: [{ name: 'get_weather' }] }, 'functions[0].name'],
     ['129 functions', { functions: Array.from({ length: 129 }, (_, index) => ({ name: `f${index}` })) }, 'functions'],
-    ['128 together with a tool', { tools: [weather], functions: Array.from({ length: 128 }, (_, index) => ({ name: `f${index}` })) }, 'functions'],
+    [
+      '128 together with a tool',
+      { tools: [weather], functions: Array.from({ length: 128 }, (_, index) => ({ name: `f${index}` })) },
+      'functions',
+    ],
   ])('%s is a 400', (_name, fields, param) => {
     expect(rejected(fields).param).toBe(param);
   });

@@ -59,7 +59,11 @@ export function validateTools(value: unknown): OfferedTools | undefined {
     if (!isJsonObject(raw)) throw invalidTypeError(`tools[${index}]`, 'a tool object', raw);
     const type = ownField(raw, 'type');
     if (type === 'function') {
-      addTool(offered, functionTool(requiredObject(ownField(raw, 'function'), `tools[${index}].function`), `tools[${index}].function`), `tools[${index}].function.name`);
+      addTool(
+        offered,
+        functionTool(requiredObject(ownField(raw, 'function'), `tools[${index}].function`), `tools[${index}].function`),
+        `tools[${index}].function.name`,
+      );
     } else if (type === 'custom') {
       const tool = customTool(requiredObject(ownField(raw, 'custom'), `tools[${index}].custom`), `tools[${index}].custom`);
       addTool(offered, tool, `tools[${index}].custom.name`);
@@ -81,9 +85,13 @@ export function addLegacyFunctions(value: unknown, offered: OfferedTools | undef
   if (!Array.isArray(value)) throw invalidTypeError('functions', 'an array of functions', value);
   if (value.length === 0) throw invalidValueError('functions', 'expected at least 1 function, got []; leave the field out instead.');
   if (value.length > MAX_TOOLS) throw arrayTooLongError('functions', MAX_TOOLS, value.length);
-  const result: OfferedTools = offered === undefined ? { tools: [], customTools: [] } : { tools: [...offered.tools], customTools: offered.customTools };
+  const result: OfferedTools =
+    offered === undefined ? { tools: [], customTools: [] } : { tools: [...offered.tools], customTools: offered.customTools };
   if (result.tools.length + value.length > MAX_TOOLS) {
-    throw invalidValueError('functions', `expected at most ${MAX_TOOLS} tools and functions together, got ${result.tools.length + value.length}.`);
+    throw invalidValueError(
+      'functions',
+      `expected at most ${MAX_TOOLS} tools and functions together, got ${result.tools.length + value.length}.`,
+    );
   }
   for (let index = 0; index < value.length; index++) {
     const raw: unknown = value[index];

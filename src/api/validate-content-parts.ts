@@ -58,7 +58,14 @@ function partParam(index: number, partIndex: number, suffix = ''): string {
   return `messages[${index}].content[${partIndex}]${suffix}`;
 }
 
-function validatePart(raw: unknown, index: number, partIndex: number, role: Role, kinds: readonly string[], ignored: string[]): ContentPart {
+function validatePart(
+  raw: unknown,
+  index: number,
+  partIndex: number,
+  role: Role,
+  kinds: readonly string[],
+  ignored: string[],
+): ContentPart {
   if (!isJsonObject(raw)) throw invalidTypeError(partParam(index, partIndex), 'a content part object', raw);
   const type = ownField(raw, 'type');
   // Text, the common part, without a breakpoint: no further checks.
@@ -72,7 +79,10 @@ function validatePart(raw: unknown, index: number, partIndex: number, role: Role
     if (type === undefined || type === null) throw missingParameterError(typeParam);
     const list = kinds.map((kind) => `'${kind}'`).join(', ');
     if (typeof type !== 'string') throw invalidTypeError(typeParam, `one of ${list}`, type);
-    throw invalidValueError(typeParam, `${role} messages take ${kinds.length === 1 ? 'only ' : ''}${list} parts, got ${quoteForMessage(type)}.`);
+    throw invalidValueError(
+      typeParam,
+      `${role} messages take ${kinds.length === 1 ? 'only ' : ''}${list} parts, got ${quoteForMessage(type)}.`,
+    );
   }
   if (checkPromptCacheBreakpoint(raw, param) && !ignored.includes('prompt_cache_breakpoint')) ignored.push('prompt_cache_breakpoint');
   switch (type) {

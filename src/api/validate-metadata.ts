@@ -27,7 +27,10 @@ export function validateMetadata(value: unknown): Record<string, string> | undef
   const metadata: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const key of keys) {
     if (!fitsLength(key, MAX_METADATA_KEY_LENGTH)) {
-      throw invalidValueError('metadata', `keys must be at most ${MAX_METADATA_KEY_LENGTH} characters, got ${quoteForMessage(key)} (${characterCount(key)}).`);
+      throw invalidValueError(
+        'metadata',
+        `keys must be at most ${MAX_METADATA_KEY_LENGTH} characters, got ${quoteForMessage(key)} (${characterCount(key)}).`,
+      );
     }
     if (RESERVED_METADATA_KEYS.has(key)) {
       throw invalidValueError('metadata', `the key '${key}' is reserved; use another name.`);

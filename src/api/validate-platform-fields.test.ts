@@ -3,7 +3,8 @@ import { InvalidRequestError } from './errors.js';
 import { validateChatRequest } from './validate-chat-request.js';
 import { invalidRequestOf } from '../../test/helpers/invalid-request.js';
 
-const request = (fields: Record<string, unknown>) => validateChatRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...fields });
+const request = (fields: Record<string, unknown>) =>
+  validateChatRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...fields });
 const rejected = (fields: Record<string, unknown>): InvalidRequestError => invalidRequestOf(() => request(fields));
 
 const platform = {
@@ -22,7 +23,15 @@ describe('platform fields', () => {
   it('are accepted, kept from engines, and named as ignored in a fixed order', () => {
     const checked = request(platform);
     expect(checked.notes?.ignoredFields).toStrictEqual([
-      'store', 'service_tier', 'prompt_cache_key', 'prompt_cache_options', 'prompt_cache_retention', 'safety_identifier', 'moderation', 'prediction', 'modalities',
+      'store',
+      'service_tier',
+      'prompt_cache_key',
+      'prompt_cache_options',
+      'prompt_cache_retention',
+      'safety_identifier',
+      'moderation',
+      'prediction',
+      'modalities',
     ]);
     for (const field of Object.keys(platform)) expect(checked).not.toHaveProperty(field);
     expect(request({ store: false, modalities: [] }).notes?.ignoredFields).toStrictEqual(['store', 'modalities']);
@@ -42,13 +51,33 @@ describe('platform fields', () => {
     ['a retention of a week', { prompt_cache_retention: '7d' }, 'prompt_cache_retention', 'invalid_value'],
     ['a safety identifier of 65 characters', { safety_identifier: '🙂'.repeat(65) }, 'safety_identifier', 'invalid_value'],
     ['moderation without a model', { moderation: { policy: null } }, 'moderation.model', 'missing_required_parameter'],
-    ['a moderation mode of another kind', { moderation: { model: 'x', policy: { input: { mode: 'warn' } } } }, 'moderation.policy.input.mode', 'invalid_value'],
-    ['a moderation side without mode', { moderation: { model: 'x', policy: { output: {} } } }, 'moderation.policy.output.mode', 'missing_required_parameter'],
+    [
+      'a moderation mode of another kind',
+      { moderation: { model: 'x', policy: { input: { mode: 'warn' } } } },
+      'moderation.policy.input.mode',
+      'invalid_value',
+    ],
+    [
+      'a moderation side without mode',
+      { moderation: { model: 'x', policy: { output: {} } } },
+      'moderation.policy.output.mode',
+      'missing_required_parameter',
+    ],
     ['a prediction without type', { prediction: { content: 'x' } }, 'prediction.type', 'missing_required_parameter'],
     ['a prediction without content', { prediction: { type: 'content' } }, 'prediction.content', 'missing_required_parameter'],
     ['a prediction of no parts', { prediction: { type: 'content', content: [] } }, 'prediction.content', 'invalid_value'],
-    ['a prediction with an image part', { prediction: { type: 'content', content: [{ type: 'image_url' }] } }, 'prediction.content[0].type', 'invalid_value'],
-    ['a prediction part with a bad breakpoint', { prediction: { type: 'content', content: [{ type: 'text', text: 'x', prompt_cache_breakpoint: 7 }] } }, 'prediction.content[0].prompt_cache_breakpoint', 'invalid_type'],
+    [
+      'a prediction with an image part',
+      { prediction: { type: 'content', content: [{ type: 'image_url' }] } },
+      'prediction.content[0].type',
+      'invalid_value',
+    ],
+    [
+      'a prediction part with a bad breakpoint',
+      { prediction: { type: 'content', content: [{ type: 'text', text: 'x', prompt_cache_breakpoint: 7 }] } },
+      'prediction.content[0].prompt_cache_breakpoint',
+      'invalid_type',
+    ],
     ['modalities a string', { modalities: 'text' }, 'modalities', 'invalid_type'],
     ['an unknown modality', { modalities: ['video'] }, 'modalities[0]', 'invalid_value'],
     ['an unknown reasoning effort', { reasoning_effort: 'extreme' }, 'reasoning_effort', 'invalid_value'],

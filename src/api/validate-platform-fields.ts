@@ -88,7 +88,10 @@ export function checkModalities(value: unknown, ignored: string[]): void {
     const modality = optionalEnum(value[index], `modalities[${index}]`, ['text', 'audio'] as const);
     if (modality === undefined) throw invalidTypeError(`modalities[${index}]`, "'text' or 'audio'", value[index]);
     if (modality === 'audio') {
-      throw unsupportedError('modalities', "audio output cannot be served: taskgate's engines generate text only. Ask for [\"text\"] or leave the field out.");
+      throw unsupportedError(
+        'modalities',
+        'audio output cannot be served: taskgate\'s engines generate text only. Ask for ["text"] or leave the field out.',
+      );
     }
   }
   ignored.push('modalities');
@@ -121,7 +124,11 @@ function checkModeration(value: unknown): void {
   for (const side of ['input', 'output'] as const) {
     const config = ownField(checked, side);
     if (config === undefined || config === null) continue;
-    const mode = optionalEnum(ownField(requiredObject(config, `moderation.policy.${side}`), 'mode'), `moderation.policy.${side}.mode`, MODERATION_MODES);
+    const mode = optionalEnum(
+      ownField(requiredObject(config, `moderation.policy.${side}`), 'mode'),
+      `moderation.policy.${side}.mode`,
+      MODERATION_MODES,
+    );
     if (mode === undefined) throw missingParameterError(`moderation.policy.${side}.mode`);
   }
 }

@@ -42,7 +42,11 @@ function validateJsonSchemaFormat(value: unknown): JsonSchemaFormat {
     if (!isJsonObject(schema)) throw invalidTypeError('response_format.json_schema.schema', 'a JSON Schema object', schema);
     format.schema = schema;
   }
-  const description = optionalString(ownField(definition, 'description'), 'response_format.json_schema.description', MAX_DESCRIPTION_LENGTH);
+  const description = optionalString(
+    ownField(definition, 'description'),
+    'response_format.json_schema.description',
+    MAX_DESCRIPTION_LENGTH,
+  );
   if (description !== undefined) format.description = description;
   const strict = optionalBoolean(ownField(definition, 'strict'), 'response_format.json_schema.strict');
   if (strict !== undefined) format.strict = strict;

@@ -3,7 +3,8 @@ import { InvalidRequestError } from './errors.js';
 import { validateChatRequest } from './validate-chat-request.js';
 import { invalidRequestOf } from '../../test/helpers/invalid-request.js';
 
-const request = (fields: Record<string, unknown>) => validateChatRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...fields });
+const request = (fields: Record<string, unknown>) =>
+  validateChatRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...fields });
 const rejected = (fields: Record<string, unknown>): InvalidRequestError => invalidRequestOf(() => request(fields));
 
 const fn = (name: string) => ({ type: 'function', function: { name } });
@@ -38,7 +39,11 @@ describe('tool_choice', () => {
     ['allowed_tools without a list', allowed('auto', undefined), 'tool_choice.allowed_tools.tools'],
     ['allowed_tools required of none', allowed('required', []), 'tool_choice.allowed_tools.tools'],
     ['allowed_tools with a string', allowed('auto', ['a']), 'tool_choice.allowed_tools.tools[0]'],
-    ['allowed_tools with a reference without type', allowed('auto', [{ function: { name: 'a' } }]), 'tool_choice.allowed_tools.tools[0].type'],
+    [
+      'allowed_tools with a reference without type',
+      allowed('auto', [{ function: { name: 'a' } }]),
+      'tool_choice.allowed_tools.tools[0].type',
+    ],
     ['allowed_tools naming a missing tool', allowed('auto', [fn('z')]), 'tool_choice.allowed_tools.tools[0].function.name'],
     ['allowed_tools of the wrong kind', allowed('auto', [fn('b')]), 'tool_choice.allowed_tools.tools[0].function.name'],
   ])('%s is a 400', (_name, fields, param) => {

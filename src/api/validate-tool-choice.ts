@@ -68,7 +68,8 @@ export function validateFunctionCall(value: unknown, offered: OfferedTools | und
     throw invalidValueError('function_call', "'function_call' is only allowed when 'functions' are specified.");
   }
   if (value === 'auto' || value === 'none') return { choice: value };
-  if (typeof value === 'string') throw invalidValueError('function_call', `expected 'auto', 'none' or {"name": …}, got ${quoteForMessage(value)}.`);
+  if (typeof value === 'string')
+    throw invalidValueError('function_call', `expected 'auto', 'none' or {"name": …}, got ${quoteForMessage(value)}.`);
   if (!isJsonObject(value)) throw invalidTypeError('function_call', `'auto', 'none' or {"name": …}`, value);
   const name = requiredString(ownField(value, 'name'), 'function_call.name');
   checkOffered(offered, 'function', name, 'function_call.name');
@@ -87,7 +88,8 @@ function allowedTools(allowed: Record<string, unknown>, offered: OfferedTools): 
   for (let index = 0; index < list.length; index++) {
     const reference: unknown = list[index];
     const itemParam = `${param}[${index}]`;
-    if (!isJsonObject(reference)) throw invalidTypeError(itemParam, 'a tool reference such as {"type": "function", "function": {"name": …}}', reference);
+    if (!isJsonObject(reference))
+      throw invalidTypeError(itemParam, 'a tool reference such as {"type": "function", "function": {"name": …}}', reference);
     const kind = optionalEnum(ownField(reference, 'type'), `${itemParam}.type`, ['function', 'custom'] as const);
     if (kind === undefined) throw missingParameterError(`${itemParam}.type`);
     const target = requiredObject(ownField(reference, kind), `${itemParam}.${kind}`, 'an object with a name');
@@ -109,6 +111,9 @@ function checkOffered(offered: OfferedTools, kind: 'function' | 'custom', name: 
   const isCustom = offered.customTools.includes(name);
   if (isCustom !== (kind === 'custom')) {
     const other = isCustom ? 'custom' : 'function';
-    throw invalidValueError(param, `${quoteForMessage(name)} is a ${other} tool; choose it with {"type": "${other}", "${other}": {"name": …}}.`);
+    throw invalidValueError(
+      param,
+      `${quoteForMessage(name)} is a ${other} tool; choose it with {"type": "${other}", "${other}": {"name": …}}.`,
+    );
   }
 }

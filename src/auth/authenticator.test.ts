@@ -17,7 +17,8 @@ async function flakyAccounts(): Promise<{ accounts: AccountStore; down: { value:
     ...store.accounts,
     findKeyByHash: async (hash) => {
       lookups.value += 1;
-      if (down.value) throw new StoreUnavailableError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+      if (down.value)
+        throw new StoreUnavailableError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
       return store.accounts.findKeyByHash(hash);
     },
   };
@@ -30,7 +31,12 @@ describe('authenticator while the store does not answer', () => {
     const account = await accounts.ensureAccount('acme');
     const { key, text } = await issueKey(accounts, { accountId: account.id, environment: 'production', role: 'inference' });
     let clock = 1_000_000;
-    const authenticator = createAuthenticator({ accounts, logger: createLogger({ level: 'silent' }), cacheTtlMs: 60_000, now: () => clock });
+    const authenticator = createAuthenticator({
+      accounts,
+      logger: createLogger({ level: 'silent' }),
+      cacheTtlMs: 60_000,
+      now: () => clock,
+    });
 
     expect((await authenticator.authenticate(`Bearer ${text}`)).id).toBe(key.id);
     down.value = true;
@@ -50,7 +56,12 @@ describe('authenticator while the store does not answer', () => {
   it('still refuses a key it last saw as unknown', async () => {
     const { accounts, down } = await flakyAccounts();
     let clock = 0;
-    const authenticator = createAuthenticator({ accounts, logger: createLogger({ level: 'silent' }), negativeTtlMs: 1_000, now: () => clock });
+    const authenticator = createAuthenticator({
+      accounts,
+      logger: createLogger({ level: 'silent' }),
+      negativeTtlMs: 1_000,
+      now: () => clock,
+    });
     const text = `tg_live_${'y'.repeat(40)}`;
     await expect(authenticator.authenticate(`Bearer ${text}`)).rejects.toBeInstanceOf(AuthenticationError);
     down.value = true;
@@ -66,7 +77,12 @@ describe('authenticator remembering headers', () => {
     const account = await accounts.ensureAccount('acme');
     const { key, text } = await issueKey(accounts, { accountId: account.id, environment: 'production', role: 'inference' });
     let clock = 1_000_000;
-    const authenticator = createAuthenticator({ accounts, logger: createLogger({ level: 'silent' }), cacheTtlMs: 60_000, now: () => clock });
+    const authenticator = createAuthenticator({
+      accounts,
+      logger: createLogger({ level: 'silent' }),
+      cacheTtlMs: 60_000,
+      now: () => clock,
+    });
     for (let call = 0; call < 3; call++) expect((await authenticator.authenticate(`Bearer ${text}`)).id).toBe(key.id);
     // The same key written another way (scheme case, spacing) is the same key.
     expect((await authenticator.authenticate(`bearer  ${text}`)).id).toBe(key.id);

@@ -44,13 +44,24 @@ export async function issueKey(accounts: AccountStore, request: KeyRequest): Pro
  * one by the process holding the `bootstrap` lease only, so exactly one key is
  * made and printed once.
  */
-export async function ensureBootstrapAdminKey(store: { accounts: AccountStore; leases: LeaseStore }, adminKeyText: string | null): Promise<string | null> {
+export async function ensureBootstrapAdminKey(
+  store: { accounts: AccountStore; leases: LeaseStore },
+  adminKeyText: string | null,
+): Promise<string | null> {
   const { accounts, leases } = store;
   const account = await accounts.ensureAccount(DEFAULT_ACCOUNT);
   if (adminKeyText !== null) {
     const hash = hashKey(adminKeyText);
     if ((await accounts.findKeyByHash(hash)) !== null) return null;
-    const newKey = { accountId: account.id, name: 'TASKGATE_ADMIN_KEY', displayPrefix: displayPrefix(adminKeyText), hash, environment: 'production', role: 'admin', requestsPerMinute: null } as const;
+    const newKey = {
+      accountId: account.id,
+      name: 'TASKGATE_ADMIN_KEY',
+      displayPrefix: displayPrefix(adminKeyText),
+      hash,
+      environment: 'production',
+      role: 'admin',
+      requestsPerMinute: null,
+    } as const;
     await accounts.createKey(newKey).catch(async (error: unknown) => {
       // Another process created it between the look and the insert.
       if ((await accounts.findKeyByHash(hash)) === null) throw error;

@@ -17,8 +17,16 @@ import { cpuPrice, type DefaultModel } from './default-models.js';
 
 const entry = z
   .object({
-    id: z.string().min(1).max(128).regex(/^[^\s/]+$/, 'must not contain spaces or "/"'),
-    provider: z.string().min(1).max(64).regex(/^[^\s/]+$/, 'must not contain spaces or "/"'),
+    id: z
+      .string()
+      .min(1)
+      .max(128)
+      .regex(/^[^\s/]+$/, 'must not contain spaces or "/"'),
+    provider: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[^\s/]+$/, 'must not contain spaces or "/"'),
     family: z.string().min(1),
     aliases: z.array(z.string().min(1)).default([]),
     parametersInBillions: z.number().positive(),
@@ -28,7 +36,10 @@ const entry = z
     sizeBytes: z.number().int().positive(),
     sha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lower-case hex digits'),
     contextWindow: z.number().int().positive(),
-    price: z.object({ input: z.number().min(0), output: z.number().min(0) }).strict().optional(),
+    price: z
+      .object({ input: z.number().min(0), output: z.number().min(0) })
+      .strict()
+      .optional(),
     supports: z.array(z.enum(['tools', 'json'])).default(['json']),
     recommended: z.boolean().optional(),
   })
@@ -40,7 +51,17 @@ const catalog = z.array(entry).min(1, 'must list at least one model');
 export function parseModelCatalog(document: unknown): { models: DefaultModel[] } | { problems: string[] } {
   const result = catalog.safeParse(document);
   if (!result.success) {
-    return { problems: result.error.issues.map((issue) => `${issue.path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('').replace(/^\./, '') || '(top level)'}: ${issue.message}`) };
+    return {
+      problems: result.error.issues.map(
+        (issue) =>
+          `${
+            issue.path
+              .map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`))
+              .join('')
+              .replace(/^\./, '') || '(top level)'
+          }: ${issue.message}`,
+      ),
+    };
   }
   const ids = new Set<string>();
   const problems: string[] = [];

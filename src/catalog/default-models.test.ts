@@ -14,18 +14,21 @@ describe('the default catalog', () => {
     expect(new Set(DEFAULT_MODELS.map((model) => model.file)).size).toBe(DEFAULT_MODELS.length);
   });
 
-  it.each(DEFAULT_MODELS.map((model) => [model.id, model] as const))('%s is a pinned Hugging Face file with a sha256 and a size', (_id, model) => {
-    expect(model.sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect(Number.isSafeInteger(model.sizeBytes) && model.sizeBytes > 0).toBe(true);
-    const url = new URL(model.url);
-    expect(url.protocol).toBe('https:');
-    expect(url.host).toBe('huggingface.co');
-    // <owner>/<repo>/resolve/<40-hex revision>/<file>: a revision, never a branch, so the checksum cannot drift.
-    expect(url.pathname).toMatch(/^\/[^/]+\/[^/]+-GGUF\/resolve\/[0-9a-f]{40}\/[^/]+\.gguf$/);
-    expect(url.pathname.endsWith(`/${model.file}`)).toBe(true);
-    expect(model.price).toEqual(cpuPrice(model.parametersInBillions));
-    expect(model.supports).toContain('json');
-  });
+  it.each(DEFAULT_MODELS.map((model) => [model.id, model] as const))(
+    '%s is a pinned Hugging Face file with a sha256 and a size',
+    (_id, model) => {
+      expect(model.sha256).toMatch(/^[0-9a-f]{64}$/);
+      expect(Number.isSafeInteger(model.sizeBytes) && model.sizeBytes > 0).toBe(true);
+      const url = new URL(model.url);
+      expect(url.protocol).toBe('https:');
+      expect(url.host).toBe('huggingface.co');
+      // <owner>/<repo>/resolve/<40-hex revision>/<file>: a revision, never a branch, so the checksum cannot drift.
+      expect(url.pathname).toMatch(/^\/[^/]+\/[^/]+-GGUF\/resolve\/[0-9a-f]{40}\/[^/]+\.gguf$/);
+      expect(url.pathname.endsWith(`/${model.file}`)).toBe(true);
+      expect(model.price).toEqual(cpuPrice(model.parametersInBillions));
+      expect(model.supports).toContain('json');
+    },
+  );
 
   it('offers judges from another family: three families, each with several sizes', () => {
     const families = new Set(DEFAULT_MODELS.map((model) => model.family));

@@ -36,7 +36,9 @@ export function createApiClient(values: { url?: string; key?: string }, environm
           body: body === undefined ? undefined : JSON.stringify(body),
         });
       } catch (error) {
-        throw new CliError(`cannot reach taskgate at ${origin}: ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}`);
+        throw new CliError(
+          `cannot reach taskgate at ${origin}: ${error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error)}`,
+        );
       }
       const text = await response.text();
       let parsed: Record<string, unknown>;

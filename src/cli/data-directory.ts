@@ -22,13 +22,16 @@ export function describeDataDirectory(settings: Pick<Settings, 'dataDirectory' |
 export function checkDataDirectory(path: string): void {
   let entries: string[];
   try {
-    if (!statSync(path).isDirectory()) throw new CliError(`${path} is not a directory; give a directory with --data-dir (or TASKGATE_DATA_DIR)`);
+    if (!statSync(path).isDirectory())
+      throw new CliError(`${path} is not a directory; give a directory with --data-dir (or TASKGATE_DATA_DIR)`);
     entries = readdirSync(path);
   } catch (error) {
     if (error instanceof CliError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return;
-    throw new CliError(`cannot open the data directory ${path} (${code ?? String(error)}); check its permissions or choose another with --data-dir`);
+    throw new CliError(
+      `cannot open the data directory ${path} (${code ?? String(error)}); check its permissions or choose another with --data-dir`,
+    );
   }
   if (entries.includes('taskgate.db') || isDirectory(join(path, 'models'))) return;
   if (entries.every((name) => /\.(ya?ml|json|gguf)$/i.test(name))) return;

@@ -29,7 +29,11 @@ export async function evalsCommand(argv: string[], environment: NodeJS.ProcessEn
     return;
   }
   if (subcommand !== 'get' && subcommand !== 'set') throw new UsageError(`Unknown evals command "${subcommand}"`, evalsUsage);
-  const { values, help } = parseCommand(rest, { ...apiOptions, project: { type: 'string' }, workload: { type: 'string' }, file: { type: 'string' } }, evalsUsage);
+  const { values, help } = parseCommand(
+    rest,
+    { ...apiOptions, project: { type: 'string' }, workload: { type: 'string' }, file: { type: 'string' } },
+    evalsUsage,
+  );
   if (help) return void process.stdout.write(`${evalsUsage}\n`);
   if (values.workload === undefined) throw new UsageError('--workload is required', evalsUsage);
   const path = `/projects/${encodeURIComponent(projectOf(values))}/workloads/${encodeURIComponent(values.workload)}/eval`;
@@ -37,7 +41,9 @@ export async function evalsCommand(argv: string[], environment: NodeJS.ProcessEn
   if (subcommand === 'get') {
     // The contract alone on stdout, exactly what `set --file` takes back; where it stands on stderr.
     const found = await client.request('GET', path);
-    process.stderr.write(`taskgate: ${found.default === true ? 'the default contract (none set)' : `contract version ${String(found.version)}`} of ${values.workload}\n`);
+    process.stderr.write(
+      `taskgate: ${found.default === true ? 'the default contract (none set)' : `contract version ${String(found.version)}`} of ${values.workload}\n`,
+    );
     if (typeof found.semantics_detail === 'string') process.stderr.write(`taskgate: ${found.semantics_detail}\n`);
     process.stdout.write(`${JSON.stringify(found.contract, null, 2)}\n`);
     return;

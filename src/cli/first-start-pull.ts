@@ -38,7 +38,14 @@ export interface FirstStartPullOptions {
 export function modelToPull(settings: Settings): { model: DefaultModel; path: string } | null {
   if (settings.config.engines.some((engine) => engine.type !== 'llama-cpp')) return null;
   const files = configuredModelFiles(settings);
-  if (files.some((file) => (file.catalog === null ? fileSize(file.path) !== null : modelFileStatus(modelsDirectoryOf(settings.dataDirectory), file.catalog).state === 'present'))) return null;
+  if (
+    files.some((file) =>
+      file.catalog === null
+        ? fileSize(file.path) !== null
+        : modelFileStatus(modelsDirectoryOf(settings.dataDirectory), file.catalog).state === 'present',
+    )
+  )
+    return null;
   const fetchable = files.filter((file) => file.catalog !== null);
   const recommended = recommendedModel(settings.catalog);
   const chosen = fetchable.find((file) => file.catalog?.id === recommended?.id) ?? fetchable[0];
@@ -53,13 +60,22 @@ export async function pullOnFirstStart(options: FirstStartPullOptions): Promise<
   const { model, path } = wanted;
   const later = laterBlock(settings, model, path);
   if (options.noPull || settings.offline) {
-    stderr.write(`\ntaskgate: no model is on disk, and ${options.noPull ? '--no-pull' : 'TASKGATE_OFFLINE=1'} says not to fetch one.\n${later}\n`);
+    stderr.write(
+      `\ntaskgate: no model is on disk, and ${options.noPull ? '--no-pull' : 'TASKGATE_OFFLINE=1'} says not to fetch one.\n${later}\n`,
+    );
     return;
   }
 
-  stderr.write(`\ntaskgate: no model is on disk yet; fetching ${model.id} (${formatBytes(model.sizeBytes)}) to ${path}. Calls to it get a 503 until it is in place.\n`);
+  stderr.write(
+    `\ntaskgate: no model is on disk yet; fetching ${model.id} (${formatBytes(model.sizeBytes)}) to ${path}. Calls to it get a 503 until it is in place.\n`,
+  );
   try {
-    const target = resolvePullTarget(model.id, { modelsDirectory: modelsDirectoryOf(settings.dataDirectory), mirror: options.mirror, isFile: () => false, models: settings.catalog });
+    const target = resolvePullTarget(model.id, {
+      modelsDirectory: modelsDirectoryOf(settings.dataDirectory),
+      mirror: options.mirror,
+      isFile: () => false,
+      models: settings.catalog,
+    });
     const placed = await transferModelFile(target, {
       stream: stderr,
       signal: options.signal,

@@ -36,7 +36,11 @@ export async function keysCommand(argv: string[], environment: NodeJS.ProcessEnv
   throw new UsageError(`Unknown keys command "${subcommand}"`, keysUsage);
 }
 
-async function withStore<T>(values: { config?: string; 'data-dir'?: string }, environment: NodeJS.ProcessEnv, work: (store: Store) => Promise<T>): Promise<T> {
+async function withStore<T>(
+  values: { config?: string; 'data-dir'?: string },
+  environment: NodeJS.ProcessEnv,
+  work: (store: Store) => Promise<T>,
+): Promise<T> {
   const settings = loadSettings({ configPath: values.config, dataDirectory: values['data-dir'] }, environment);
   openDataDirectory(settings);
   const store = await openStore(settings.store);
@@ -49,7 +53,18 @@ async function withStore<T>(values: { config?: string; 'data-dir'?: string }, en
 }
 
 async function create(argv: string[], environment: NodeJS.ProcessEnv): Promise<void> {
-  const { values, help } = parseCommand(argv, { ...commonOptions, env: { type: 'string' }, name: { type: 'string' }, rpm: { type: 'string' }, tpm: { type: 'string' }, role: { type: 'string' } }, keysUsage);
+  const { values, help } = parseCommand(
+    argv,
+    {
+      ...commonOptions,
+      env: { type: 'string' },
+      name: { type: 'string' },
+      rpm: { type: 'string' },
+      tpm: { type: 'string' },
+      role: { type: 'string' },
+    },
+    keysUsage,
+  );
   if (help) return void process.stdout.write(`${keysUsage}\n`);
   if (values.env !== 'production' && values.env !== 'staging') throw new UsageError('--env must be production or staging', keysUsage);
   const role = values.role ?? 'inference';
@@ -59,8 +74,17 @@ async function create(argv: string[], environment: NodeJS.ProcessEnv): Promise<v
   const keyEnvironment = values.env;
   await withStore(values, environment, async (store) => {
     const account = await store.accounts.ensureAccount(values.account ?? DEFAULT_ACCOUNT);
-    const { key, text } = await issueKey(store.accounts, { accountId: account.id, environment: keyEnvironment, role, name: values.name ?? null, requestsPerMinute, tokensPerMinute });
-    process.stdout.write(`Created ${key.environment} ${key.role} key ${key.id} for account "${account.name}". It is shown only this once:\n${text}\n`);
+    const { key, text } = await issueKey(store.accounts, {
+      accountId: account.id,
+      environment: keyEnvironment,
+      role,
+      name: values.name ?? null,
+      requestsPerMinute,
+      tokensPerMinute,
+    });
+    process.stdout.write(
+      `Created ${key.environment} ${key.role} key ${key.id} for account "${account.name}". It is shown only this once:\n${text}\n`,
+    );
   });
 }
 
@@ -74,7 +98,18 @@ async function list(argv: string[], environment: NodeJS.ProcessEnv): Promise<voi
     do {
       const page = await store.accounts.listKeys(account.id, { limit: 100, cursor });
       for (const key of page.items) {
-        rows.push([key.id, key.displayPrefix, key.environment, key.role, rate(key.requestsPerMinute), rate(key.tokensPerMinute), key.name ?? '-', time(key.createdAt), time(key.lastUsedAt), time(key.revokedAt)]);
+        rows.push([
+          key.id,
+          key.displayPrefix,
+          key.environment,
+          key.role,
+          rate(key.requestsPerMinute),
+          rate(key.tokensPerMinute),
+          key.name ?? '-',
+          time(key.createdAt),
+          time(key.lastUsedAt),
+          time(key.revokedAt),
+        ]);
       }
       cursor = page.nextCursor;
     } while (cursor !== null);
@@ -89,7 +124,8 @@ async function revoke(argv: string[], environment: NodeJS.ProcessEnv): Promise<v
   const keyId = positionals[0] as string;
   await withStore(values, environment, async (store) => {
     const account = await store.accounts.ensureAccount(values.account ?? DEFAULT_ACCOUNT);
-    if (!(await store.accounts.revokeKey(account.id, keyId, Date.now()))) throw new CliError(`No active key ${keyId} in account "${account.name}".`);
+    if (!(await store.accounts.revokeKey(account.id, keyId, Date.now())))
+      throw new CliError(`No active key ${keyId} in account "${account.name}".`);
     process.stdout.write(`Revoked ${keyId}.\n`);
   });
 }

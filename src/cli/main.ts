@@ -56,14 +56,18 @@ function packageVersion(): string {
 
 run(process.argv.slice(2)).catch(async (error: unknown) => {
   // Loaded only for a failure: what `serve` relaunching itself keeps in memory stays small.
-  const isConfigError = await import('../config/load-config.js').then(({ ConfigError }) => error instanceof ConfigError, () => false);
+  const isConfigError = await import('../config/load-config.js').then(
+    ({ ConfigError }) => error instanceof ConfigError,
+    () => false,
+  );
   if (error instanceof CliError || (isConfigError && error instanceof Error)) {
     process.stderr.write(`taskgate: ${error.message}\n`);
     process.exitCode = error instanceof CliError ? error.exitCode : 1;
   } else {
     // Not a problem we know how to explain: one line, and the stack only when asked for.
     const message = error instanceof Error ? error.message : String(error);
-    const stack = process.env.TASKGATE_DEBUG === '1' && error instanceof Error ? `\n${error.stack}` : ' (TASKGATE_DEBUG=1 shows where it happened)';
+    const stack =
+      process.env.TASKGATE_DEBUG === '1' && error instanceof Error ? `\n${error.stack}` : ' (TASKGATE_DEBUG=1 shows where it happened)';
     process.stderr.write(`taskgate: ${message}${stack}\n`);
     process.exitCode = 1;
   }

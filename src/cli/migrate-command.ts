@@ -55,7 +55,11 @@ export async function migrateCommand(argv: string[], environment: NodeJS.Process
     throw new CliError(`cannot migrate the store ${where}: ${error instanceof Error ? error.message : String(error)}`);
   }
   const count = `${applied.length} migration${applied.length === 1 ? '' : 's'}`;
-  process.stdout.write(applied.length === 0 ? `applied 0 migrations to ${where}: it was up to date\n` : `applied ${count} to ${where} (${applied.join(', ')})\n`);
+  process.stdout.write(
+    applied.length === 0
+      ? `applied 0 migrations to ${where}: it was up to date\n`
+      : `applied ${count} to ${where} (${applied.join(', ')})\n`,
+  );
 }
 
 /** The ids of the migrations this run applied (none when another run or a start had applied them). */

@@ -73,7 +73,8 @@ async function pull(argv: string[], environment: NodeJS.ProcessEnv): Promise<voi
   if (help) return void process.stdout.write(`${pullUsage}\n`);
   if (positionals.length !== 1) throw new UsageError('pull takes exactly one model: a catalog id, a URL or a .gguf file', pullUsage);
   const argument = positionals[0] as string;
-  if (values.sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(values.sha256)) throw new UsageError('--sha256 must be 64 hex digits', pullUsage);
+  if (values.sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(values.sha256))
+    throw new UsageError('--sha256 must be 64 hex digits', pullUsage);
   const mirror = checkedMirror(values.mirror, environment.TASKGATE_MODEL_MIRROR);
   const settings = loadSettings({ dataDirectory: values['data-dir'] }, environment);
   openDataDirectory(settings);
@@ -81,7 +82,13 @@ async function pull(argv: string[], environment: NodeJS.ProcessEnv): Promise<voi
 
   let target: PullTarget;
   try {
-    target = resolvePullTarget(argument, { modelsDirectory, mirror, sha256: values.sha256, isFile: (path) => fileSize(path) !== null, models: settings.catalog });
+    target = resolvePullTarget(argument, {
+      modelsDirectory,
+      mirror,
+      sha256: values.sha256,
+      isFile: (path) => fileSize(path) !== null,
+      models: settings.catalog,
+    });
   } catch (error) {
     if (error instanceof PullTargetError) throw new CliError(error.message);
     throw error;
@@ -160,7 +167,11 @@ function explain(error: unknown, argv: string[]): unknown {
 }
 
 async function list(argv: string[], environment: NodeJS.ProcessEnv): Promise<void> {
-  const { values, help } = parseCommand(argv, { 'data-dir': { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } }, listUsage);
+  const { values, help } = parseCommand(
+    argv,
+    { 'data-dir': { type: 'string' }, config: { type: 'string' }, json: { type: 'boolean' } },
+    listUsage,
+  );
   if (help) return void process.stdout.write(`${listUsage}\n`);
   const settings = loadSettings({ dataDirectory: values['data-dir'], configPath: values.config }, environment);
   openDataDirectory(settings);
@@ -185,7 +196,8 @@ async function list(argv: string[], environment: NodeJS.ProcessEnv): Promise<voi
   const table = [['ID', 'FAMILY', 'SIZE', 'CONTEXT', '$/M IN', '$/M OUT', 'SUPPORTS', 'FILE']];
   for (const { file, status } of rows) table.push(tableRow(file, status));
   const lines = [formatTable(table), '', `Models directory: ${modelsDirectory}`];
-  if (otherFiles.length > 0) lines.push(`Other GGUF files there: ${otherFiles.map((file) => `${file.file} (${formatBytes(file.sizeBytes)})`).join(', ')}`);
+  if (otherFiles.length > 0)
+    lines.push(`Other GGUF files there: ${otherFiles.map((file) => `${file.file} (${formatBytes(file.sizeBytes)})`).join(', ')}`);
   lines.push('Fetch a model with: taskgate models pull <id>');
   process.stdout.write(`${lines.join('\n')}\n`);
 }
@@ -210,7 +222,16 @@ function tableRow({ model, catalog }: ConfiguredModelFile, status: ModelFileStat
           : catalog === null
             ? `missing ${status.path}`
             : 'missing';
-  return [model.id, catalog?.family ?? '-', size === null ? '?' : formatBytes(size), context, String(model.price.input), String(model.price.output), model.supports.join(','), file];
+  return [
+    model.id,
+    catalog?.family ?? '-',
+    size === null ? '?' : formatBytes(size),
+    context,
+    String(model.price.input),
+    String(model.price.output),
+    model.supports.join(','),
+    file,
+  ];
 }
 
 function ggufFilesIn(directory: string): Array<{ file: string; path: string; sizeBytes: number }> {

@@ -19,7 +19,9 @@ const passedOn = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 export function relaunchWithFlags(flags: readonly string[]): Promise<void> {
   // The IPC channel closes when this process ends, however: the child stops then, rather than serve on orphaned (`process/stop-and-exit.ts`).
-  const child = spawn(process.execPath, [...process.execArgv, ...flags, ...process.argv.slice(1)], { stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, [...process.execArgv, ...flags, ...process.argv.slice(1)], {
+    stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+  });
   const passOn = (signal: NodeJS.Signals) => {
     child.kill(signal);
   };

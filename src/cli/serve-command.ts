@@ -40,7 +40,14 @@ Environment:
 export async function serveCommand(argv: string[], environment: NodeJS.ProcessEnv): Promise<void> {
   const { values, help } = parseCommand(
     argv,
-    { config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'data-dir': { type: 'string' }, workers: { type: 'string' }, 'no-pull': { type: 'boolean' } },
+    {
+      config: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+      workers: { type: 'string' },
+      'no-pull': { type: 'boolean' },
+    },
     serveUsage,
   );
   if (help) {
@@ -49,7 +56,12 @@ export async function serveCommand(argv: string[], environment: NodeJS.ProcessEn
   }
   const workers = parseWorkers(values.workers);
   const settings = loadSettings(
-    { configPath: values.config, port: parseInteger(values.port, '--port', serveUsage, 0, 65_535), host: values.host, dataDirectory: values['data-dir'] },
+    {
+      configPath: values.config,
+      port: parseInteger(values.port, '--port', serveUsage, 0, 65_535),
+      host: values.host,
+      dataDirectory: values['data-dir'],
+    },
     environment,
   );
   checkDataDirectory(settings.dataDirectory);
@@ -79,24 +91,44 @@ export async function serveCommand(argv: string[], environment: NodeJS.ProcessEn
 function parseWorkers(text: string | undefined): number {
   if (text === undefined) return 1;
   if (text === 'auto' || text === '0') return availableParallelism();
-  if (!/^\d+$/.test(text) || Number(text) > 1_024) throw new UsageError(`--workers must be a number of processes from 1 to 1024, or 0 or "auto" for one per core; got "${text}"`, serveUsage);
+  if (!/^\d+$/.test(text) || Number(text) > 1_024)
+    throw new UsageError(
+      `--workers must be a number of processes from 1 to 1024, or 0 or "auto" for one per core; got "${text}"`,
+      serveUsage,
+    );
   return Number(text);
 }
 
 /** The start failures a person can fix, as one line saying what to do; undefined for anything else. */
-export function explainStartFailure(error: unknown, settings: Pick<Settings, 'host' | 'port' | 'store' | 'dataDirectory'>): CliError | undefined {
+export function explainStartFailure(
+  error: unknown,
+  settings: Pick<Settings, 'host' | 'port' | 'store' | 'dataDirectory'>,
+): CliError | undefined {
   const code = (error as NodeJS.ErrnoException | null)?.code;
   const address = `${settings.host}:${settings.port}`;
-  if (code === 'EADDRINUSE') return new CliError(`cannot listen on ${address}: the port is in use (another taskgate?). Stop that process, or choose another port with --port N (or PORT).`);
+  if (code === 'EADDRINUSE')
+    return new CliError(
+      `cannot listen on ${address}: the port is in use (another taskgate?). Stop that process, or choose another port with --port N (or PORT).`,
+    );
   // A worker of `serve --workers` reports the primary's bind as `bind`.
   const syscall = (error as { syscall?: string }).syscall;
-  if (code === 'EACCES' && (syscall === 'listen' || syscall === 'bind')) return new CliError(`cannot listen on ${address}: permission denied (ports below 1024 need privileges). Choose another port with --port N.`);
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new CliError(`cannot listen on ${address}: ${settings.host} is not an address of this machine. Give one with --host (127.0.0.1, or 0.0.0.0 for every interface).`);
+  if (code === 'EACCES' && (syscall === 'listen' || syscall === 'bind'))
+    return new CliError(
+      `cannot listen on ${address}: permission denied (ports below 1024 need privileges). Choose another port with --port N.`,
+    );
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return new CliError(
+      `cannot listen on ${address}: ${settings.host} is not an address of this machine. Give one with --host (127.0.0.1, or 0.0.0.0 for every interface).`,
+    );
   if (code === 'EACCES' || code === 'EROFS' || code === 'ENOTDIR' || code === 'EPERM') {
-    return new CliError(`cannot write the data directory ${settings.dataDirectory} (${code}). Check its permissions, or choose another with --data-dir.`);
+    return new CliError(
+      `cannot write the data directory ${settings.dataDirectory} (${code}). Check its permissions, or choose another with --data-dir.`,
+    );
   }
   if (typeof code === 'string' && code.startsWith('SQLITE_')) {
-    return new CliError(`cannot use the database ${describeStoreLocation(settings.store)} (${code}: ${(error as Error).message}). Is it a taskgate database, and writable? Choose another data directory with --data-dir.`);
+    return new CliError(
+      `cannot use the database ${describeStoreLocation(settings.store)} (${code}: ${(error as Error).message}). Is it a taskgate database, and writable? Choose another data directory with --data-dir.`,
+    );
   }
   return undefined;
 }

@@ -94,5 +94,12 @@ export async function serveWorkers(options: ServeWorkersOptions): Promise<void> 
     // The workers have stores of their own; the primary needs its no more.
     await store.close();
   }
-  await pullOnFirstStart({ settings, downloads: fleet.downloads, noPull: options.noPull, mirror: options.mirror, stderr: process.stderr, signal: pulling.signal });
+  await pullOnFirstStart({
+    settings,
+    downloads: fleet.downloads,
+    noPull: options.noPull,
+    mirror: options.mirror,
+    stderr: process.stderr,
+    signal: pulling.signal,
+  });
 }

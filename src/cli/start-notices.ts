@@ -9,7 +9,11 @@ import { describeStoreLocation } from '../store/open-store.js';
 import { commandName } from './command-name.js';
 import { describeDataDirectory } from './data-directory.js';
 
-export function logListening(logger: Logger, settings: Settings, where: { baseUrl: string; metricsUrl: string | null; workers?: number }): void {
+export function logListening(
+  logger: Logger,
+  settings: Settings,
+  where: { baseUrl: string; metricsUrl: string | null; workers?: number },
+): void {
   logger.info('taskgate listening', {
     url: where.baseUrl,
     ...(where.metricsUrl === null ? {} : { metrics_url: where.metricsUrl }),

@@ -40,18 +40,39 @@ interface StatsView {
 }
 
 export async function statsCommand(argv: string[], environment: NodeJS.ProcessEnv): Promise<void> {
-  const options = { ...apiOptions, project: { type: 'string' }, workload: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, env: { type: 'string' }, json: { type: 'boolean' } } as const;
+  const options = {
+    ...apiOptions,
+    project: { type: 'string' },
+    workload: { type: 'string' },
+    since: { type: 'string' },
+    until: { type: 'string' },
+    env: { type: 'string' },
+    json: { type: 'boolean' },
+  } as const;
   const { values, help } = parseCommand(argv, options, statsUsage);
   if (help) return void process.stdout.write(`${statsUsage}\n`);
   const client = createApiClient(values, environment);
   const projectName = projectOf(values);
   const project = encodeURIComponent(projectName);
-  const query = new URLSearchParams({ since: values.since ?? '24h', env: values.env ?? 'production', ...(values.until === undefined ? {} : { until: values.until }) });
+  const query = new URLSearchParams({
+    since: values.since ?? '24h',
+    env: values.env ?? 'production',
+    ...(values.until === undefined ? {} : { until: values.until }),
+  });
   if (values.workload === undefined) {
-    const list = (await client.request('GET', `/projects/${project}/workloads?limit=100&${query}`)) as { data: Array<{ name: string; calls: number; errors: number; error_rate: number; cost_usd: number }> };
+    const list = (await client.request('GET', `/projects/${project}/workloads?limit=100&${query}`)) as {
+      data: Array<{ name: string; calls: number; errors: number; error_rate: number; cost_usd: number }>;
+    };
     if (values.json === true) return void process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
     const rows = [['WORKLOAD', 'CALLS', 'ERRORS', 'ERROR RATE', 'COST $']];
-    for (const workload of list.data) rows.push([workload.name, String(workload.calls), String(workload.errors), percent(workload.error_rate), workload.cost_usd.toFixed(4)]);
+    for (const workload of list.data)
+      rows.push([
+        workload.name,
+        String(workload.calls),
+        String(workload.errors),
+        percent(workload.error_rate),
+        workload.cost_usd.toFixed(4),
+      ]);
     return void process.stdout.write(`${formatTable(rows)}\n`);
   }
   const view = (await client.request('GET', `/projects/${project}/workloads/${encodeURIComponent(values.workload)}?${query}`)) as {
@@ -60,7 +81,9 @@ export async function statsCommand(argv: string[], environment: NodeJS.ProcessEn
   };
   if (values.json === true) return void process.stdout.write(`${JSON.stringify(view, null, 2)}\n`);
   const { stats } = view;
-  const failures = Object.entries(stats.failures).sort((left, right) => right[1] - left[1]).slice(0, 5);
+  const failures = Object.entries(stats.failures)
+    .sort((left, right) => right[1] - left[1])
+    .slice(0, 5);
   const lines = [
     `${values.workload} (${projectName}), ${values.env ?? 'production'}, since ${values.since ?? '24h'}`,
     `  calls ${stats.calls}   errors ${stats.errors} (${percent(stats.error_rate)})   cost $${stats.cost_usd.toFixed(4)}${measuredNote(stats)}   tokens ${stats.prompt_tokens} in / ${stats.completion_tokens} out`,
@@ -71,9 +94,15 @@ export async function statsCommand(argv: string[], environment: NodeJS.ProcessEn
   const rows = [['MODEL', 'CALLS', 'ERROR RATE', 'COST $', '$/1M CATALOG', '$/1M MEASURED', 'P50 MS', 'P95 MS', 'TTFT P50']];
   for (const model of view.models) {
     rows.push([
-      model.model || '(none)', String(model.calls), percent(model.error_rate), model.cost_usd.toFixed(4),
-      dollars(model.cost_per_million_tokens_usd), dollars(model.measured?.cost_per_million_tokens_usd ?? null),
-      milliseconds(model.latency_ms.p50), milliseconds(model.latency_ms.p95), milliseconds(model.ttft_ms.p50),
+      model.model || '(none)',
+      String(model.calls),
+      percent(model.error_rate),
+      model.cost_usd.toFixed(4),
+      dollars(model.cost_per_million_tokens_usd),
+      dollars(model.measured?.cost_per_million_tokens_usd ?? null),
+      milliseconds(model.latency_ms.p50),
+      milliseconds(model.latency_ms.p95),
+      milliseconds(model.ttft_ms.p50),
     ]);
   }
   process.stdout.write(`${lines.join('\n')}\n${formatTable(rows)}\n`);

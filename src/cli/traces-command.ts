@@ -34,13 +34,26 @@ interface TraceLine {
 }
 
 export async function tracesCommand(argv: string[], environment: NodeJS.ProcessEnv, signal?: AbortSignal): Promise<void> {
-  const options = { ...apiOptions, project: { type: 'string' }, workload: { type: 'string' }, status: { type: 'string' }, model: { type: 'string' }, limit: { type: 'string' }, follow: { type: 'boolean' }, json: { type: 'boolean' } } as const;
+  const options = {
+    ...apiOptions,
+    project: { type: 'string' },
+    workload: { type: 'string' },
+    status: { type: 'string' },
+    model: { type: 'string' },
+    limit: { type: 'string' },
+    follow: { type: 'boolean' },
+    json: { type: 'boolean' },
+  } as const;
   const { values, help } = parseCommand(argv, options, tracesUsage);
   if (help) return void process.stdout.write(`${tracesUsage}\n`);
   if (values.workload === undefined) throw new UsageError('--workload is required', tracesUsage);
   const limit = parseInteger(values.limit, '--limit', tracesUsage, 1, 100) ?? 20;
   const client = createApiClient(values, environment);
-  const filter = new URLSearchParams({ limit: String(limit), ...(values.status === undefined ? {} : { status: values.status }), ...(values.model === undefined ? {} : { model: values.model }) });
+  const filter = new URLSearchParams({
+    limit: String(limit),
+    ...(values.status === undefined ? {} : { status: values.status }),
+    ...(values.model === undefined ? {} : { model: values.model }),
+  });
   const path = `/projects/${encodeURIComponent(projectOf(values))}/workloads/${encodeURIComponent(values.workload)}/traces?${filter}`;
   const print = (trace: TraceLine) => process.stdout.write(`${values.json === true ? JSON.stringify(trace) : formatTrace(trace)}\n`);
   const seen = new Set<string>();

@@ -22,7 +22,9 @@ export async function transferModelFile(
     },
   };
   try {
-    return target.kind === 'download' ? await downloadModelFile({ ...target, ...watch, requireGguf: true }) : await copyModelFile({ ...target, ...watch });
+    return target.kind === 'download'
+      ? await downloadModelFile({ ...target, ...watch, requireGguf: true })
+      : await copyModelFile({ ...target, ...watch });
   } finally {
     reporter.finish();
   }

@@ -10,7 +10,11 @@ describe('fleet downloads', () => {
   it('passes progress on to the workers at most every interval, the latest always, and the end at once', () => {
     vi.useFakeTimers();
     const sent: ToWorker[] = [];
-    const downloads = createFleetDownloads((message) => sent.push(message), 250, () => Date.now());
+    const downloads = createFleetDownloads(
+      (message) => sent.push(message),
+      250,
+      () => Date.now(),
+    );
     downloads.update('/m.gguf', at(1));
     downloads.update('/m.gguf', at(2));
     downloads.update('/m.gguf', at(3));

@@ -15,7 +15,11 @@ export interface FleetDownloads extends ModelDownloads {
   entries(): Array<[string, DownloadProgress]>;
 }
 
-export function createFleetDownloads(broadcast: (message: ToWorker) => void, intervalMs = 250, now: () => number = Date.now): FleetDownloads {
+export function createFleetDownloads(
+  broadcast: (message: ToWorker) => void,
+  intervalMs = 250,
+  now: () => number = Date.now,
+): FleetDownloads {
   const local = createModelDownloads();
   const active = new Map<string, DownloadProgress>();
   /** Per path: when progress was last sent, and the timer that sends the latest once the interval is over. */

@@ -33,13 +33,19 @@ export type ToPrimary =
   | { type: 'fleet:metrics-request'; id: number };
 
 export function asToWorker(message: unknown): ToWorker | null {
-  return hasFleetType(message) && ['fleet:start', 'fleet:stop', 'fleet:download', 'fleet:snapshot-request', 'fleet:metrics', 'fleet:metrics-failed'].includes(message.type)
+  return hasFleetType(message) &&
+    ['fleet:start', 'fleet:stop', 'fleet:download', 'fleet:snapshot-request', 'fleet:metrics', 'fleet:metrics-failed'].includes(
+      message.type,
+    )
     ? (message as ToWorker)
     : null;
 }
 
 export function asToPrimary(message: unknown): ToPrimary | null {
-  return hasFleetType(message) && ['fleet:hello', 'fleet:listening', 'fleet:start-failed', 'fleet:snapshot', 'fleet:metrics-request'].includes(message.type) ? (message as ToPrimary) : null;
+  return hasFleetType(message) &&
+    ['fleet:hello', 'fleet:listening', 'fleet:start-failed', 'fleet:snapshot', 'fleet:metrics-request'].includes(message.type)
+    ? (message as ToPrimary)
+    : null;
 }
 
 function hasFleetType(message: unknown): message is { type: string } {

@@ -37,8 +37,16 @@ export function createFleetMetrics(options: FleetMetricsOptions): FleetMetrics {
   const { logger } = options;
   const timeoutMs = options.timeoutMs ?? 2_000;
   const register = new Registry();
-  const answering = new Gauge({ name: 'taskgate_cluster_workers', help: 'Workers of serve --workers whose metrics this scrape sums.', registers: [register] });
-  const restarts = new Counter({ name: 'taskgate_cluster_worker_restarts_total', help: 'Workers of serve --workers restarted after they died.', registers: [register] });
+  const answering = new Gauge({
+    name: 'taskgate_cluster_workers',
+    help: 'Workers of serve --workers whose metrics this scrape sums.',
+    registers: [register],
+  });
+  const restarts = new Counter({
+    name: 'taskgate_cluster_worker_restarts_total',
+    help: 'Workers of serve --workers restarted after they died.',
+    registers: [register],
+  });
   /** Scrapes waiting for snapshots, by id. */
   const gathering = new Map<number, (snapshot: MetricsSnapshot) => void>();
   let nextId = 1;
@@ -49,7 +57,11 @@ export function createFleetMetrics(options: FleetMetricsOptions): FleetMetrics {
     let asked = 0;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
-        logger.warn('metrics: some workers did not hand over their metrics in time; this scrape leaves them out', { asked, answered: snapshots.length, timeout_ms: timeoutMs });
+        logger.warn('metrics: some workers did not hand over their metrics in time; this scrape leaves them out', {
+          asked,
+          answered: snapshots.length,
+          timeout_ms: timeoutMs,
+        });
         resolve();
       }, timeoutMs);
       gathering.set(id, (snapshot) => {
@@ -95,8 +107,12 @@ export function createFleetMetrics(options: FleetMetricsOptions): FleetMetrics {
           render().then(
             (rendered) => channel.send({ type: 'fleet:metrics', id: message.id, ...rendered } satisfies ToWorker),
             (error: unknown) => {
-              logger.error('metrics: aggregating the workers\' metrics failed', errorFields(error));
-              channel.send({ type: 'fleet:metrics-failed', id: message.id, message: error instanceof Error ? error.message : String(error) } satisfies ToWorker);
+              logger.error("metrics: aggregating the workers' metrics failed", errorFields(error));
+              channel.send({
+                type: 'fleet:metrics-failed',
+                id: message.id,
+                message: error instanceof Error ? error.message : String(error),
+              } satisfies ToWorker);
             },
           );
         }

@@ -78,9 +78,20 @@ export async function startWorkerFleet(options: WorkerFleetOptions): Promise<Wor
   // The primary serves `server.metrics` itself, with the sum; workers would each take a port for their own part.
   const workerSettings: Settings = { ...settings, config: { ...settings.config, server: { ...settings.config.server, metrics: null } } };
   const limits = settings.limits.type === 'memory' ? createClusterLimitsHost() : null;
-  const slots: Slot[] = Array.from({ length: options.workers }, (_, index) => ({ index, worker: null, startedAt: 0, quickDeaths: 0, restart: null, exited: Promise.resolve(true), stop: null }));
+  const slots: Slot[] = Array.from({ length: options.workers }, (_, index) => ({
+    index,
+    worker: null,
+    startedAt: 0,
+    quickDeaths: 0,
+    restart: null,
+    exited: Promise.resolve(true),
+    stop: null,
+  }));
   const listening = new Set<Worker>();
-  const fleetMetrics = createFleetMetrics({ workers: () => [...listening].map(channelToWorker), logger: logger.child({ part: 'metrics' }) });
+  const fleetMetrics = createFleetMetrics({
+    workers: () => [...listening].map(channelToWorker),
+    logger: logger.child({ part: 'metrics' }),
+  });
   const broadcast = (message: ToWorker) => {
     for (const slot of slots) if (slot.worker !== null) channelToWorker(slot.worker).send(message);
   };
@@ -92,7 +103,12 @@ export async function startWorkerFleet(options: WorkerFleetOptions): Promise<Wor
 
   // Workers start with the primary's node options plus the serving heap flags (server/heap-tuning.ts), which V8 reads only at start.
   const execArgv = [...process.execArgv, ...missingHeapTuningFlags(process.execArgv)];
-  cluster.setupPrimary({ exec: fileURLToPath(new URL('./worker-main.js', import.meta.url)), args: [], execArgv, serialization: 'advanced' });
+  cluster.setupPrimary({
+    exec: fileURLToPath(new URL('./worker-main.js', import.meta.url)),
+    args: [],
+    execArgv,
+    serialization: 'advanced',
+  });
 
   function fork(slot: Slot): void {
     const worker = cluster.fork();
@@ -109,7 +125,12 @@ export async function startWorkerFleet(options: WorkerFleetOptions): Promise<Wor
         if (message?.type === 'fleet:hello') {
           greeted = true;
           if (stopping) return void worker.process.kill('SIGTERM');
-          channel.send({ type: 'fleet:start', slot: slot.index, settings: workerSettings, downloads: downloads.entries() } satisfies ToWorker);
+          channel.send({
+            type: 'fleet:start',
+            slot: slot.index,
+            settings: workerSettings,
+            downloads: downloads.entries(),
+          } satisfies ToWorker);
         } else if (message?.type === 'fleet:listening') {
           port = message.port;
           listening.add(worker);
@@ -117,7 +138,13 @@ export async function startWorkerFleet(options: WorkerFleetOptions): Promise<Wor
           if (started !== null && slots.every((each) => each.worker !== null && listening.has(each.worker))) started.resolve();
         } else if (message?.type === 'fleet:start-failed') {
           failure = new WorkerStartError(message.message, message.code ?? undefined, message.syscall ?? undefined);
-          if (started === null) logger.error('worker could not start', { worker: slot.index, pid: worker.process.pid, error_message: message.message, error_code: message.code });
+          if (started === null)
+            logger.error('worker could not start', {
+              worker: slot.index,
+              pid: worker.process.pid,
+              error_message: message.message,
+              error_code: message.code,
+            });
         }
       }),
     ];
@@ -134,13 +161,22 @@ export async function startWorkerFleet(options: WorkerFleetOptions): Promise<Wor
         resolve(code === 0 || signal === 'SIGTERM');
         if (stopping) return;
         if (started !== null) {
-          started.reject(failure ?? new WorkerStartError(`a worker exited before it listened (${signal ?? `exit code ${code}`})`, undefined, undefined));
+          started.reject(
+            failure ?? new WorkerStartError(`a worker exited before it listened (${signal ?? `exit code ${code}`})`, undefined, undefined),
+          );
           return;
         }
         const livedMs = Date.now() - slot.startedAt;
         slot.quickDeaths = quickDeathsAfter(slot.quickDeaths, livedMs);
         const delayMs = restartDelayMs(slot.quickDeaths);
-        logger.warn('worker died; starting another in its place', { worker: slot.index, pid: worker.process.pid, exit_code: code, signal, lived_ms: livedMs, restart_in_ms: delayMs });
+        logger.warn('worker died; starting another in its place', {
+          worker: slot.index,
+          pid: worker.process.pid,
+          exit_code: code,
+          signal,
+          lived_ms: livedMs,
+          restart_in_ms: delayMs,
+        });
         slot.restart = setTimeout(() => {
           slot.restart = null;
           if (stopping) return;

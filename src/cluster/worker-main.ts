@@ -56,9 +56,15 @@ async function serve(start: Extract<ToWorker, { type: 'fleet:start' }>): Promise
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
 
-  const limiter = settings.limits.type === 'memory' ? createClusterRateLimiter({ channel, logger: logger.child({ part: 'limits' }) }) : undefined;
+  const limiter =
+    settings.limits.type === 'memory' ? createClusterRateLimiter({ channel, logger: logger.child({ part: 'limits' }) }) : undefined;
   try {
-    gateway = await startTaskgate(settings, logger, { downloads, limiter, bootstrapAdminKey: false, metrics: (local) => createWorkerMetrics({ local, channel, slot }) });
+    gateway = await startTaskgate(settings, logger, {
+      downloads,
+      limiter,
+      bootstrapAdminKey: false,
+      metrics: (local) => createWorkerMetrics({ local, channel, slot }),
+    });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException | null)?.code;
     const syscall = (error as NodeJS.ErrnoException | null)?.syscall;

@@ -20,7 +20,12 @@ import type { MessageChannel } from '../ipc/message-channel.js';
 /** 503 on `/metrics`: the primary did not aggregate in time. Better no scrape than one worker's counters, which would read as a reset. */
 export class MetricsUnavailableError extends GatewayError {
   constructor(why: string) {
-    super(`The metrics of every worker could not be gathered: ${why}. Retry the scrape.`, { status: 503, code: 'metrics_unavailable', type: 'server_error', retryable: true });
+    super(`The metrics of every worker could not be gathered: ${why}. Retry the scrape.`, {
+      status: 503,
+      code: 'metrics_unavailable',
+      type: 'server_error',
+      retryable: true,
+    });
   }
 }
 
@@ -63,7 +68,11 @@ export function createWorkerMetrics(options: WorkerMetricsOptions): Metrics {
     } else if (message?.type === 'fleet:metrics' || message?.type === 'fleet:metrics-failed') {
       const settle = waiting.get(message.id);
       waiting.delete(message.id);
-      settle?.(message.type === 'fleet:metrics' ? { contentType: message.contentType, body: message.body } : new MetricsUnavailableError(message.message));
+      settle?.(
+        message.type === 'fleet:metrics'
+          ? { contentType: message.contentType, body: message.body }
+          : new MetricsUnavailableError(message.message),
+      );
     }
   });
 

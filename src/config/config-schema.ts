@@ -10,9 +10,7 @@ import { DEFAULT_MODELS, type DefaultModel } from '../catalog/default-models.js'
 /** `traces.flush_interval_ms`'s default. */
 const FLUSH_INTERVAL_MS = 50;
 
-const identifier = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 letters, digits, ".", "_" or "-"');
+const identifier = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 letters, digits, ".", "_" or "-"');
 
 /** A replica on an engine that fails `failures` times in a row is taken out for `cooldown_ms`, doubling up to `max_cooldown_ms`. */
 const circuitBreaker = z
@@ -42,8 +40,10 @@ const transportHeaders = new Set(['host', 'content-length', 'transfer-encoding',
 function checkEngineHeaders(headers: Record<string, string> | undefined, context: z.RefinementCtx): void {
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (!passes(() => validateHeaderName(name))) context.addIssue({ code: 'custom', path: [name], message: 'must be an HTTP header name' });
-    else if (transportHeaders.has(name.toLowerCase())) context.addIssue({ code: 'custom', path: [name], message: 'is set by taskgate itself' });
-    else if (!passes(() => validateHeaderValue(name, value))) context.addIssue({ code: 'custom', path: [name], message: 'must be one line of text' });
+    else if (transportHeaders.has(name.toLowerCase()))
+      context.addIssue({ code: 'custom', path: [name], message: 'is set by taskgate itself' });
+    else if (!passes(() => validateHeaderValue(name, value)))
+      context.addIssue({ code: 'custom', path: [name], message: 'must be one line of text' });
   }
 }
 
@@ -116,8 +116,7 @@ const llamaCppEngine = z
   .strict();
 
 const engine = z.discriminatedUnion('type', [openAIEngine, llamaCppEngine], {
-  error: (issue) =>
-    issue.code === 'invalid_union' ? 'unknown engine type; supported: openai, llama-cpp' : undefined,
+  error: (issue) => (issue.code === 'invalid_union' ? 'unknown engine type; supported: openai, llama-cpp' : undefined),
 });
 
 const replica = z
@@ -142,9 +141,18 @@ const replica = z
 const model = z
   .object({
     /** Canonical id, returned as `model` in responses. */
-    id: z.string().min(1).max(128).regex(/^[^\s/]+$/, 'must not contain spaces or "/"'),
+    id: z
+      .string()
+      .min(1)
+      .max(128)
+      .regex(/^[^\s/]+$/, 'must not contain spaces or "/"'),
     /** Makes the provider-pinned form `<provider>/<id>` resolve here. */
-    provider: z.string().min(1).max(64).regex(/^[^\s/]+$/, 'must not contain spaces or "/"').optional(),
+    provider: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[^\s/]+$/, 'must not contain spaces or "/"')
+      .optional(),
     /** Other names callers may use (e.g. `Qwen/Qwen2.5-7B-Instruct`). */
     aliases: z.array(z.string().min(1).max(256)).optional(),
     /** Replicas serving this model; the pool balances across them and fails over. */
@@ -154,7 +162,10 @@ const model = z
      * default catalog, this, `provider`, `aliases`, `context_window` and
      * `supports` default to the catalog's values.
      */
-    price: z.object({ input: z.number().min(0), output: z.number().min(0) }).strict().optional(),
+    price: z
+      .object({ input: z.number().min(0), output: z.number().min(0) })
+      .strict()
+      .optional(),
     context_window: z.number().int().min(1).optional(),
     /** What the model can do; the router only offers a call to models that support what it needs. */
     supports: z.array(z.enum(['tools', 'json', 'vision'])).optional(),
@@ -237,7 +248,11 @@ const configObject = z
         requests_per_minute: z.number().int().min(1).default(600),
         /** Per key, unless the key carries its own; null for no token limit. Prompt and completion tokens count. */
         tokens_per_minute: z.number().int().min(1).nullable().default(null),
-        max_body_bytes: z.number().int().min(1024).default(4 * 1024 * 1024),
+        max_body_bytes: z
+          .number()
+          .int()
+          .min(1024)
+          .default(4 * 1024 * 1024),
         /**
          * Where the budgets live: in this process (`memory`), or in Redis,
          * shared by every process that names the same Redis, so N processes
@@ -328,13 +343,20 @@ export function createConfigSchema(catalog: readonly DefaultModel[] = DEFAULT_MO
   const catalogEntry = (modelId: string) => catalog.find((model) => model.id === modelId);
   return configObject
     .superRefine((config, context) => checkReferences(config, context, catalogEntry))
-    .transform((config) => ({ ...config, models: config.models.map((modelConfig) => withCatalogDefaults(modelConfig, catalogEntry(modelConfig.id))) }));
+    .transform((config) => ({
+      ...config,
+      models: config.models.map((modelConfig) => withCatalogDefaults(modelConfig, catalogEntry(modelConfig.id))),
+    }));
 }
 
 type ParsedConfig = z.output<typeof configObject>;
 
 /** Cross-field rules zod cannot state field by field; every issue names its path. */
-function checkReferences(config: ParsedConfig, context: z.RefinementCtx, catalogEntry: (modelId: string) => DefaultModel | undefined): void {
+function checkReferences(
+  config: ParsedConfig,
+  context: z.RefinementCtx,
+  catalogEntry: (modelId: string) => DefaultModel | undefined,
+): void {
   const engineTypes = new Map<string, string>();
   config.engines.forEach((engineConfig, index) => {
     if (engineTypes.has(engineConfig.id)) {
@@ -353,15 +375,30 @@ function checkReferences(config: ParsedConfig, context: z.RefinementCtx, catalog
         context.addIssue({ code: 'custom', path: [...path, 'engine'], message: `no engine with id "${replicaConfig.engine}" in engines` });
       } else if (type !== 'llama-cpp') {
         for (const key of ['file', 'sequences', 'context_size'] as const) {
-          if (replicaConfig[key] !== undefined) context.addIssue({ code: 'custom', path: [...path, key], message: `only for llama-cpp engines; "${replicaConfig.engine}" is ${type}` });
+          if (replicaConfig[key] !== undefined)
+            context.addIssue({
+              code: 'custom',
+              path: [...path, key],
+              message: `only for llama-cpp engines; "${replicaConfig.engine}" is ${type}`,
+            });
         }
       } else if (replicaConfig.file === undefined && fromCatalog === undefined) {
-        context.addIssue({ code: 'custom', path: [...path, 'file'], message: `required: "${modelConfig.id}" is not in the default catalog, so name its GGUF file` });
+        context.addIssue({
+          code: 'custom',
+          path: [...path, 'file'],
+          message: `required: "${modelConfig.id}" is not in the default catalog, so name its GGUF file`,
+        });
       }
     });
     if (fromCatalog === undefined) {
-      if (modelConfig.price === undefined) context.addIssue({ code: 'custom', path: at('price'), message: `required: "${modelConfig.id}" is not in the default catalog` });
-      if (modelConfig.context_window === undefined) context.addIssue({ code: 'custom', path: at('context_window'), message: `required: "${modelConfig.id}" is not in the default catalog` });
+      if (modelConfig.price === undefined)
+        context.addIssue({ code: 'custom', path: at('price'), message: `required: "${modelConfig.id}" is not in the default catalog` });
+      if (modelConfig.context_window === undefined)
+        context.addIssue({
+          code: 'custom',
+          path: at('context_window'),
+          message: `required: "${modelConfig.id}" is not in the default catalog`,
+        });
     }
     const claimed: Array<[string, (string | number)[]]> = [[modelConfig.id, at('id')]];
     (modelConfig.aliases ?? fromCatalog?.aliases ?? []).forEach((alias, aliasIndex) => claimed.push([alias, at('aliases', aliasIndex)]));

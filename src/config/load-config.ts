@@ -95,7 +95,12 @@ export function interpolateEnvironment(value: unknown, environment: Environment,
 }
 
 /** Parses and validates config text; throws `ConfigError` listing every problem by path. */
-export function parseConfig(text: string, environment: Environment, source = 'config', catalog: readonly DefaultModel[] = DEFAULT_MODELS): Config {
+export function parseConfig(
+  text: string,
+  environment: Environment,
+  source = 'config',
+  catalog: readonly DefaultModel[] = DEFAULT_MODELS,
+): Config {
   let document: unknown;
   try {
     document = parseYaml(text, { uniqueKeys: true }) ?? {};
@@ -124,7 +129,8 @@ export function loadSettings(overrides: SettingsOverrides, environment: Environm
   }
 
   const fromEnvironment = nonEmpty(environment.TASKGATE_DATA_DIR);
-  const dataDirectorySource = overrides.dataDirectory !== undefined ? '--data-dir' : fromEnvironment !== undefined ? 'TASKGATE_DATA_DIR' : 'default';
+  const dataDirectorySource =
+    overrides.dataDirectory !== undefined ? '--data-dir' : fromEnvironment !== undefined ? 'TASKGATE_DATA_DIR' : 'default';
   const dataDirectory = resolve(overrides.dataDirectory ?? fromEnvironment ?? '.taskgate');
   const port = overrides.port ?? parsePort(environment.PORT) ?? config.server.port;
   const adminKey = nonEmpty(environment.TASKGATE_ADMIN_KEY) ?? null;
@@ -135,7 +141,20 @@ export function loadSettings(overrides: SettingsOverrides, environment: Environm
   const store = storeLocation(config, dataDirectory, nonEmpty(environment.TASKGATE_DATABASE_URL));
   const limits = limitsLocation(config, nonEmpty(environment.TASKGATE_REDIS_URL));
   const telemetry = telemetrySettings(config, environment);
-  return { config, configPath, dataDirectory, dataDirectorySource, host: overrides.host ?? config.server.host, port, adminKey, store, limits, catalog, offline, telemetry };
+  return {
+    config,
+    configPath,
+    dataDirectory,
+    dataDirectorySource,
+    host: overrides.host ?? config.server.host,
+    port,
+    adminKey,
+    store,
+    limits,
+    catalog,
+    offline,
+    telemetry,
+  };
 }
 
 function readText(path: string, what: string): string {
@@ -206,7 +225,8 @@ function nonEmpty(text: string | undefined): string | undefined {
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   const where = formatPath(issue.path.map(String));
-  if (issue.code === 'unrecognized_keys') return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
+  if (issue.code === 'unrecognized_keys')
+    return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
   return `${where}: ${issue.message}`;
 }
 

@@ -29,9 +29,11 @@ export function telemetrySettings(config: Config, environment: Environment): Tel
     checkedUrl(value('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'), 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') ??
     tracesPath(checkedUrl(value('OTEL_EXPORTER_OTLP_ENDPOINT'), 'OTEL_EXPORTER_OTLP_ENDPOINT') ?? config.telemetry.otlp.endpoint);
   if (tracesUrl === undefined) return null;
-  const protocolName = value('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocolName =
+    value('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
   const protocol = value(protocolName) ?? config.telemetry.otlp.protocol;
-  if (!isProtocol(protocol)) throw new ConfigError(`${protocolName} must be http/protobuf or http/json (taskgate does not export over gRPC), got "${protocol}"`);
+  if (!isProtocol(protocol))
+    throw new ConfigError(`${protocolName} must be http/protobuf or http/json (taskgate does not export over gRPC), got "${protocol}"`);
   return {
     tracesUrl,
     protocol,
@@ -50,7 +52,8 @@ function isProtocol(text: string): text is TelemetrySettings['protocol'] {
 
 function checkedUrl(text: string | undefined, name: string): string | undefined {
   if (text === undefined) return undefined;
-  if (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol)) throw new ConfigError(`${name} must be an http:// or https:// URL, got "${text}"`);
+  if (!URL.canParse(text) || !/^https?:$/.test(new URL(text).protocol))
+    throw new ConfigError(`${name} must be an http:// or https:// URL, got "${text}"`);
   return text;
 }
 

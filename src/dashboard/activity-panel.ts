@@ -23,25 +23,28 @@ const model: Column<Trace> = { label: 'Model', kind: 'long', cell: modelText };
 
 /** `failed`: the newest failed calls of the window (the examples); the counts come from the stats. */
 export function renderFailures(stats: WorkloadStats, failed: readonly Trace[]): SafeHtml {
-  if (stats.failures.length === 0) return html`<section id="failures"><h2>Failures</h2><p class="empty">No failed call in this window.</p></section>`;
+  if (stats.failures.length === 0)
+    return html`<section id="failures"><h2>Failures</h2><p class="empty">No failed call in this window.</p></section>`;
   return html`<section id="failures"><h2>Failures</h2>${stats.failures.map((failure) => {
     const examples = failed.filter((trace) => trace.errorClass === failure.errorClass).slice(0, EXAMPLES_PER_CLASS);
     return html`<div class="failure" data-error-class="${failure.errorClass}">
 <h3><span class="badge error">${failure.errorClass}</span> <span data-field="count">${formatCount(failure.count)}</span> <span class="muted">${failure.count === 1 ? 'call' : 'calls'}</span></h3>
-${examples.length === 0
-  ? html`<p class="muted">No recent example kept.</p>`
-  : renderTable<Trace>({
-      breadth: 'wide',
-      rows: examples,
-      // When and HTTP first: short, they share a line when rows are stacked.
-      columns: [
-        when,
-        { label: 'HTTP', kind: 'number', cell: (trace) => trace.httpStatus },
-        request,
-        model,
-        { label: 'Message', kind: 'long', cell: (trace) => (trace.errorMessage ?? '').slice(0, 300) },
-      ],
-    })}
+${
+  examples.length === 0
+    ? html`<p class="muted">No recent example kept.</p>`
+    : renderTable<Trace>({
+        breadth: 'wide',
+        rows: examples,
+        // When and HTTP first: short, they share a line when rows are stacked.
+        columns: [
+          when,
+          { label: 'HTTP', kind: 'number', cell: (trace) => trace.httpStatus },
+          request,
+          model,
+          { label: 'Message', kind: 'long', cell: (trace) => (trace.errorMessage ?? '').slice(0, 300) },
+        ],
+      })
+}
 </div>`;
   })}</section>`;
 }
@@ -58,11 +61,16 @@ export function renderRecentTraces(traces: readonly Trace[]): SafeHtml {
       {
         label: 'Status',
         kind: 'fixed',
-        cell: (trace) => html`<span class="${`badge ${trace.status}`}">${trace.status === 'ok' ? 'ok' : `${trace.status} ${trace.httpStatus}`}</span>${trace.stream ? html` <span class="muted">stream</span>` : null}`,
+        cell: (trace) =>
+          html`<span class="${`badge ${trace.status}`}">${trace.status === 'ok' ? 'ok' : `${trace.status} ${trace.httpStatus}`}</span>${trace.stream ? html` <span class="muted">stream</span>` : null}`,
       },
       request,
       model,
-      { label: 'Tokens in / out', kind: 'number', cell: (trace) => `${formatCount(trace.promptTokens)} / ${formatCount(trace.completionTokens)}` },
+      {
+        label: 'Tokens in / out',
+        kind: 'number',
+        cell: (trace) => `${formatCount(trace.promptTokens)} / ${formatCount(trace.completionTokens)}`,
+      },
       { label: 'Cost', kind: 'number', cell: (trace) => formatUsd(trace.costUsd) },
       { label: 'Latency', kind: 'number', cell: (trace) => formatMs(trace.latencyMs) },
       { label: 'TTFT', kind: 'number', cell: (trace) => formatMs(trace.ttftMs) },

@@ -13,7 +13,11 @@ beforeAll(async () => {
   taskgate = await startTestGateway(engineConfig([engine.baseUrl]));
   origin = taskgate.origin;
   const reply = await taskgate.postChat(
-    { model: 'model-0', messages: [{ role: 'user', content: '</pre><script>alert("owned")</script>' }], metadata: { note: '<img src=x onerror=alert(1)>' } },
+    {
+      model: 'model-0',
+      messages: [{ role: 'user', content: '</pre><script>alert("owned")</script>' }],
+      metadata: { note: '<img src=x onerror=alert(1)>' },
+    },
     { headers: { 'x-taskgate-project': 'shop', 'x-taskgate-workload': 'summarise' } },
   );
   hostileRequestId = reply.headers.get('x-request-id') as string;
@@ -51,7 +55,9 @@ describe('login', () => {
     expect(overview.status).toBe(303);
     expect(overview.headers.get('location')).toBe('/dashboard/login');
     const deep = await get('/dashboard/projects/shop/workloads/summarise?since=7d');
-    expect(deep.headers.get('location')).toBe(`/dashboard/login?next=${encodeURIComponent('/dashboard/projects/shop/workloads/summarise?since=7d')}`);
+    expect(deep.headers.get('location')).toBe(
+      `/dashboard/login?next=${encodeURIComponent('/dashboard/projects/shop/workloads/summarise?since=7d')}`,
+    );
 
     const form = await get(deep.headers.get('location') as string);
     expect(form.status).toBe(200);
@@ -61,7 +67,11 @@ describe('login', () => {
     expect(page).toContain('<form method="post" action="/dashboard/login">');
     expect(page).toContain('value="/dashboard/projects/shop/workloads/summarise?since=7d"');
 
-    const response = await postForm('/dashboard/login', { key: ADMIN_KEY, next: '/dashboard/projects/shop/workloads/summarise?since=7d' }, {});
+    const response = await postForm(
+      '/dashboard/login',
+      { key: ADMIN_KEY, next: '/dashboard/projects/shop/workloads/summarise?since=7d' },
+      {},
+    );
     expect(response.status).toBe(303);
     expect(response.headers.get('location')).toBe('/dashboard/projects/shop/workloads/summarise?since=7d');
   });
@@ -72,7 +82,11 @@ describe('login', () => {
     const cookie = response.headers.get('set-cookie') as string;
     expect(cookie).toMatch(/^taskgate_session=[A-Za-z0-9_-]{43}; Max-Age=43200; Path=\/dashboard; HttpOnly; SameSite=Strict$/);
     expect(cookie).not.toContain(ADMIN_KEY);
-    const overTls = await postForm('/dashboard/login', { key: ADMIN_KEY }, { 'x-forwarded-proto': 'https', origin: origin.replace('http:', 'https:') });
+    const overTls = await postForm(
+      '/dashboard/login',
+      { key: ADMIN_KEY },
+      { 'x-forwarded-proto': 'https', origin: origin.replace('http:', 'https:') },
+    );
     expect(overTls.headers.get('set-cookie')).toMatch(/; Secure$/);
   });
 
@@ -107,11 +121,14 @@ describe('login', () => {
     expect((await get('/dashboard', cookie)).status).toBe(303);
   });
 
-  it("ends a session when its key is revoked or the cookie is made up", async () => {
+  it('ends a session when its key is revoked or the cookie is made up', async () => {
     const admin = await taskgate.createKey({ role: 'admin' });
     const cookie = await logIn(admin.text);
     expect((await get('/dashboard', cookie)).status).toBe(200);
-    const revoke = await fetch(`${taskgate.baseUrl}/keys/${admin.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    const revoke = await fetch(`${taskgate.baseUrl}/keys/${admin.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
     expect(revoke.status).toBe(200);
     expect((await get('/dashboard', cookie)).status).toBe(303);
     expect((await get('/dashboard', `taskgate_session=${'A'.repeat(43)}`)).status).toBe(303);

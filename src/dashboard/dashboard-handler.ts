@@ -48,15 +48,32 @@ export const DASHBOARD_PATH = '/dashboard';
 export function createDashboard(dependencies: DashboardDependencies): MountedHandler {
   const { authenticator, store, logger } = dependencies;
   const sessions = dependencies.sessions ?? createSessionStore({ store: store.sessions });
-  const login = createLoginActions({ authenticator, accounts: store.accounts, sessions, bodyTimeoutMs: dependencies.bodyTimeoutMs ?? 30_000 });
-  const data = createPageData({ store, stats: dependencies.stats, routing: dependencies.routing, engineLoad: dependencies.engineLoad, now: dependencies.now ?? Date.now });
+  const login = createLoginActions({
+    authenticator,
+    accounts: store.accounts,
+    sessions,
+    bodyTimeoutMs: dependencies.bodyTimeoutMs ?? 30_000,
+  });
+  const data = createPageData({
+    store,
+    stats: dependencies.stats,
+    routing: dependencies.routing,
+    engineLoad: dependencies.engineLoad,
+    now: dependencies.now ?? Date.now,
+  });
   const assets = createAssets();
 
   function methodNotAllowed(response: ServerResponse, allowed: string, headers: OutgoingHttpHeaders): void {
     sendHtml(response, 405, messagePage('Method not allowed', `Use ${allowed} here.`), { ...headers, allow: allowed });
   }
 
-  async function route(request: IncomingMessage, response: ServerResponse, path: string, query: URLSearchParams, headers: OutgoingHttpHeaders): Promise<void> {
+  async function route(
+    request: IncomingMessage,
+    response: ServerResponse,
+    path: string,
+    query: URLSearchParams,
+    headers: OutgoingHttpHeaders,
+  ): Promise<void> {
     const segments = path.split('/').slice(2).map(safeDecode);
     if (segments.length > 0 && segments[segments.length - 1] === '') segments.pop();
     const method = request.method === 'HEAD' ? 'GET' : (request.method ?? 'GET');
@@ -81,14 +98,19 @@ export function createDashboard(dependencies: DashboardDependencies): MountedHan
     if (key === undefined) {
       const here = path + (query.size > 0 ? `?${query.toString()}` : '');
       const next = safeNext(here);
-      return redirect(response, next === undefined || next === '/dashboard' ? '/dashboard/login' : `/dashboard/login?next=${encodeURIComponent(next)}`, headers);
+      return redirect(
+        response,
+        next === undefined || next === '/dashboard' ? '/dashboard/login' : `/dashboard/login?next=${encodeURIComponent(next)}`,
+        headers,
+      );
     }
     if (method !== 'GET') return methodNotAllowed(response, 'GET', headers);
     if (first === undefined) return sendHtml(response, 200, renderOverviewPage(await data.overview(key, query)), headers);
     if (first === 'projects' && rest.length === 3 && rest[1] === 'workloads') {
       return sendHtml(response, 200, renderWorkloadPage(await data.workload(key, rest[0] as string, rest[2] as string, query)), headers);
     }
-    if (first === 'traces' && rest.length === 1) return sendHtml(response, 200, renderTracePage(await data.trace(key, rest[0] as string)), headers);
+    if (first === 'traces' && rest.length === 1)
+      return sendHtml(response, 200, renderTracePage(await data.trace(key, rest[0] as string)), headers);
     return sendHtml(response, 404, messagePage('Not found', 'There is no such dashboard page.', await data.accountView(key)), headers);
   }
 
@@ -98,9 +120,19 @@ export function createDashboard(dependencies: DashboardDependencies): MountedHan
     } catch (thrown) {
       if (thrown instanceof ClientAbortError) return;
       const error = asGatewayError(thrown);
-      if (error.status >= 500) logger.error('dashboard page failed', { request_id: String(headers['x-request-id'] ?? ''), path: path.slice(0, 200), ...errorFields(error.cause ?? error) });
+      if (error.status >= 500)
+        logger.error('dashboard page failed', {
+          request_id: String(headers['x-request-id'] ?? ''),
+          path: path.slice(0, 200),
+          ...errorFields(error.cause ?? error),
+        });
       const title = error.status === 404 ? 'Not found' : error.status >= 500 ? 'Something went wrong' : 'Request refused';
-      sendHtml(response, error.status, messagePage(title, error.status >= 500 ? 'The page could not be made; the log has the details.' : error.message), headers);
+      sendHtml(
+        response,
+        error.status,
+        messagePage(title, error.status >= 500 ? 'The page could not be made; the log has the details.' : error.message),
+        headers,
+      );
     }
   };
 }

@@ -22,7 +22,9 @@ describe('renderTable', () => {
       ],
     }).text;
     expect(table).toContain('<th>Workload</th><th class="num">Calls</th>');
-    expect(table).toContain('<td class="long" data-label="Workload">summarise</td><td class="num" data-label="Calls" data-field="calls">1200</td>');
+    expect(table).toContain(
+      '<td class="long" data-label="Workload">summarise</td><td class="num" data-label="Calls" data-field="calls">1200</td>',
+    );
     expect(table).toContain('<td class="num bad" data-label="Calls" data-field="calls">0</td>');
     expect(table.match(/<td /g)).toHaveLength(4);
     expect(table.match(/data-label=/g)).toHaveLength(4);
@@ -37,7 +39,9 @@ describe('renderTable', () => {
       columns: [{ label: 'Workload "name"', cell: (row) => row.name }],
     }).text;
     expect(table).toMatch(/^<div class="table wide"><table id="workloads">/);
-    expect(table).toContain('<tr data-workload="&lt;b&gt;odd&lt;/b&gt;"><td data-label="Workload &quot;name&quot;">&lt;b&gt;odd&lt;/b&gt;</td></tr>');
+    expect(table).toContain(
+      '<tr data-workload="&lt;b&gt;odd&lt;/b&gt;"><td data-label="Workload &quot;name&quot;">&lt;b&gt;odd&lt;/b&gt;</td></tr>',
+    );
     expect(renderTable<Row>({ rows, columns: [] }).text).toMatch(/^<div class="table">/);
   });
 });

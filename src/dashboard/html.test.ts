@@ -6,7 +6,9 @@ describe('html', () => {
   it('escapes every interpolated string, in text and in attributes', () => {
     const hostile = `"><script>alert('x')</script>&`;
     const out = html`<a title="${hostile}">${hostile}</a>`.text;
-    expect(out).toBe('<a title="&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;">&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;</a>');
+    expect(out).toBe(
+      '<a title="&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;">&quot;&gt;&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;</a>',
+    );
     expect(out).not.toContain('<script');
   });
 

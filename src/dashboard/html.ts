@@ -42,7 +42,10 @@ export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Saf
  * parsers.
  */
 export function jsonForScript(value: unknown): SafeHtml {
-  const text = JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const text = JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return new SafeHtml(text);
 }
 
@@ -72,20 +75,26 @@ export function layout(options: LayoutOptions, body: SafeHtml): SafeHtml {
 <link rel="icon" href="data:,">
 <title>${options.title} · taskgate</title>
 <link rel="stylesheet" href="/dashboard/assets/dashboard.css">
-${options.charts === true ? html`<link rel="stylesheet" href="/dashboard/assets/uPlot.min.css">
+${
+  options.charts === true
+    ? html`<link rel="stylesheet" href="/dashboard/assets/uPlot.min.css">
 <script src="/dashboard/assets/uPlot.iife.min.js" defer></script>
-<script src="/dashboard/assets/charts.js" defer></script>` : null}
+<script src="/dashboard/assets/charts.js" defer></script>`
+    : null
+}
 </head>
 <body>
 <header class="top">
   <a class="brand" href="/dashboard">taskgate</a>
-  ${options.account === undefined
-    ? null
-    : html`<nav class="crumbs"><a href="/dashboard">Overview</a>${crumbs.map((crumb) => html`<span class="sep">/</span>${crumb.href === undefined ? html`<span>${crumb.label}</span>` : html`<a href="${crumb.href}">${crumb.label}</a>`}`)}</nav>
+  ${
+    options.account === undefined
+      ? null
+      : html`<nav class="crumbs"><a href="/dashboard">Overview</a>${crumbs.map((crumb) => html`<span class="sep">/</span>${crumb.href === undefined ? html`<span>${crumb.label}</span>` : html`<a href="${crumb.href}">${crumb.label}</a>`}`)}</nav>
   <div class="who">
     <span class="account">account <strong>${options.account.name}</strong><span class="key"> · key <code>${options.account.keyPrefix}</code></span></span>
     <form method="post" action="/dashboard/logout"><button type="submit" class="link">Log out</button></form>
-  </div>`}
+  </div>`
+  }
 </header>
 <main>
 ${body}
@@ -97,5 +106,8 @@ ${body}
 
 /** A page that only says something: a 404, a refused form, a failure. */
 export function messagePage(title: string, message: string, account?: LayoutOptions['account']): SafeHtml {
-  return layout({ title, account }, html`<section class="panel"><h1>${title}</h1><p>${message}</p><p><a href="/dashboard">Back to the overview</a></p></section>`);
+  return layout(
+    { title, account },
+    html`<section class="panel"><h1>${title}</h1><p>${message}</p><p><a href="/dashboard">Back to the overview</a></p></section>`,
+  );
 }

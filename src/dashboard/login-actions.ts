@@ -19,14 +19,19 @@ const LOGIN_REFUSED = 'That is not an admin key of this taskgate (or it was revo
 /** Where to go after logging in: only a dashboard path of this site, never `//elsewhere` or a scheme. */
 export function safeNext(next: string | null): string | undefined {
   if (next === null || next.length > 1000) return undefined;
-  if (!/^\/dashboard(?:[/?][A-Za-z0-9\-._~%/?=&]*)?$/.test(next) || next.includes('//') || next.startsWith('/dashboard/login')) return undefined;
+  if (!/^\/dashboard(?:[/?][A-Za-z0-9\-._~%/?=&]*)?$/.test(next) || next.includes('//') || next.startsWith('/dashboard/login'))
+    return undefined;
   return next;
 }
 
 /** 403: a form post whose Origin is not this site (CSRF), on top of the SameSite=Strict cookie. */
 export class CrossSiteRequestError extends GatewayError {
   constructor() {
-    super('This form was posted from another site, or without an Origin header. Open the dashboard and try again.', { status: 403, code: 'cross_site_request', type: 'permission_error' });
+    super('This form was posted from another site, or without an Origin header. Open the dashboard and try again.', {
+      status: 403,
+      code: 'cross_site_request',
+      type: 'permission_error',
+    });
   }
 }
 
@@ -34,7 +39,12 @@ function refuseCrossSite(request: IncomingMessage): void {
   if (!isSameOrigin(request)) throw new CrossSiteRequestError();
 }
 
-export function createLoginActions(dependencies: { authenticator: Authenticator; accounts: AccountStore; sessions: SessionStore; bodyTimeoutMs: number }) {
+export function createLoginActions(dependencies: {
+  authenticator: Authenticator;
+  accounts: AccountStore;
+  sessions: SessionStore;
+  bodyTimeoutMs: number;
+}) {
   const { authenticator, accounts, sessions } = dependencies;
 
   async function readForm(request: IncomingMessage): Promise<URLSearchParams> {

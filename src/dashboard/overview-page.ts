@@ -37,7 +37,12 @@ ${renderTable<EngineLoad>({
     { label: 'Engine', cell: (engine) => engine.engineId },
     { label: 'Utilisation', kind: 'number', field: 'utilisation', cell: (engine) => formatUtilisation(engine.utilisation) },
     { label: 'In flight', kind: 'number', field: 'in-flight', cell: (engine) => formatCount(engine.inFlight) },
-    { label: 'Cost per hour', kind: 'number', field: 'cost-per-hour', cell: (engine) => (engine.costPerHour === null ? html`<span class="muted">—</span>` : formatUsd(engine.costPerHour)) },
+    {
+      label: 'Cost per hour',
+      kind: 'number',
+      field: 'cost-per-hour',
+      cell: (engine) => (engine.costPerHour === null ? html`<span class="muted">—</span>` : formatUsd(engine.costPerHour)),
+    },
   ],
 })}`;
 }
@@ -60,9 +65,19 @@ export function renderOverviewPage(data: OverviewData): SafeHtml {
           rowAttributes: (row) => html` data-project="${row.project}" data-workload="${row.workload}"`,
           columns: [
             { label: 'Project', cell: (row) => row.project },
-            { label: 'Workload', cell: (row) => html`<a href="${dashboardPath('projects', row.project, 'workloads', row.workload) + since}">${row.workload}</a>` },
+            {
+              label: 'Workload',
+              cell: (row) =>
+                html`<a href="${dashboardPath('projects', row.project, 'workloads', row.workload) + since}">${row.workload}</a>`,
+            },
             { label: 'Calls', kind: 'number', field: 'calls', cell: (row) => formatCount(row.calls) },
-            { label: 'Errors', kind: 'number', field: 'errors', tone: (row) => (row.errors > 0 ? 'bad' : undefined), cell: (row) => formatCount(row.errors) },
+            {
+              label: 'Errors',
+              kind: 'number',
+              field: 'errors',
+              tone: (row) => (row.errors > 0 ? 'bad' : undefined),
+              cell: (row) => formatCount(row.errors),
+            },
             { label: 'Error rate', kind: 'number', field: 'error-rate', cell: (row) => formatRate(row.errorRate) },
             { label: 'Cost', kind: 'number', field: 'cost', cell: (row) => formatUsd(row.costUsd) },
           ],

@@ -60,7 +60,11 @@ export function createPageData({ store, stats, routing, engineLoad, now }: PageD
   return {
     async overview(key: ApiKey, query: URLSearchParams): Promise<OverviewData> {
       const window = selectWindow(query, now());
-      const [account, summaries, workloads] = await Promise.all([accountView(key), stats.workloadSummaries(key.accountId, window.stats), knownWorkloads(key.accountId)]);
+      const [account, summaries, workloads] = await Promise.all([
+        accountView(key),
+        stats.workloadSummaries(key.accountId, window.stats),
+        knownWorkloads(key.accountId),
+      ]);
       return { account, window: window.name, summaries, workloads, engines: engineLoad?.() ?? [] };
     },
 
@@ -84,7 +88,11 @@ export function createPageData({ store, stats, routing, engineLoad, now }: PageD
 
     async trace(key: ApiKey, requestId: string): Promise<TracePageData> {
       const trace = await store.traces.get(key.accountId, requestId);
-      if (trace === null) throw new NotFoundError(`No trace for request '${requestId.slice(0, 64)}'. Traces are written within a second of the call.`, 'trace_not_found');
+      if (trace === null)
+        throw new NotFoundError(
+          `No trace for request '${requestId.slice(0, 64)}'. Traces are written within a second of the call.`,
+          'trace_not_found',
+        );
       const [account, feedback] = await Promise.all([accountView(key), store.routing.getFeedback(key.accountId, requestId)]);
       return { account, trace, feedback };
     },

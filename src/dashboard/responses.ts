@@ -9,7 +9,8 @@ import type { SafeHtml } from './html.js';
  * may frame a page.
  */
 const securityHeaders: OutgoingHttpHeaders = {
-  'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'none'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'none'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'same-origin',
@@ -18,7 +19,13 @@ const securityHeaders: OutgoingHttpHeaders = {
 export function sendHtml(response: ServerResponse, status: number, page: SafeHtml, headers: OutgoingHttpHeaders): void {
   if (response.headersSent || response.destroyed) return;
   const body = Buffer.from(page.text, 'utf8');
-  response.writeHead(status, { ...headers, ...securityHeaders, 'content-type': 'text/html; charset=utf-8', 'content-length': body.length, 'cache-control': 'no-store' });
+  response.writeHead(status, {
+    ...headers,
+    ...securityHeaders,
+    'content-type': 'text/html; charset=utf-8',
+    'content-length': body.length,
+    'cache-control': 'no-store',
+  });
   response.end(body);
 }
 

@@ -48,7 +48,10 @@ function servesText(route: RouteView): string {
   switch (route.phase) {
     case 'split': {
       const shares = (route.split?.shares ?? []).map((entry) => {
-        const share = entry.policy === null ? formatShare(entry.share) : `${formatShare(entry.share)} of the calls per-call policy #${entry.policy.epoch} picks (it picks ${formatShare(entry.policy.routed_share)} of the calls)`;
+        const share =
+          entry.policy === null
+            ? formatShare(entry.share)
+            : `${formatShare(entry.share)} of the calls per-call policy #${entry.policy.epoch} picks (it picks ${formatShare(entry.policy.routed_share)} of the calls)`;
         return entry.pooled === null
           ? `${share} → ${entry.model} (E[c − r] ≥ ${formatBound(entry.lower_bound_diff)} on ${formatCount(entry.samples)} paired samples)`
           : `${share} → ${entry.model} (on the prior of ${formatCount(entry.pooled.workloads)} workloads of the project, ${formatCount(entry.pooled.samples)} paired samples; ${formatCount(entry.samples)} of its own)`;
@@ -79,8 +82,16 @@ function renderRoute(route: RouteView): SafeHtml {
           breadth: 'medium',
           columns: [
             { label: 'Candidate', kind: 'long', cell: (candidate) => candidate.model },
-            { label: 'State', kind: 'fixed', cell: (candidate) => html`<span class="${`badge ${candidate.state}`}">${candidate.state.replace('_', ' ')}</span>` },
-            { label: 'Share', kind: 'number', cell: (candidate) => (candidate.share === null || candidate.share === 0 ? '' : formatShare(candidate.share)) },
+            {
+              label: 'State',
+              kind: 'fixed',
+              cell: (candidate) => html`<span class="${`badge ${candidate.state}`}">${candidate.state.replace('_', ' ')}</span>`,
+            },
+            {
+              label: 'Share',
+              kind: 'number',
+              cell: (candidate) => (candidate.share === null || candidate.share === 0 ? '' : formatShare(candidate.share)),
+            },
             { label: 'n', kind: 'number', cell: (candidate) => formatCount(candidate.evaluated) },
             { label: 'k', kind: 'number', cell: (candidate) => formatCount(candidate.passed) },
             { label: 'Errors', kind: 'number', cell: (candidate) => formatCount(candidate.errors) },
@@ -93,8 +104,14 @@ function renderRoute(route: RouteView): SafeHtml {
           ],
         });
   const { exploration, monitoring } = route;
-  const rate = exploration.sample_rate === null ? 'no plan yet' : `${formatRatio(exploration.sample_rate)} of calls${exploration.auto ? ' (auto)' : ''}`;
-  const watched = route.router_choice === route.requested_model ? 'the requested model serves itself' : `${formatCount(monitoring.unchecked_calls)} calls since its last check${monitoring.problem === null ? '' : ` (${monitoring.problem})`}`;
+  const rate =
+    exploration.sample_rate === null
+      ? 'no plan yet'
+      : `${formatRatio(exploration.sample_rate)} of calls${exploration.auto ? ' (auto)' : ''}`;
+  const watched =
+    route.router_choice === route.requested_model
+      ? 'the requested model serves itself'
+      : `${formatCount(monitoring.unchecked_calls)} calls since its last check${monitoring.problem === null ? '' : ` (${monitoring.problem})`}`;
   return html`<div class="route panel" data-requested="${route.requested_model}">
 <div class="route-head">
   <span class="arrow"><strong>${route.requested_model}</strong> → <strong data-field="served-model">${route.served_model}</strong></span>
@@ -109,7 +126,7 @@ function renderRoute(route: RouteView): SafeHtml {
 <dt>Latency limit</dt><dd>${route.latency.limit_ms === null ? 'none' : `p${route.latency.percentile} ≤ ${formatMs(route.latency.limit_ms)} (the requested model: ${formatMs(route.latency.requested_model_ms)})`}</dd>
 ${route.dropped_samples > 0 ? html`<dt>Dropped samples</dt><dd>${formatCount(route.dropped_samples)} (the router could not keep up)</dd>` : null}
 </dl>
-<h3>Candidates <span class="muted">${route.verdicts_from === 'router' ? "· as the router judged them, cheapest first" : route.candidates.length === 0 ? '' : '· judged from the evidence: the router has not decided on this route yet'}</span></h3>
+<h3>Candidates <span class="muted">${route.verdicts_from === 'router' ? '· as the router judged them, cheapest first' : route.candidates.length === 0 ? '' : '· judged from the evidence: the router has not decided on this route yet'}</span></h3>
 ${candidates}
 </div>`;
 }
@@ -132,15 +149,23 @@ export function renderRoutePanel(routes: WorkloadRoutes): SafeHtml {
   return html`<section id="route">
 <h2>Route <span class="muted">· contract v${routes.contract_version}, pass rate ${routes.pass_rate} at ${routes.confidence} confidence, eval spend today ${formatUsd(routes.eval_spend_today_usd)} of ${formatUsd(routes.daily_budget_usd)}, net saving <span data-field="workload-net-savings">${formatUsd(routes.net_savings_usd)}</span></span></h2>
 ${routes.routes.length === 0 ? html`<p class="empty">No route yet: every call is served by the model it asks for.</p>` : routes.routes.map(renderRoute)}
-${routes.judges.length === 0 ? null : html`<h3>Judges</h3>${renderTable({
-    rows: routes.judges,
-    columns: [
-      { label: 'Judge', kind: 'long', cell: (judge) => html`${judge.model}${judge.same_family ? html` <span class="badge">same family as a candidate</span>` : null}` },
-      { label: 'Self-checks', kind: 'number', cell: (judge) => formatCount(judge.self_checks) },
-      { label: 'Wrong', kind: 'number', cell: (judge) => formatCount(judge.false_losses) },
-      { label: 'Error rate', kind: 'number', cell: (judge) => formatRatio(judge.error_rate) },
-    ],
-  })}`}
+${
+  routes.judges.length === 0
+    ? null
+    : html`<h3>Judges</h3>${renderTable({
+        rows: routes.judges,
+        columns: [
+          {
+            label: 'Judge',
+            kind: 'long',
+            cell: (judge) => html`${judge.model}${judge.same_family ? html` <span class="badge">same family as a candidate</span>` : null}`,
+          },
+          { label: 'Self-checks', kind: 'number', cell: (judge) => formatCount(judge.self_checks) },
+          { label: 'Wrong', kind: 'number', cell: (judge) => formatCount(judge.false_losses) },
+          { label: 'Error rate', kind: 'number', cell: (judge) => formatRatio(judge.error_rate) },
+        ],
+      })}`
+}
 <h3>Route history</h3>
 ${history}
 </section>`;

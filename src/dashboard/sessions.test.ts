@@ -104,7 +104,16 @@ describe('safeNext', () => {
   it('allows only dashboard paths of this site', () => {
     expect(safeNext('/dashboard/projects/shop/workloads/a?since=7d')).toBe('/dashboard/projects/shop/workloads/a?since=7d');
     expect(safeNext('/dashboard')).toBe('/dashboard');
-    for (const bad of ['//evil.example/dashboard', 'https://evil.example/dashboard', '/dashboard//evil.example', '/dashboardx', '/dashboard/login', '/v1/keys', '/dashboard/"><script>', null]) {
+    for (const bad of [
+      '//evil.example/dashboard',
+      'https://evil.example/dashboard',
+      '/dashboard//evil.example',
+      '/dashboardx',
+      '/dashboard/login',
+      '/v1/keys',
+      '/dashboard/"><script>',
+      null,
+    ]) {
       expect(safeNext(bad)).toBeUndefined();
     }
   });

@@ -44,12 +44,20 @@ export function createSessionStore(options: { store: StoredSessions; ttlMs?: num
         await store.pruneSessions(time);
       }
       const id = randomBytes(32).toString('base64url');
-      await store.createSession({ idHash: hashOf(id), keyId: key.id, accountId: key.accountId, keyHash: key.hash, expiresAt: time + ttlMs });
+      await store.createSession({
+        idHash: hashOf(id),
+        keyId: key.id,
+        accountId: key.accountId,
+        keyHash: key.hash,
+        expiresAt: time + ttlMs,
+      });
       return id;
     },
     async get(id) {
       const session = await store.getSession(hashOf(id), now());
-      return session === null ? undefined : { keyId: session.keyId, accountId: session.accountId, keyHash: session.keyHash, expiresAt: session.expiresAt };
+      return session === null
+        ? undefined
+        : { keyId: session.keyId, accountId: session.accountId, keyHash: session.keyHash, expiresAt: session.expiresAt };
     },
     async delete(id) {
       await store.deleteSession(hashOf(id));

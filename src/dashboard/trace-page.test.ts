@@ -33,14 +33,24 @@ function section(page: string, id: string): string {
 
 describe('trace page bodies', () => {
   it("shows a failed call's request body, and says the reply is missing because the call failed, not because bodies are off", () => {
-    const page = renderTracePage({ account, feedback: null, trace: trace({ status: 'error', errorClass: 'engine_error', errorMessage: 'CUDA out of memory', httpStatus: 502, replyBody: null }) }).text;
+    const page = renderTracePage({
+      account,
+      feedback: null,
+      trace: trace({ status: 'error', errorClass: 'engine_error', errorMessage: 'CUDA out of memory', httpStatus: 502, replyBody: null }),
+    }).text;
     expect(section(page, 'request-body')).toContain('<pre>{\n  &quot;model&quot;: &quot;acme-large&quot;');
-    expect(section(page, 'reply-body')).toContain('the call failed before a reply was made, and the caller got HTTP 502 (<strong>engine_error</strong>)');
+    expect(section(page, 'reply-body')).toContain(
+      'the call failed before a reply was made, and the caller got HTTP 502 (<strong>engine_error</strong>)',
+    );
     expect(page).not.toContain('Not kept');
   });
 
   it('says a call the client abandoned had no reply to keep', () => {
-    const page = renderTracePage({ account, feedback: null, trace: trace({ status: 'aborted', errorClass: 'client_closed', httpStatus: 499, replyBody: null }) }).text;
+    const page = renderTracePage({
+      account,
+      feedback: null,
+      trace: trace({ status: 'aborted', errorClass: 'client_closed', httpStatus: 499, replyBody: null }),
+    }).text;
     expect(section(page, 'reply-body')).toContain('the client closed the connection');
     expect(page).not.toContain('Not kept');
   });
@@ -60,7 +70,10 @@ describe('trace page bodies', () => {
 
 describe('trace page attempts', () => {
   it('lists every replica a call was tried on, in order, with each outcome, when there were several', () => {
-    const attempts = [{ replica: 'large-a', outcome: 'engine_unavailable' }, { replica: 'large-<b>', outcome: 'ok' }];
+    const attempts = [
+      { replica: 'large-a', outcome: 'engine_unavailable' },
+      { replica: 'large-<b>', outcome: 'ok' },
+    ];
     const page = renderTracePage({ account, feedback: null, trace: trace({ replica: 'large-<b>', attempts }) }).text;
     const list = page.slice(page.indexOf('<ol class="attempts" id="trace-attempts">'), page.indexOf('</ol>'));
     expect(list).toContain('<li><code>large-a</code> <span class="badge error">engine_unavailable</span></li>');
@@ -80,16 +93,30 @@ describe('trace page attempts', () => {
 
 describe('trace page route', () => {
   it('says why the served model served the call, and the share it was drawn for in a split', () => {
-    const split = renderTracePage({ account, feedback: null, trace: trace({ servedModel: 'acme-small', routeReason: 'split', routeShare: 0.25 }) }).text;
+    const split = renderTracePage({
+      account,
+      feedback: null,
+      trace: trace({ servedModel: 'acme-small', routeReason: 'split', routeShare: 0.25 }),
+    }).text;
     expect(split).toContain('<dt>Route</dt><dd>split (drawn for a 25.0% share of the calls)</dd>');
-    const policy = renderTracePage({ account, feedback: null, trace: trace({ servedModel: 'acme-small', routeReason: 'policy', routeShare: 0.62 }) }).text;
-    expect(policy).toContain('<dt>Route</dt><dd>policy (drawn for a 62.0% share of the calls the route&#39;s per-call policy picks, and it picked this one)</dd>');
+    const policy = renderTracePage({
+      account,
+      feedback: null,
+      trace: trace({ servedModel: 'acme-small', routeReason: 'policy', routeShare: 0.62 }),
+    }).text;
+    expect(policy).toContain(
+      '<dt>Route</dt><dd>policy (drawn for a 62.0% share of the calls the route&#39;s per-call policy picks, and it picked this one)</dd>',
+    );
     const routed = renderTracePage({ account, feedback: null, trace: trace({ servedModel: 'acme-small', routeReason: 'routed' }) }).text;
     expect(routed).toContain('<dt>Route</dt><dd>routed</dd>');
   });
 
   it('shows a dash for a call that failed before it was routed', () => {
-    const page = renderTracePage({ account, feedback: null, trace: trace({ status: 'error', errorClass: 'invalid_api_key', httpStatus: 401, servedModel: null }) }).text;
+    const page = renderTracePage({
+      account,
+      feedback: null,
+      trace: trace({ status: 'error', errorClass: 'invalid_api_key', httpStatus: 401, servedModel: null }),
+    }).text;
     expect(page).toContain('<dt>Route</dt><dd>—</dd>');
   });
 });

@@ -47,12 +47,14 @@ function body(trace: Trace, which: 'request' | 'reply'): SafeHtml {
 /** The replicas a call was tried on, in order, when there were several (one is the Replica row alone). */
 function attemptsList(attempts: NonNullable<Trace['attempts']>): SafeHtml {
   return html`<ol class="attempts" id="trace-attempts">${attempts.map(
-    ({ replica, outcome }) => html`<li><code>${replica}</code> <span class="${`badge ${outcome === 'ok' ? 'ok' : 'error'}`}">${outcome}</span></li>`,
+    ({ replica, outcome }) =>
+      html`<li><code>${replica}</code> <span class="${`badge ${outcome === 'ok' ? 'ok' : 'error'}`}">${outcome}</span></li>`,
   )}</ol>`;
 }
 
 export function renderTracePage({ account, trace, feedback }: TracePageData): SafeHtml {
-  const workloadHref = trace.project !== null && trace.workload !== null ? dashboardPath('projects', trace.project, 'workloads', trace.workload) : undefined;
+  const workloadHref =
+    trace.project !== null && trace.workload !== null ? dashboardPath('projects', trace.project, 'workloads', trace.workload) : undefined;
   const fields: Array<[string, HtmlValue]> = [
     ['Request id', html`<code>${trace.requestId}</code>`],
     ['Started', formatTime(trace.startedAt)],
@@ -64,13 +66,23 @@ export function renderTracePage({ account, trace, feedback }: TracePageData): Sa
     ['User', trace.user ?? '—'],
     ['Requested model', trace.requestedModel ?? '—'],
     ['Served model', trace.servedModel ?? '—'],
-    ['Route', trace.routeReason === null ? '—' : `${trace.routeReason}${trace.routeShare === null ? '' : ` (drawn for a ${formatRate(trace.routeShare)} share of the calls${trace.routeReason === 'policy' ? " the route's per-call policy picks, and it picked this one" : ''})`}`],
+    [
+      'Route',
+      trace.routeReason === null
+        ? '—'
+        : `${trace.routeReason}${trace.routeShare === null ? '' : ` (drawn for a ${formatRate(trace.routeShare)} share of the calls${trace.routeReason === 'policy' ? " the route's per-call policy picks, and it picked this one" : ''})`}`,
+    ],
     ['Replica', trace.replica ?? '—'],
     ...(trace.attempts !== null && trace.attempts.length >= 2 ? [['Attempts', attemptsList(trace.attempts)] as [string, HtmlValue]] : []),
     ['Finish reason', trace.finishReason ?? '—'],
     ['Tokens in / out', `${formatCount(trace.promptTokens)} / ${formatCount(trace.completionTokens)}`],
     ['Cost', formatUsd(trace.costUsd)],
-    ['Measured cost', trace.measuredCostUsd === null ? '—' : `${formatUsd(trace.measuredCostUsd)} (${(trace.engineSeconds ?? 0).toFixed(3)} engine-seconds)`],
+    [
+      'Measured cost',
+      trace.measuredCostUsd === null
+        ? '—'
+        : `${formatUsd(trace.measuredCostUsd)} (${(trace.engineSeconds ?? 0).toFixed(3)} engine-seconds)`,
+    ],
     ['Latency', formatMs(trace.latencyMs)],
     ['Time to first token', formatMs(trace.ttftMs)],
     ['Streamed', trace.stream ? 'yes' : 'no'],
@@ -82,7 +94,10 @@ export function renderTracePage({ account, trace, feedback }: TracePageData): Sa
         : `${feedback.pass === null ? '' : feedback.pass ? 'pass' : 'fail'}${feedback.score === null ? '' : ` score ${feedback.score}`}${feedback.comment === null ? '' : ` “${feedback.comment}”`} (${formatTime(feedback.createdAt)})`,
     ],
   ];
-  const crumbs = workloadHref === undefined ? [{ label: trace.requestId }] : [{ label: `${trace.project} / ${trace.workload}`, href: workloadHref }, { label: trace.requestId }];
+  const crumbs =
+    workloadHref === undefined
+      ? [{ label: trace.requestId }]
+      : [{ label: `${trace.project} / ${trace.workload}`, href: workloadHref }, { label: trace.requestId }];
   return layout(
     { title: `Trace ${trace.requestId}`, account, crumbs },
     html`<div class="heading"><h1>Trace <span class="mono">${trace.requestId}</span></h1></div>

@@ -50,7 +50,12 @@ export function chartData(buckets: readonly TimeBucket[]): ChartData {
           { label: 'errors', color: red, values: column((bucket) => bucket.errors) },
         ],
       },
-      { id: 'cost', title: 'Cost', unit: 'usd', series: [{ label: 'cost', color: green, fill: 'rgba(5, 150, 105, 0.08)', values: column((bucket) => bucket.costUsd) }] },
+      {
+        id: 'cost',
+        title: 'Cost',
+        unit: 'usd',
+        series: [{ label: 'cost', color: green, fill: 'rgba(5, 150, 105, 0.08)', values: column((bucket) => bucket.costUsd) }],
+      },
       {
         id: 'tokens',
         title: 'Tokens',
@@ -61,7 +66,12 @@ export function chartData(buckets: readonly TimeBucket[]): ChartData {
         ],
       },
       // An empty bucket has no error rate (null, a gap), not a rate of zero.
-      { id: 'error-rate', title: 'Error rate', unit: 'rate', series: [{ label: 'error rate', color: red, values: column((bucket) => (bucket.calls === 0 ? null : bucket.errorRate)) }] },
+      {
+        id: 'error-rate',
+        title: 'Error rate',
+        unit: 'rate',
+        series: [{ label: 'error rate', color: red, values: column((bucket) => (bucket.calls === 0 ? null : bucket.errorRate)) }],
+      },
       percentileChart('latency', 'Latency', (bucket) => bucket.latencyMs),
       percentileChart('ttft', 'Time to first token (streams)', (bucket) => bucket.ttftMs),
     ],

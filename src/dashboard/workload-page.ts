@@ -40,13 +40,28 @@ function renderModels(stats: WorkloadStats): SafeHtml {
     rows: stats.models,
     rowAttributes: (model) => html` data-model="${model.model}"`,
     columns: [
-      { label: 'Served model', kind: 'long', cell: (model) => (model.model === '' ? html`<span class="muted">(none chosen)</span>` : model.model) },
+      {
+        label: 'Served model',
+        kind: 'long',
+        cell: (model) => (model.model === '' ? html`<span class="muted">(none chosen)</span>` : model.model),
+      },
       { label: 'Calls', kind: 'number', field: 'calls', cell: (model) => formatCount(model.calls) },
-      { label: 'Errors', kind: 'number', field: 'errors', tone: (model) => (model.errors > 0 ? 'bad' : undefined), cell: (model) => formatCount(model.errors) },
+      {
+        label: 'Errors',
+        kind: 'number',
+        field: 'errors',
+        tone: (model) => (model.errors > 0 ? 'bad' : undefined),
+        cell: (model) => formatCount(model.errors),
+      },
       { label: 'Tokens in', kind: 'number', cell: (model) => formatCount(model.promptTokens) },
       { label: 'Tokens out', kind: 'number', cell: (model) => formatCount(model.completionTokens) },
       { label: 'Cost', kind: 'number', field: 'cost', cell: (model) => formatUsd(model.costUsd) },
-      { label: 'Measured', kind: 'number', field: 'measured-cost', cell: (model) => (model.measured === null ? html`<span class="muted">—</span>` : formatUsd(model.measured.costUsd)) },
+      {
+        label: 'Measured',
+        kind: 'number',
+        field: 'measured-cost',
+        cell: (model) => (model.measured === null ? html`<span class="muted">—</span>` : formatUsd(model.measured.costUsd)),
+      },
       { label: 'Latency p50', kind: 'number', cell: (model) => formatMs(model.latencyMs.p50) },
       { label: 'Latency p95', kind: 'number', cell: (model) => formatMs(model.latencyMs.p95) },
       { label: 'TTFT p50', kind: 'number', cell: (model) => formatMs(model.ttftMs.p50) },
@@ -65,7 +80,12 @@ export function renderWorkloadPage(data: WorkloadPageData): SafeHtml {
   const { stats } = data;
   const path = dashboardPath('projects', data.project, 'workloads', data.workload);
   return layout(
-    { title: `${data.project} / ${data.workload}`, account: data.account, charts: true, crumbs: [{ label: data.project }, { label: data.workload }] },
+    {
+      title: `${data.project} / ${data.workload}`,
+      account: data.account,
+      charts: true,
+      crumbs: [{ label: data.project }, { label: data.workload }],
+    },
     html`<div class="heading"><h1>${data.project} / ${data.workload} <span class="muted">· last ${WINDOWS[data.window].label}, production</span></h1>${windowPicker(data.window, path)}</div>
 <section class="cards" id="summary">
   ${card('Calls', formatCount(stats.calls), 'calls')}

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ClientAbortError, EngineError, EngineOverloadedError, EngineTimeoutError, EngineUnavailableError, InvalidRequestError } from '../api/errors.js';
+import {
+  ClientAbortError,
+  EngineError,
+  EngineOverloadedError,
+  EngineTimeoutError,
+  EngineUnavailableError,
+  InvalidRequestError,
+} from '../api/errors.js';
 import { outcomeOf } from './call-outcome.js';
 
 const live = (): AbortSignal => new AbortController().signal;

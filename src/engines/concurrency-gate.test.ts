@@ -3,7 +3,8 @@ import { ClientAbortError, EngineOverloadedError } from '../api/errors.js';
 import { ConcurrencyGate } from './concurrency-gate.js';
 
 const live = (): AbortSignal => new AbortController().signal;
-const gateOf = (maxConcurrent = 1, maxQueue = 2, queueTimeoutMs = 1_000) => new ConcurrencyGate({ name: 'gpu-a', maxConcurrent, maxQueue, queueTimeoutMs });
+const gateOf = (maxConcurrent = 1, maxQueue = 2, queueTimeoutMs = 1_000) =>
+  new ConcurrencyGate({ name: 'gpu-a', maxConcurrent, maxQueue, queueTimeoutMs });
 
 afterEach(() => {
   vi.useRealTimers();

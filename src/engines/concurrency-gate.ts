@@ -52,7 +52,9 @@ export class ConcurrencyGate {
     }
     if (signal.aborted) return Promise.reject(new ClientAbortError());
     if (this.waiters.length >= this.options.maxQueue) {
-      return Promise.reject(this.overloaded(`all ${this.options.maxConcurrent} slots are busy and ${this.waiters.length} calls are queued`));
+      return Promise.reject(
+        this.overloaded(`all ${this.options.maxConcurrent} slots are busy and ${this.waiters.length} calls are queued`),
+      );
     }
     return new Promise((resolve, reject) => {
       const waiter = new Waiter(this, signal, resolve, reject);

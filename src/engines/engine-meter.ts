@@ -95,7 +95,13 @@ export class EngineMeter {
 
   load(): EngineLoad {
     this.advance();
-    return { engineId: this.engineId, costPerHour: this.costPerHour, inFlight: this.inFlight, utilisation: this.busyAverage, busySeconds: this.busyMs / 1000 };
+    return {
+      engineId: this.engineId,
+      costPerHour: this.costPerHour,
+      inFlight: this.inFlight,
+      utilisation: this.busyAverage,
+      busySeconds: this.busyMs / 1000,
+    };
   }
 
   private advance(): number {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ClientAbortError, EngineError, EngineTimeoutError, EngineUnavailableError, GatewayError, InvalidRequestError } from '../api/errors.js';
+import {
+  ClientAbortError,
+  EngineError,
+  EngineTimeoutError,
+  EngineUnavailableError,
+  GatewayError,
+  InvalidRequestError,
+} from '../api/errors.js';
 import type { GenerationParameters } from '../api/chat-types.js';
 import { silentLogger } from '../log/logger.js';
 import type { Engine, EngineChunk, EngineCompletion, EngineRequest } from './engine.js';
@@ -7,13 +14,13 @@ import { createModelPool, type ModelPool } from './engine-pool.js';
 
 /** What the fake engine does on one call. */
 type Behaviour =
-  | { kind: 'ok'; chunks?: number }
-  | { kind: 'fail'; error: Error; afterChunks?: number }
-  | { kind: 'hang' }
-  | { kind: 'empty' };
+  { kind: 'ok'; chunks?: number } | { kind: 'fail'; error: Error; afterChunks?: number } | { kind: 'hang' } | { kind: 'empty' };
 
 const chunk = (text: string): EngineChunk => ({ choices: [{ index: 0, delta: { content: text }, finish_reason: null }] });
-const completion: EngineCompletion = { choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: null };
+const completion: EngineCompletion = {
+  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+  usage: null,
+};
 
 class FakeEngine implements Engine {
   readonly requests: EngineRequest[] = [];
@@ -47,7 +54,7 @@ class FakeEngine implements Engine {
       await Promise.resolve();
       if (behaviour.kind === 'empty') return;
       if (behaviour.kind === 'hang') return await abortOf(signal);
-      const count = behaviour.kind === 'ok' ? behaviour.chunks ?? 3 : behaviour.afterChunks ?? 0;
+      const count = behaviour.kind === 'ok' ? (behaviour.chunks ?? 3) : (behaviour.afterChunks ?? 0);
       for (let index = 0; index < count; index++) {
         if (signal.aborted) throw new ClientAbortError();
         yield [chunk(`${this.id}-${index}`)];
@@ -93,7 +100,8 @@ async function failure(promise: Promise<unknown>): Promise<GatewayError> {
 
 async function drain(chunks: AsyncIterator<EngineChunk[]>): Promise<string[]> {
   const texts: string[] = [];
-  for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) for (const chunk of next.value) texts.push(chunk.choices[0]?.delta.content ?? '');
+  for (let next = await chunks.next(); next.done !== true; next = await chunks.next())
+    for (const chunk of next.value) texts.push(chunk.choices[0]?.delta.content ?? '');
   return texts;
 }
 
@@ -105,7 +113,10 @@ describe('ModelPool.complete', () => {
     const controller = new AbortController();
     const calls = [1, 2, 3, 4].map(() => pool.complete(parameters, controller.signal).catch((error: unknown) => error));
     expect(pool.inFlight()).toBe(4);
-    expect(pool.replicaStates()).toEqual([{ replica: 'a', inFlight: 2, circuit: 'closed' }, { replica: 'b', inFlight: 2, circuit: 'closed' }]);
+    expect(pool.replicaStates()).toEqual([
+      { replica: 'a', inFlight: 2, circuit: 'closed' },
+      { replica: 'b', inFlight: 2, circuit: 'closed' },
+    ]);
     expect(engines[0]!.requests[0]!.model).toBe('a/Qwen');
     controller.abort();
     for (const result of await Promise.all(calls)) expect(result).toBeInstanceOf(ClientAbortError);
@@ -115,15 +126,28 @@ describe('ModelPool.complete', () => {
 
   it('sends a call the first replica refused to another, names the replica that served, and records both attempts', async () => {
     const engines = [new FakeEngine('a').then({ kind: 'fail', error: refused() }), new FakeEngine('b')];
-    const attempt = { replica: null as string | null, engineSeconds: null, measuredCostUsd: null, attempts: null as Array<{ replica: string; outcome: string }> | null };
+    const attempt = {
+      replica: null as string | null,
+      engineSeconds: null,
+      measuredCostUsd: null,
+      attempts: null as Array<{ replica: string; outcome: string }> | null,
+    };
     const result = await poolOf(engines).complete(parameters, live(), attempt);
     expect(result.replica).toBe('b');
     expect(engines.map((engine) => engine.requests.length)).toEqual([1, 1]);
-    expect(attempt.attempts).toEqual([{ replica: 'a', outcome: 'engine_unavailable' }, { replica: 'b', outcome: 'ok' }]);
+    expect(attempt.attempts).toEqual([
+      { replica: 'a', outcome: 'engine_unavailable' },
+      { replica: 'b', outcome: 'ok' },
+    ]);
   });
 
   it('never sends a call again once an engine may have started it (5xx, timeout, closed connection, bad reply)', async () => {
-    const started = [engineError(), new EngineTimeoutError('slow'), new EngineError('closed', undefined, 'engine_connection_closed'), new EngineError('bad', undefined, 'engine_bad_reply')];
+    const started = [
+      engineError(),
+      new EngineTimeoutError('slow'),
+      new EngineError('closed', undefined, 'engine_connection_closed'),
+      new EngineError('bad', undefined, 'engine_bad_reply'),
+    ];
     for (const error of started) {
       const engines = [new FakeEngine('a').then({ kind: 'fail', error }), new FakeEngine('b')];
       const attempt = { replica: null as string | null, engineSeconds: null, measuredCostUsd: null, attempts: null };
@@ -174,7 +198,11 @@ describe('ModelPool.complete', () => {
     for (let call = 0; call < 3; call++) await failure(pool.complete(parameters, live()));
     expect(pool.replicaStates()[0]!.circuit).toBe('open');
     const error = await failure(pool.complete(parameters, live()));
-    expect({ code: error.code, status: error.status, retryAfter: error.headers?.['retry-after'] }).toEqual({ code: 'no_healthy_replica', status: 503, retryAfter: '5' });
+    expect({ code: error.code, status: error.status, retryAfter: error.headers?.['retry-after'] }).toEqual({
+      code: 'no_healthy_replica',
+      status: 503,
+      retryAfter: '5',
+    });
     expect(error.message).toContain('qwen-7b');
     expect(engine.requests).toHaveLength(3);
     clock.now = 5_000;

@@ -29,7 +29,11 @@ import { retryTarget, secondAttempt } from './replica-retry.js';
 import { ReplicaSlots, type Replica } from './replica-slots.js';
 
 export interface ModelPool {
-  complete(parameters: GenerationParameters, signal: AbortSignal, attempt?: ReplicaAttempt): Promise<{ completion: EngineCompletion; replica: string }>;
+  complete(
+    parameters: GenerationParameters,
+    signal: AbortSignal,
+    attempt?: ReplicaAttempt,
+  ): Promise<{ completion: EngineCompletion; replica: string }>;
   /**
    * Resolves once the first chunk has arrived (so a failure before it can still
    * be retried and reported with a proper status); `chunks` yields that chunk
@@ -37,7 +41,11 @@ export interface ModelPool {
    * `return()`, which also cancels the upstream request): the replica's
    * in-flight count is released then, or when `signal` aborts.
    */
-  openStream(parameters: GenerationParameters, signal: AbortSignal, attempt?: ReplicaAttempt): Promise<{ replica: string; chunks: AsyncIterator<EngineChunk[]> }>;
+  openStream(
+    parameters: GenerationParameters,
+    signal: AbortSignal,
+    attempt?: ReplicaAttempt,
+  ): Promise<{ replica: string; chunks: AsyncIterator<EngineChunk[]> }>;
   inFlight(): number;
   replicaStates(): Array<{ replica: string; inFlight: number; circuit: CircuitState }>;
   /**
@@ -87,7 +95,11 @@ class ReplicaPool implements ModelPool {
     return this.replicas.states();
   }
 
-  async complete(parameters: GenerationParameters, signal: AbortSignal, attempt?: ReplicaAttempt): Promise<{ completion: EngineCompletion; replica: string }> {
+  async complete(
+    parameters: GenerationParameters,
+    signal: AbortSignal,
+    attempt?: ReplicaAttempt,
+  ): Promise<{ completion: EngineCompletion; replica: string }> {
     const first = this.replicas.pick(-1);
     try {
       return await this.completeOn(first, parameters, signal, attempt);
@@ -98,7 +110,11 @@ class ReplicaPool implements ModelPool {
     }
   }
 
-  async openStream(parameters: GenerationParameters, signal: AbortSignal, attempt?: ReplicaAttempt): Promise<{ replica: string; chunks: AsyncIterator<EngineChunk[]> }> {
+  async openStream(
+    parameters: GenerationParameters,
+    signal: AbortSignal,
+    attempt?: ReplicaAttempt,
+  ): Promise<{ replica: string; chunks: AsyncIterator<EngineChunk[]> }> {
     const first = this.replicas.pick(-1);
     try {
       return await this.openStreamOn(first, parameters, signal, attempt);
@@ -114,7 +130,10 @@ class ReplicaPool implements ModelPool {
   }
 
   private async completeOn(
-    index: number, parameters: GenerationParameters, signal: AbortSignal, attempt: ReplicaAttempt | undefined,
+    index: number,
+    parameters: GenerationParameters,
+    signal: AbortSignal,
+    attempt: ReplicaAttempt | undefined,
   ): Promise<{ completion: EngineCompletion; replica: string }> {
     const slot = this.replicas.slots[index]!;
     const permit = this.replicas.admit(index, attempt);
@@ -134,7 +153,10 @@ class ReplicaPool implements ModelPool {
   }
 
   private async openStreamOn(
-    index: number, parameters: GenerationParameters, signal: AbortSignal, attempt: ReplicaAttempt | undefined,
+    index: number,
+    parameters: GenerationParameters,
+    signal: AbortSignal,
+    attempt: ReplicaAttempt | undefined,
   ): Promise<{ replica: string; chunks: AsyncIterator<EngineChunk[]> }> {
     const slot = this.replicas.slots[index]!;
     const permit = this.replicas.admit(index, attempt);
@@ -155,6 +177,9 @@ class ReplicaPool implements ModelPool {
       this.replicas.settle(index, permit, 'success');
       return { replica: slot.engine.id, chunks: finishedChunks() };
     }
-    return { replica: slot.engine.id, chunks: new PooledChunks(this.replicas, index, permit, iterator, first.value, signal, mark, attempt) };
+    return {
+      replica: slot.engine.id,
+      chunks: new PooledChunks(this.replicas, index, permit, iterator, first.value, signal, mark, attempt),
+    };
   }
 }

@@ -71,8 +71,18 @@ export async function createEngines(settings: Settings, logger: Logger, download
         engineLogger,
       );
     }
-    runtime ??= cpu!.createLlamaRuntime({ threads: engine.threads ?? defaultThreads(), gpu: engine.gpu, logger: logger.child({ engine: 'llama.cpp' }) });
-    return cpu!.createLlamaCppEngine({ id: engine.id, runtime, maxQueue: engine.max_queue, models: llamaCppModels(engine.id, settings, downloads), logger: engineLogger });
+    runtime ??= cpu!.createLlamaRuntime({
+      threads: engine.threads ?? defaultThreads(),
+      gpu: engine.gpu,
+      logger: logger.child({ engine: 'llama.cpp' }),
+    });
+    return cpu!.createLlamaCppEngine({
+      id: engine.id,
+      runtime,
+      maxQueue: engine.max_queue,
+      models: llamaCppModels(engine.id, settings, downloads),
+      logger: engineLogger,
+    });
   });
   return {
     engines,
@@ -94,7 +104,11 @@ function llamaCppModels(engineId: string, settings: Settings, downloads: ModelDo
       sequences: replica.sequences ?? DEFAULT_SEQUENCES,
       missingFile() {
         const downloading = downloads?.describe(path);
-        if (downloading !== undefined) return new ModelDownloadingError(`The model file of '${model.id}' is ${downloading}; retry when it is done.`, DOWNLOAD_RETRY_SECONDS);
+        if (downloading !== undefined)
+          return new ModelDownloadingError(
+            `The model file of '${model.id}' is ${downloading}; retry when it is done.`,
+            DOWNLOAD_RETRY_SECONDS,
+          );
         return new ModelNotDownloadedError(
           catalog === null
             ? `The model file of '${model.id}' is missing: ${path} (served_by file in the config) does not exist.`

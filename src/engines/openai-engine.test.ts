@@ -28,14 +28,26 @@ let transport: TransportKind = 'http1';
 
 function openEngine(overrides: Partial<OpenAIEngineOptions> = {}, logger = silentLogger): Engine {
   const created = createOpenAIEngine(
-    { id: 'gpu-test', baseUrl: scripted.baseUrl, maxConcurrency: 4, connectTimeoutMs: 1_000, firstByteTimeoutMs: 2_000, idleTimeoutMs: 2_000, transport, ...overrides },
+    {
+      id: 'gpu-test',
+      baseUrl: scripted.baseUrl,
+      maxConcurrency: 4,
+      connectTimeoutMs: 1_000,
+      firstByteTimeoutMs: 2_000,
+      idleTimeoutMs: 2_000,
+      transport,
+      ...overrides,
+    },
     logger,
   );
   opened.push(created);
   return created;
 }
 
-const request = (text = 'hello there friend'): EngineRequest => ({ model: 'Qwen/Qwen2.5-7B-Instruct', messages: [{ role: 'user', content: text }] });
+const request = (text = 'hello there friend'): EngineRequest => ({
+  model: 'Qwen/Qwen2.5-7B-Instruct',
+  messages: [{ role: 'user', content: text }],
+});
 const live = (): AbortSignal => new AbortController().signal;
 
 async function collect(stream: AsyncIterable<EngineChunk[]>): Promise<EngineChunk[]> {
@@ -87,10 +99,16 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
       const before = scripted.requests.length;
       const extra = { ...request('hello there friend'), task: 'leak', metadata: { a: 'b' }, stream: true } as EngineRequest;
       const completion = await engine.complete(extra, live());
-      expect(completion.choices).toEqual([{ index: 0, message: { role: 'assistant', content: 'echo: hello there friend' }, finish_reason: 'stop', logprobs: undefined }]);
+      expect(completion.choices).toEqual([
+        { index: 0, message: { role: 'assistant', content: 'echo: hello there friend' }, finish_reason: 'stop', logprobs: undefined },
+      ]);
       expect(completion.usage).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
       const sent = scripted.requests[before]!;
-      expect(sent.body).toEqual({ model: 'Qwen/Qwen2.5-7B-Instruct', messages: [{ role: 'user', content: 'hello there friend' }], stream: false });
+      expect(sent.body).toEqual({
+        model: 'Qwen/Qwen2.5-7B-Instruct',
+        messages: [{ role: 'user', content: 'hello there friend' }],
+        stream: false,
+      });
       expect(sent.headers.authorization).toBe('Bearer secret-key');
       expect(sent.headers['x-team']).toBe('infra');
     });
@@ -98,9 +116,20 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
     it('maps developer messages to system and passes parameters through', async () => {
       engine = openEngine();
       const before = scripted.requests.length;
-      const messages = [{ role: 'developer' as const, content: 'be brief' }, { role: 'user' as const, content: 'hi' }];
+      const messages = [
+        { role: 'developer' as const, content: 'be brief' },
+        { role: 'user' as const, content: 'hi' },
+      ];
       await engine.complete({ model: 'm', messages, temperature: 0.2, top_k: 5, stop: ['\n'] }, live());
-      expect(scripted.requests[before]!.body).toMatchObject({ messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi' }], temperature: 0.2, top_k: 5, stop: ['\n'] });
+      expect(scripted.requests[before]!.body).toMatchObject({
+        messages: [
+          { role: 'system', content: 'be brief' },
+          { role: 'user', content: 'hi' },
+        ],
+        temperature: 0.2,
+        top_k: 5,
+        stop: ['\n'],
+      });
       expect(messages[0]!.role).toBe('developer');
     });
 
@@ -109,7 +138,10 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
       const toolCall = { id: 'call_1', type: 'function' as const, function: { name: 'lookup', arguments: '{"q":"x"}' } };
       scripted.scriptNext({ kind: 'reply', toolCalls: [toolCall], reasoning: 'thinking' });
       const completion = await engine.complete(request(), live());
-      expect(completion.choices[0]).toMatchObject({ message: { content: null, tool_calls: [toolCall], reasoning_content: 'thinking' }, finish_reason: 'tool_calls' });
+      expect(completion.choices[0]).toMatchObject({
+        message: { content: null, tool_calls: [toolCall], reasoning_content: 'thinking' },
+        finish_reason: 'tool_calls',
+      });
     });
   });
 
@@ -122,14 +154,21 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
       expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
       expect(contentOf(chunks)).toBe('echo: one two');
       expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe('stop');
-      expect(chunks.at(-1)).toEqual({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 }, system_fingerprint: undefined });
+      expect(chunks.at(-1)).toEqual({
+        choices: [],
+        usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 },
+        system_fingerprint: undefined,
+      });
       for (const chunk of chunks) expect(Object.keys(chunk).sort()).toEqual(['choices', 'system_fingerprint', 'usage']);
       for (const chunk of chunks) for (const choice of chunk.choices) expect(choice.delta.tool_calls).toBeUndefined();
     });
 
     it('streams indexed tool-call deltas', async () => {
       engine = openEngine();
-      scripted.scriptNext({ kind: 'reply', toolCalls: [{ id: 'call_9', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] });
+      scripted.scriptNext({
+        kind: 'reply',
+        toolCalls: [{ id: 'call_9', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }],
+      });
       const chunks = await collect(engine.stream(request(), live()));
       const deltas = chunks.flatMap((chunk) => chunk.choices.flatMap((choice) => choice.delta.tool_calls ?? []));
       expect(deltas[0]).toEqual({ index: 0, id: 'call_9', type: 'function', function: { name: 'f', arguments: '' } });
@@ -139,9 +178,20 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
 
     it('turns a JSON reply to a stream request into chunks', async () => {
       engine = openEngine();
-      scripted.scriptNext({ kind: 'status', status: 200, body: { choices: [{ index: 0, message: { role: 'assistant', content: 'whole' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1 } } });
+      scripted.scriptNext({
+        kind: 'status',
+        status: 200,
+        body: {
+          choices: [{ index: 0, message: { role: 'assistant', content: 'whole' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 1, completion_tokens: 1 },
+        },
+      });
       expect(await collect(engine.stream(request(), live()))).toEqual([
-        { choices: [{ index: 0, delta: { role: 'assistant', content: 'whole' }, finish_reason: 'stop' }], usage: undefined, system_fingerprint: undefined },
+        {
+          choices: [{ index: 0, delta: { role: 'assistant', content: 'whole' }, finish_reason: 'stop' }],
+          usage: undefined,
+          system_fingerprint: undefined,
+        },
         { choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 }, system_fingerprint: undefined },
       ]);
     });
@@ -149,7 +199,8 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
     it('a body kept open after [DONE] ends the stream cleanly within a second, and the request is cancelled', async () => {
       engine = openEngine({ idleTimeoutMs: 60_000 });
       const aborted = scripted.abortedRequests;
-      const event = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"kept"},"logprobs":null,"finish_reason":"stop"}]}';
+      const event =
+        '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"kept"},"logprobs":null,"finish_reason":"stop"}]}';
       scripted.scriptNext({ kind: 'raw', pieces: [`data: ${event}\n\ndata: [DONE]\n\n`, ''], gapMs: 10_000 });
       const started = Date.now();
       expect(contentOf(await collect(engine.stream(request(), live())))).toBe('kept');
@@ -183,9 +234,11 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
       engine = openEngine();
       serveFixture('vllm-mid-stream-error');
       const seen: EngineChunk[] = [];
-      const error = await failure((async () => {
-        for await (const batch of engine.stream(request(), live())) seen.push(...batch);
-      })());
+      const error = await failure(
+        (async () => {
+          for await (const batch of engine.stream(request(), live())) seen.push(...batch);
+        })(),
+      );
       expect(error).toBeInstanceOf(EngineError);
       expect(error.status).toBe(502);
       expect(error.message).toContain('illegal memory access');
@@ -225,7 +278,12 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
       serveFixture('vllm-tool-call-deltas');
       const chunks = await collect(engine.stream(request(), live()));
       const deltas = chunks.flatMap((chunk) => chunk.choices.flatMap((choice) => choice.delta.tool_calls ?? []));
-      expect(deltas.filter((delta) => delta.index === 0).map((delta) => delta.function?.arguments ?? '').join('')).toBe('{"city": "Paris"}');
+      expect(
+        deltas
+          .filter((delta) => delta.index === 0)
+          .map((delta) => delta.function?.arguments ?? '')
+          .join(''),
+      ).toBe('{"city": "Paris"}');
       expect(deltas.find((delta) => delta.index === 1)?.function?.name).toBe('get_time');
       expect(chunks[0]!.choices[0]!.delta).toEqual({ role: 'assistant', content: '' });
       expect(chunks.find((chunk) => chunk.choices[0]?.finish_reason === 'tool_calls')!.choices[0]!.delta).toEqual({ content: '' });
@@ -253,17 +311,31 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
   describe('upstream error replies', () => {
     it('400 OpenAI shape: InvalidRequestError with the upstream message and param', async () => {
       engine = openEngine();
-      scripted.scriptNext({ kind: 'status', status: 400, body: { error: { message: 'max_tokens is too large', type: 'invalid_request_error', param: 'max_tokens', code: null } } });
+      scripted.scriptNext({
+        kind: 'status',
+        status: 400,
+        body: { error: { message: 'max_tokens is too large', type: 'invalid_request_error', param: 'max_tokens', code: null } },
+      });
       const error = await failure(engine.complete(request(), live()));
       expect(error).toBeInstanceOf(InvalidRequestError);
       expect({ status: error.status, code: error.code, message: error.message, param: error.param, retryable: error.retryable }).toEqual({
-        status: 400, code: 'upstream_invalid_request', message: 'max_tokens is too large', param: 'max_tokens', retryable: false,
+        status: 400,
+        code: 'upstream_invalid_request',
+        message: 'max_tokens is too large',
+        param: 'max_tokens',
+        retryable: false,
       });
     });
 
     it('400 vLLM shape with a numeric code, on a stream too', async () => {
       engine = openEngine();
-      const body = { object: 'error', message: "This model's maximum context length is 32768 tokens.", type: 'BadRequestError', param: null, code: 400 };
+      const body = {
+        object: 'error',
+        message: "This model's maximum context length is 32768 tokens.",
+        type: 'BadRequestError',
+        param: null,
+        code: 400,
+      };
       scripted.scriptNext({ kind: 'status', status: 400, body }, { kind: 'status', status: 400, body });
       expect((await failure(engine.complete(request(), live()))).message).toBe(body.message);
       const streamed = await failure(collect(engine.stream(request(), live())));
@@ -286,7 +358,11 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
     it('404 model not found is a 400 to the caller and a warning in the log', async () => {
       const lines: string[] = [];
       engine = openEngine({}, createLogger({ level: 'warn', write: (line) => lines.push(line) }));
-      scripted.scriptNext({ kind: 'status', status: 404, body: { error: { message: 'The model `x` does not exist.', type: 'NotFoundError', code: 404 } } });
+      scripted.scriptNext({
+        kind: 'status',
+        status: 404,
+        body: { error: { message: 'The model `x` does not exist.', type: 'NotFoundError', code: 404 } },
+      });
       const error = await failure(engine.complete(request(), live()));
       expect(error).toBeInstanceOf(InvalidRequestError);
       expect(error.message).toBe('The model `x` does not exist.');
@@ -296,12 +372,25 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
 
     it('429 and 503 are refusals before any work, with their retry-after: another replica may take the call', async () => {
       engine = openEngine();
-      scripted.scriptNext({ kind: 'status', status: 429, body: { error: { message: 'queue full' } }, headers: { 'retry-after': '2' } }, { kind: 'status', status: 503, body: 'loading model', headers: { 'retry-after': '7' } });
+      scripted.scriptNext(
+        { kind: 'status', status: 429, body: { error: { message: 'queue full' } }, headers: { 'retry-after': '2' } },
+        { kind: 'status', status: 503, body: 'loading model', headers: { 'retry-after': '7' } },
+      );
       const error = await failure(engine.complete(request(), live()));
       expect(error).toBeInstanceOf(EngineUnavailableError);
-      expect({ code: error.code, status: error.status, resendable: error.resendable, headers: error.headers }).toEqual({ code: 'engine_overloaded', status: 503, resendable: true, headers: { 'retry-after': '2' } });
+      expect({ code: error.code, status: error.status, resendable: error.resendable, headers: error.headers }).toEqual({
+        code: 'engine_overloaded',
+        status: 503,
+        resendable: true,
+        headers: { 'retry-after': '2' },
+      });
       const unavailable = await failure(engine.complete(request(), live()));
-      expect({ code: unavailable.code, status: unavailable.status, resendable: unavailable.resendable, headers: unavailable.headers }).toEqual({ code: 'engine_unavailable', status: 503, resendable: true, headers: { 'retry-after': '7' } });
+      expect({
+        code: unavailable.code,
+        status: unavailable.status,
+        resendable: unavailable.resendable,
+        headers: unavailable.headers,
+      }).toEqual({ code: 'engine_unavailable', status: 503, resendable: true, headers: { 'retry-after': '7' } });
       expect(unavailable.message).toContain('loading model');
     });
 
@@ -310,7 +399,12 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
       scripted.scriptNext({ kind: 'status', status: 500, body: { error: { message: 'engine core died' } } });
       const error = await failure(engine.complete(request(), live()));
       expect(error).toBeInstanceOf(EngineError);
-      expect({ status: error.status, code: error.code, retryable: error.retryable, resendable: error.resendable }).toEqual({ status: 502, code: 'engine_error', retryable: true, resendable: false });
+      expect({ status: error.status, code: error.code, retryable: error.retryable, resendable: error.resendable }).toEqual({
+        status: 502,
+        code: 'engine_error',
+        retryable: true,
+        resendable: false,
+      });
       expect(error.message).toContain('engine core died');
     });
 
@@ -359,7 +453,11 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
       engine = openEngine();
       scripted.scriptNext({ kind: 'destroy' });
       const error = await failure(engine.complete(request(), live()));
-      expect({ status: error.status, code: error.code, resendable: error.resendable }).toEqual({ status: 502, code: 'engine_connection_closed', resendable: false });
+      expect({ status: error.status, code: error.code, resendable: error.resendable }).toEqual({
+        status: 502,
+        code: 'engine_connection_closed',
+        resendable: false,
+      });
     });
 
     it('no headers within firstByteTimeoutMs is EngineTimeoutError, and upstream sees the socket close', async () => {
@@ -388,9 +486,11 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
       const aborted = scripted.abortedRequests;
       scripted.scriptNext({ kind: 'stream', pieces: ['a', 'b', 'c'], gapMs: 600 });
       const seen: EngineChunk[] = [];
-      const error = await failure((async () => {
-        for await (const batch of engine.stream(request(), live())) seen.push(...batch);
-      })());
+      const error = await failure(
+        (async () => {
+          for await (const batch of engine.stream(request(), live())) seen.push(...batch);
+        })(),
+      );
       expect(error).toBeInstanceOf(EngineTimeoutError);
       expect(contentOf(seen)).toBe('a');
       await scripted.waitForAbortedRequests(aborted + 1);
@@ -424,7 +524,12 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
       const busy = engine.complete(request(), controller.signal).catch((error: unknown) => error);
       const waiting = failure(engine.complete(request(), live()));
       const refused = await failure(engine.complete(request(), live()));
-      expect({ status: refused.status, code: refused.code, resendable: refused.resendable, retryAfter: refused.headers?.['retry-after'] }).toEqual({ status: 503, code: 'engine_overloaded', resendable: true, retryAfter: '1' });
+      expect({
+        status: refused.status,
+        code: refused.code,
+        resendable: refused.resendable,
+        retryAfter: refused.headers?.['retry-after'],
+      }).toEqual({ status: 503, code: 'engine_overloaded', resendable: true, retryAfter: '1' });
       const timedOut = await waiting;
       expect(timedOut.code).toBe('engine_overloaded');
       expect(timedOut.message).toContain('300 ms');
@@ -468,11 +573,13 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
       const aborted = scripted.abortedRequests;
       scripted.scriptNext({ kind: 'stream', pieces: ['a', 'b', 'c', 'd'], gapMs: 200 });
       const controller = new AbortController();
-      const error = await failure((async () => {
-        for await (const batch of engine.stream(request(), controller.signal)) {
-          if (batch.some((chunk) => chunk.choices[0]?.delta.content === 'a')) controller.abort();
-        }
-      })());
+      const error = await failure(
+        (async () => {
+          for await (const batch of engine.stream(request(), controller.signal)) {
+            if (batch.some((chunk) => chunk.choices[0]?.delta.content === 'a')) controller.abort();
+          }
+        })(),
+      );
       expect(error).toBeInstanceOf(ClientAbortError);
       await scripted.waitForAbortedRequests(aborted + 1, 500);
     });
@@ -482,12 +589,14 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
       scripted.scriptNext({ kind: 'stream', pieces: ['a', 'b', 'c', 'd'] });
       const controller = new AbortController();
       const seen: string[][] = [];
-      const error = await failure((async () => {
-        for await (const batch of engine.stream(request(), controller.signal)) {
-          seen.push(batch.map((chunk) => chunk.choices[0]?.delta.content ?? ''));
-          controller.abort();
-        }
-      })());
+      const error = await failure(
+        (async () => {
+          for await (const batch of engine.stream(request(), controller.signal)) {
+            seen.push(batch.map((chunk) => chunk.choices[0]?.delta.content ?? ''));
+            controller.abort();
+          }
+        })(),
+      );
       expect(error).toBeInstanceOf(ClientAbortError);
       expect(seen).toHaveLength(1);
       expect(seen[0]?.slice(0, 1)).toEqual(['']);
@@ -518,7 +627,18 @@ describe.each(['http1', 'undici'] as const)('over the %s transport', (kind) => {
     it('sequential calls and streams reuse one kept-alive socket', async () => {
       const own = await startScriptedEngine();
       try {
-        const local = createOpenAIEngine({ id: 'keep', baseUrl: own.baseUrl, maxConcurrency: 8, connectTimeoutMs: 1_000, firstByteTimeoutMs: 2_000, idleTimeoutMs: 2_000, transport }, silentLogger);
+        const local = createOpenAIEngine(
+          {
+            id: 'keep',
+            baseUrl: own.baseUrl,
+            maxConcurrency: 8,
+            connectTimeoutMs: 1_000,
+            firstByteTimeoutMs: 2_000,
+            idleTimeoutMs: 2_000,
+            transport,
+          },
+          silentLogger,
+        );
         opened.push(local);
         // Back to back in one turn: a reply's end frees its socket at once.
         for (let call = 0; call < 4; call++) await local.complete(request(), live());

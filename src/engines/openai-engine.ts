@@ -100,8 +100,17 @@ class OpenAIEngine implements Engine {
     this.failures = new OpenAIFailures(options.id, options, logger.child({ engine: options.id }));
     const url = new URL(options.baseUrl);
     // One connection more than the calls: the readiness check never waits behind generations.
-    this.transport = createTransport(options.transport ?? 'http1', { origin: new URL(url.origin), maxConnections: options.maxConcurrency + 1, connectTimeoutMs: options.connectTimeoutMs });
-    this.gate = new ConcurrencyGate({ name: options.id, maxConcurrent: options.maxConcurrency, maxQueue: options.maxQueue ?? 256, queueTimeoutMs: options.queueTimeoutMs ?? 30_000 });
+    this.transport = createTransport(options.transport ?? 'http1', {
+      origin: new URL(url.origin),
+      maxConnections: options.maxConcurrency + 1,
+      connectTimeoutMs: options.connectTimeoutMs,
+    });
+    this.gate = new ConcurrencyGate({
+      name: options.id,
+      maxConcurrent: options.maxConcurrency,
+      maxQueue: options.maxQueue ?? 256,
+      queueTimeoutMs: options.queueTimeoutMs ?? 30_000,
+    });
     const requests = prepareOpenAIRequests(url, options.headers, options.apiKey);
     this.jsonRequest = requests.json;
     this.streamRequest = requests.stream;
@@ -117,7 +126,10 @@ class OpenAIEngine implements Engine {
     try {
       let reply: StreamedReply;
       try {
-        reply = await this.transport.send(this.jsonRequest, serializeChatRequest(request, false), signal, { headersMs: this.options.firstByteTimeoutMs, bodyIdleMs: this.options.idleTimeoutMs });
+        reply = await this.transport.send(this.jsonRequest, serializeChatRequest(request, false), signal, {
+          headersMs: this.options.firstByteTimeoutMs,
+          bodyIdleMs: this.options.idleTimeoutMs,
+        });
       } catch (error) {
         throw this.failures.beforeHeadersError(error, signal, this.options.firstByteTimeoutMs);
       }
@@ -149,13 +161,23 @@ class OpenAIEngine implements Engine {
       let reply: StreamedReply;
       try {
         // No body timeout here: the StreamWatch below times the body.
-        reply = await this.transport.send(this.streamRequest, serializeChatRequest(request, true), signal, { headersMs: this.options.firstByteTimeoutMs, bodyIdleMs: 0 });
+        reply = await this.transport.send(this.streamRequest, serializeChatRequest(request, true), signal, {
+          headersMs: this.options.firstByteTimeoutMs,
+          bodyIdleMs: 0,
+        });
       } catch (error) {
         throw this.failures.beforeHeadersError(error, signal, this.options.firstByteTimeoutMs);
       }
       this.failures.refuseEncoded(reply);
       const firstChunkWithinMs = Math.max(1, this.options.firstByteTimeoutMs - (performance.now() - startedAt));
-      const watch = new StreamWatch(reply, this.id, this.options.firstByteTimeoutMs, firstChunkWithinMs, this.options.idleTimeoutMs, drainAfterDoneMs);
+      const watch = new StreamWatch(
+        reply,
+        this.id,
+        this.options.firstByteTimeoutMs,
+        firstChunkWithinMs,
+        this.options.idleTimeoutMs,
+        drainAfterDoneMs,
+      );
       // An error status, or JSON where SSE was asked for (a server or proxy
       // without streaming, or an error body sent with 200): read it whole,
       // within the first-byte deadline.
@@ -200,7 +222,8 @@ class OpenAIEngine implements Engine {
       } finally {
         watch.stop();
         // Cancelling before the end aborts the upstream request (the server sees the socket close).
-        if (!bodyEnded) reply.cancel(new EngineError(`Stream from engine ${this.id} stopped by taskgate.`, undefined, 'engine_stream_stopped'));
+        if (!bodyEnded)
+          reply.cancel(new EngineError(`Stream from engine ${this.id} stopped by taskgate.`, undefined, 'engine_stream_stopped'));
       }
       events.checkEnd();
     } finally {
@@ -211,7 +234,10 @@ class OpenAIEngine implements Engine {
   async checkReady(signal: AbortSignal): Promise<void> {
     let statusCode: number;
     try {
-      const reply = await this.transport.send(this.readyRequest, null, signal, { headersMs: this.readyTimeoutMs, bodyIdleMs: this.readyTimeoutMs });
+      const reply = await this.transport.send(this.readyRequest, null, signal, {
+        headersMs: this.readyTimeoutMs,
+        bodyIdleMs: this.readyTimeoutMs,
+      });
       statusCode = reply.statusCode;
       // Read to its end, so the connection is kept for the next call.
       await reply.text();

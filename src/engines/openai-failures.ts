@@ -31,7 +31,11 @@ export class OpenAIFailures {
   refuseEncoded(reply: StreamedReply): void {
     const encoding = reply.headers['content-encoding'];
     if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return;
-    const error = new EngineError(`Engine ${this.id} sent its reply with content-encoding '${encoding}', which taskgate does not accept.`, undefined, 'engine_bad_reply');
+    const error = new EngineError(
+      `Engine ${this.id} sent its reply with content-encoding '${encoding}', which taskgate does not accept.`,
+      undefined,
+      'engine_bad_reply',
+    );
     reply.cancel(error);
     throw error;
   }
@@ -42,7 +46,13 @@ export class OpenAIFailures {
     // Upstream messages are never logged: a validation error can quote the prompt.
     // 429 and 503 are refusals before any work: another replica may take the call.
     if (status === 429) return new EngineOverloadedError(`Engine ${this.id} is overloaded: ${message}`, retryAfterOf(headers) ?? 1);
-    if (status === 503) return new EngineUnavailableError(`Engine ${this.id} is unavailable (HTTP 503): ${message}`, undefined, 'engine_unavailable', retryAfterOf(headers));
+    if (status === 503)
+      return new EngineUnavailableError(
+        `Engine ${this.id} is unavailable (HTTP 503): ${message}`,
+        undefined,
+        'engine_unavailable',
+        retryAfterOf(headers),
+      );
     if (status === 401 || status === 403) {
       // Our own credentials for the engine are wrong: a configuration error,
       // not the caller's, who would otherwise be told their request is invalid.
@@ -79,10 +89,18 @@ export class OpenAIFailures {
       case 'BODY_TIMEOUT':
         return new EngineTimeoutError(`${engine} stopped sending its reply for ${this.timeouts.idleTimeoutMs} ms.`, error);
       case 'MALFORMED_RESPONSE':
-        return new EngineError(`${engine} sent a reply that is not valid HTTP/1.1 (${(error as Error).message}).`, error, 'engine_bad_reply');
+        return new EngineError(
+          `${engine} sent a reply that is not valid HTTP/1.1 (${(error as Error).message}).`,
+          error,
+          'engine_bad_reply',
+        );
       default:
         // After the request was written: the engine may have started on it, so it is not sent again.
-        return new EngineError(`${engine} closed the connection after it received the request, before replying.`, error, 'engine_connection_closed');
+        return new EngineError(
+          `${engine} closed the connection after it received the request, before replying.`,
+          error,
+          'engine_connection_closed',
+        );
     }
   }
 

@@ -39,9 +39,27 @@ export function prepareOpenAIRequests(url: URL, headers: Record<string, string> 
  * for itself (task, metadata, a stray `stream`) can leak upstream.
  */
 const forwardedFields = [
-  'max_tokens', 'temperature', 'top_p', 'stop', 'seed', 'response_format', 'tools', 'tool_choice', 'parallel_tool_calls',
-  'user', 'n', 'presence_penalty', 'frequency_penalty', 'logit_bias', 'logprobs', 'top_logprobs', 'reasoning_effort',
-  'verbosity', 'top_k', 'min_p', 'repetition_penalty',
+  'max_tokens',
+  'temperature',
+  'top_p',
+  'stop',
+  'seed',
+  'response_format',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'user',
+  'n',
+  'presence_penalty',
+  'frequency_penalty',
+  'logit_bias',
+  'logprobs',
+  'top_logprobs',
+  'reasoning_effort',
+  'verbosity',
+  'top_k',
+  'min_p',
+  'repetition_penalty',
 ] as const satisfies ReadonlyArray<keyof EngineRequest>;
 
 /**

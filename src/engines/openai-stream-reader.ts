@@ -79,7 +79,8 @@ export class OpenAIStreamReader {
 
   /** The body has ended without an error: throws unless the stream was whole. */
   checkEnd(): void {
-    if (!this.sawEvent) throw new EngineError(`Engine ${this.engineId} sent a stream without a single event.`, undefined, 'engine_bad_reply');
+    if (!this.sawEvent)
+      throw new EngineError(`Engine ${this.engineId} sent a stream without a single event.`, undefined, 'engine_bad_reply');
     // A server that ends the body without `[DONE]` after every choice has
     // finished is done (llama.cpp before September 2024, ik_llama.cpp,
     // llama-box). Anything else ending early is a truncated reply.

@@ -171,7 +171,11 @@ export function completionAsChunks(completion: EngineCompletion): EngineChunk[] 
     if (choice.message.tool_calls !== undefined) {
       delta.tool_calls = choice.message.tool_calls.map((toolCall, index) => ({ index, ...toolCall }));
     }
-    return { choices: [{ index: choice.index, delta, finish_reason: choice.finish_reason }], usage: undefined, system_fingerprint: completion.system_fingerprint };
+    return {
+      choices: [{ index: choice.index, delta, finish_reason: choice.finish_reason }],
+      usage: undefined,
+      system_fingerprint: completion.system_fingerprint,
+    };
   });
   if (completion.usage !== null) chunks.push({ choices: [], usage: completion.usage, system_fingerprint: undefined });
   return chunks;
@@ -310,7 +314,9 @@ function errorMessageOf(body: JsonObject): { message: string; param: string | nu
   const detail = body.detail;
   if (typeof detail === 'string') return { message: clip(detail), param };
   if (Array.isArray(detail)) {
-    const messages = detail.map((item) => (isObject(item) && typeof item.msg === 'string' ? item.msg : '')).filter((item) => item.length > 0);
+    const messages = detail
+      .map((item) => (isObject(item) && typeof item.msg === 'string' ? item.msg : ''))
+      .filter((item) => item.length > 0);
     if (messages.length > 0) return { message: clip(messages.join('; ')), param };
   }
   return { message: '', param };

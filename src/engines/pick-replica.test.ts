@@ -8,11 +8,24 @@ describe('pickReplica', () => {
   const closed = new CircuitBreaker();
 
   it('picks the fewest in flight among replicas whose circuit allows a call', () => {
-    expect(pickReplica([{ inFlight: 2, circuit: closed }, { inFlight: 1, circuit: closed }, { inFlight: 0, circuit: open }], 0)).toBe(1);
+    expect(
+      pickReplica(
+        [
+          { inFlight: 2, circuit: closed },
+          { inFlight: 1, circuit: closed },
+          { inFlight: 0, circuit: open },
+        ],
+        0,
+      ),
+    ).toBe(1);
   });
 
   it('breaks ties by scanning from startAt (round robin) and skips the excluded replica', () => {
-    const idle = [{ inFlight: 0, circuit: closed }, { inFlight: 0, circuit: closed }, { inFlight: 0, circuit: closed }];
+    const idle = [
+      { inFlight: 0, circuit: closed },
+      { inFlight: 0, circuit: closed },
+      { inFlight: 0, circuit: closed },
+    ];
     expect([0, 1, 2, 3].map((startAt) => pickReplica(idle, 0, startAt))).toEqual([0, 1, 2, 0]);
     expect(pickReplica(idle, 0, 1, 1)).toBe(2);
   });

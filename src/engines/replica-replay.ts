@@ -36,7 +36,12 @@ export class NoReplicaForReplayError extends Error {
  * or the injected `now` (a simulation drives both).
  */
 export async function replayOnReplica(
-  replicas: ReplicaSlots, modelId: string, parameters: GenerationParameters, signal: AbortSignal, options: ReplayOptions, elapsed: () => number,
+  replicas: ReplicaSlots,
+  modelId: string,
+  parameters: GenerationParameters,
+  signal: AbortSignal,
+  options: ReplayOptions,
+  elapsed: () => number,
 ): Promise<ReplayResult> {
   const slots = replicas.slots;
   const now = replicas.now();
@@ -68,7 +73,12 @@ export async function replayOnReplica(
     }
     const message = recorder.message() ?? { role: 'assistant' as const, content: null };
     const finish = (recorder.finishReason ?? 'stop') as EngineCompletion['choices'][number]['finish_reason'];
-    return { completion: { choices: [{ index: 0, message, finish_reason: finish }], usage: recorder.usage }, replica: slot.engine.id, latencyMs: elapsed() - started, ttftMs };
+    return {
+      completion: { choices: [{ index: 0, message, finish_reason: finish }], usage: recorder.usage },
+      replica: slot.engine.id,
+      latencyMs: elapsed() - started,
+      ttftMs,
+    };
   } finally {
     slot.inFlight -= 1;
     replicas.total -= 1;

@@ -27,9 +27,16 @@ export function retryTarget(replicas: ReplicaSlots, failed: number, error: unkno
 
 /** Records both attempts of a call sent again: the first's failure, then how the second went. */
 export async function secondAttempt<T>(
-  replicas: ReplicaSlots, first: number, failure: unknown, second: number, attempt: ReplicaAttempt | undefined, work: Promise<T>,
+  replicas: ReplicaSlots,
+  first: number,
+  failure: unknown,
+  second: number,
+  attempt: ReplicaAttempt | undefined,
+  work: Promise<T>,
 ): Promise<T> {
-  const attempts: NonNullable<ReplicaAttempt['attempts']> = [{ replica: replicas.slots[first]!.engine.id, outcome: (failure as GatewayError).code }];
+  const attempts: NonNullable<ReplicaAttempt['attempts']> = [
+    { replica: replicas.slots[first]!.engine.id, outcome: (failure as GatewayError).code },
+  ];
   if (attempt !== undefined) attempt.attempts = attempts;
   const replica = replicas.slots[second]!.engine.id;
   try {

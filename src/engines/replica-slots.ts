@@ -124,6 +124,11 @@ export class ReplicaSlots {
     for (const slot of this.slots) reopensAt = Math.min(reopensAt, slot.circuit.reopensAt(now));
     const retryAfterSeconds = Number.isFinite(reopensAt) ? Math.max(1, Math.ceil((reopensAt - now) / 1000)) : undefined;
     const reason = this.slots.length === 0 ? 'it has no replicas' : 'every replica is failing and taken out for now';
-    return new EngineUnavailableError(`No healthy replica for model '${this.modelId}': ${reason}.`, undefined, 'no_healthy_replica', retryAfterSeconds);
+    return new EngineUnavailableError(
+      `No healthy replica for model '${this.modelId}': ${reason}.`,
+      undefined,
+      'no_healthy_replica',
+      retryAfterSeconds,
+    );
   }
 }

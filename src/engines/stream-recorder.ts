@@ -41,7 +41,11 @@ export class StreamRecorder {
     if (this.content === null) return null;
     if (this.assembled !== undefined) return this.assembled;
     const toolCalls = this.toolCalls.filter((call) => call !== undefined);
-    this.assembled = { role: 'assistant', content: this.content.length > 0 ? this.content.join('') : null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+    this.assembled = {
+      role: 'assistant',
+      content: this.content.length > 0 ? this.content.join('') : null,
+      ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+    };
     return this.assembled;
   }
 

@@ -56,14 +56,20 @@ export class StreamWatch {
   timedOut(): void {
     const left = this.deadline - performance.now();
     if (this.consumerHasChunk || left > 0) {
-      this.timer = setTimeout(onStreamWatchTimeout, this.consumerHasChunk ? this.checkEveryMs : Math.min(Math.ceil(left), this.checkEveryMs), this);
+      this.timer = setTimeout(
+        onStreamWatchTimeout,
+        this.consumerHasChunk ? this.checkEveryMs : Math.min(Math.ceil(left), this.checkEveryMs),
+        this,
+      );
       return;
     }
     const engine = `Engine ${this.engineId}`;
     const message =
-      this.waitingFor === 'first chunk' ? `${engine} sent no first chunk within ${this.firstByteTimeoutMs} ms.`
-      : this.waitingFor === 'next chunk' ? `${engine} sent nothing for ${this.idleTimeoutMs} ms in the middle of a stream.`
-      : `${engine} kept the stream open after [DONE].`;
+      this.waitingFor === 'first chunk'
+        ? `${engine} sent no first chunk within ${this.firstByteTimeoutMs} ms.`
+        : this.waitingFor === 'next chunk'
+          ? `${engine} sent nothing for ${this.idleTimeoutMs} ms in the middle of a stream.`
+          : `${engine} kept the stream open after [DONE].`;
     this.reply.cancel(new EngineTimeoutError(message));
   }
 

@@ -28,7 +28,10 @@ describe('normalizeText', () => {
 describe('agreement: normalized', () => {
   it('passes text equal after normalising, fails other text', () => {
     expect(agree('normalized', text('Paris.'), text('  paris'))).toEqual({ verdict: 'pass' });
-    expect(agree('normalized', text('Paris.'), text('Lyon.'))).toEqual({ verdict: 'fail', reason: 'normalized text differs: "Lyon." vs the reference\'s "Paris."' });
+    expect(agree('normalized', text('Paris.'), text('Lyon.'))).toEqual({
+      verdict: 'fail',
+      reason: 'normalized text differs: "Lyon." vs the reference\'s "Paris."',
+    });
   });
 
   it('fails a candidate with no content, or one that calls tools where the reference answered', () => {
@@ -47,17 +50,25 @@ describe('agreement: normalized', () => {
 
 describe('agreement: json_equal', () => {
   it('passes deep-equal JSON regardless of key order and formatting', () => {
-    expect(agree('json_equal', text('{"a":1,"b":{"c":[1,2],"d":null}}'), text('{ "b": { "d": null, "c": [1, 2.0] }, "a": 1 }'))).toEqual({ verdict: 'pass' });
+    expect(agree('json_equal', text('{"a":1,"b":{"c":[1,2],"d":null}}'), text('{ "b": { "d": null, "c": [1, 2.0] }, "a": 1 }'))).toEqual({
+      verdict: 'pass',
+    });
   });
 
   it('fails different JSON (array order counts) and content that is not JSON', () => {
-    expect(agree('json_equal', text('[1,2]'), text('[2,1]'))).toEqual({ verdict: 'fail', reason: 'JSON differs: "[2,1]" vs the reference\'s "[1,2]"' });
+    expect(agree('json_equal', text('[1,2]'), text('[2,1]'))).toEqual({
+      verdict: 'fail',
+      reason: 'JSON differs: "[2,1]" vs the reference\'s "[1,2]"',
+    });
     expect(agree('json_equal', text('{"a":1}'), text('{"a":1,"b":2}')).verdict).toBe('fail');
     expect(agree('json_equal', text('{"a":1}'), text('a: 1')).verdict).toBe('fail');
   });
 
   it('is not applicable when the reference is not JSON', () => {
-    expect(agree('json_equal', text('plain words'), text('{}'))).toEqual({ verdict: 'not_applicable', reason: 'the reference content is not JSON' });
+    expect(agree('json_equal', text('plain words'), text('{}'))).toEqual({
+      verdict: 'not_applicable',
+      reason: 'the reference content is not JSON',
+    });
   });
 });
 
@@ -70,7 +81,10 @@ describe('agreement: tool_calls_equal', () => {
 
   it('fails other arguments, a missing or an extra call, and no calls', () => {
     const reference = calling(call('a', '{"x":1}'), call('a', '{"x":1}', 'r2'));
-    expect(agree('tool_calls_equal', reference, calling(call('a', '{"x":1}')))).toEqual({ verdict: 'fail', reason: 'tool calls differ: misses the reference\'s "a({\\"x\\":1})"' });
+    expect(agree('tool_calls_equal', reference, calling(call('a', '{"x":1}')))).toEqual({
+      verdict: 'fail',
+      reason: 'tool calls differ: misses the reference\'s "a({\\"x\\":1})"',
+    });
     expect(agree('tool_calls_equal', calling(call('a', '{"x":1}')), calling(call('a', '{"x":2}')))).toEqual({
       verdict: 'fail',
       reason: 'tool calls differ: calls "a({\\"x\\":2})" that the reference does not; misses the reference\'s "a({\\"x\\":1})"',
@@ -106,7 +120,10 @@ describe('agreement: auto picks the method from the reference reply', () => {
     expect(agree('auto', text('{"a":1,"b":2}'), text('{"b":2,"a":1}')).verdict).toBe('pass'); // json_equal; normalized text would differ
     expect(agree('auto', text('{"a":1}'), text('{"a":2}')).verdict).toBe('fail'); // JSON that differs fails by rule, no judge
     expect(agree('auto', text('Paris.'), text('paris')).verdict).toBe('pass'); // normalized
-    expect(agree('auto', calling(call('a', '{"x":1}')), { role: 'assistant', content: 'other words', tool_calls: [call('a', '{"x": 1}')] }).verdict).toBe('pass');
+    expect(
+      agree('auto', calling(call('a', '{"x":1}')), { role: 'assistant', content: 'other words', tool_calls: [call('a', '{"x": 1}')] })
+        .verdict,
+    ).toBe('pass');
     expect(agree('auto', calling(call('a', '{"x":1}')), text('{"x":1}')).verdict).toBe('fail');
     expect(agree('auto', null, text('x')).verdict).toBe('not_applicable');
   });

@@ -71,7 +71,8 @@ export const evaluateAgreement: SyncEvaluator<EvalCheckOf<'agreement'>> = (check
   const { reference, candidate } = input;
   if (reference === null) return notApplicable('no reference reply to agree with');
   if (check.method === 'judge') return notApplicable('agreement by judge needs a judge model');
-  if (needsPairwiseJudge(check, input)) return notApplicable('the free text differs from the reference: only the pairwise judge can tell whether it is as good');
+  if (needsPairwiseJudge(check, input))
+    return notApplicable('the free text differs from the reference: only the pairwise judge can tell whether it is as good');
   const method = check.method === 'auto' ? agreementMethodFor(reference) : check.method;
   if (method === 'tool_calls_equal') return compareToolCalls(reference, candidate);
   if (reference.content === null) return notApplicable('the reference reply has no content to compare');
@@ -108,7 +109,11 @@ function compareToolCalls(reference: AssistantMessage, candidate: AssistantMessa
     else unmatched.splice(at, 1);
   }
   if (unmatched.length === 0 && extra.length === 0) return pass;
-  const list = (keys: string[]): string => keys.slice(0, 3).map((key) => excerpt(key)).join(', ') + (keys.length > 3 ? ', …' : '');
+  const list = (keys: string[]): string =>
+    keys
+      .slice(0, 3)
+      .map((key) => excerpt(key))
+      .join(', ') + (keys.length > 3 ? ', …' : '');
   const parts: string[] = [];
   if (extra.length > 0) parts.push(`calls ${list(extra)} that the reference does not`);
   if (unmatched.length > 0) parts.push(`misses the reference's ${list(unmatched)}`);

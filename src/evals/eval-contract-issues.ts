@@ -59,7 +59,8 @@ function describe(issue: z.core.$ZodIssue, value: unknown): string {
 }
 
 function bound(origin: string, word: 'at least' | 'at most', limit: number | bigint, inclusive = true): string {
-  if (origin === 'array') return word === 'at least' ? `must have at least ${limit} item${limit === 1 ? '' : 's'}` : `must have at most ${limit} items`;
+  if (origin === 'array')
+    return word === 'at least' ? `must have at least ${limit} item${limit === 1 ? '' : 's'}` : `must have at most ${limit} items`;
   if (origin === 'string') return word === 'at least' && limit === 1 ? 'must not be empty' : `must be ${word} ${limit} characters`;
   if (inclusive) return `must be ${word} ${limit}`;
   return `must be ${word === 'at least' ? 'more' : 'less'} than ${limit}`;
@@ -110,18 +111,30 @@ export function findSemanticIssues(input: unknown): EvalContractIssue[] {
   }
   const qualityBar = Object.hasOwn(input, 'quality_bar') ? input.quality_bar : undefined;
   // Omitted checks are the default ones, which include agreement.
-  if (typeof qualityBar === 'number' && Array.isArray(checks) && !checks.some((check: unknown) => isJsonObject(check) && check.type === 'agreement')) {
-    issues.push({ path: ['quality_bar'], message: 'needs an agreement check in checks (the paired comparison with the requested model); add one, or set quality_bar to null' });
+  if (
+    typeof qualityBar === 'number' &&
+    Array.isArray(checks) &&
+    !checks.some((check: unknown) => isJsonObject(check) && check.type === 'agreement')
+  ) {
+    issues.push({
+      path: ['quality_bar'],
+      message: 'needs an agreement check in checks (the paired comparison with the requested model); add one, or set quality_bar to null',
+    });
   }
   const perCall = Object.hasOwn(input, 'per_call') ? input.per_call : undefined;
   if (perCall === true && absoluteBar(input, qualityBar, checks)) {
-    issues.push({ path: ['per_call'], message: 'needs quality_bar (the relative semantics: a per-call policy is certified by paired comparison with the requested model); set quality_bar, or set per_call to false' });
+    issues.push({
+      path: ['per_call'],
+      message:
+        'needs quality_bar (the relative semantics: a per-call policy is certified by paired comparison with the requested model); set quality_bar, or set per_call to false',
+    });
   }
   const candidates = Object.hasOwn(input, 'candidates') ? input.candidates : undefined;
   if (Array.isArray(candidates)) {
     candidates.forEach((candidate: unknown, index) => {
       const first = candidates.indexOf(candidate);
-      if (typeof candidate === 'string' && first < index) issues.push({ path: ['candidates', index], message: `duplicate of candidates[${first}]` });
+      if (typeof candidate === 'string' && first < index)
+        issues.push({ path: ['candidates', index], message: `duplicate of candidates[${first}]` });
     });
   }
   return issues;

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError } from '../api/errors.js';
-import { DEFAULT_CONTRACT, checksKey, isAbsoluteCheck, parseEvalContract, qualitySemantics, qualitySemanticsDetail, validateEvalContract, type EvalCheck } from './eval-contract.js';
+import {
+  DEFAULT_CONTRACT,
+  checksKey,
+  isAbsoluteCheck,
+  parseEvalContract,
+  qualitySemantics,
+  qualitySemanticsDetail,
+  validateEvalContract,
+  type EvalCheck,
+} from './eval-contract.js';
 import { invalidRequestOf } from '../../test/helpers/invalid-request.js';
 
 const errorOf = (input: unknown): InvalidRequestError => invalidRequestOf(() => parseEvalContract(input));
@@ -27,21 +36,29 @@ describe('parseEvalContract: defaults', () => {
   it('equals DEFAULT_CONTRACT, which is frozen, and gives each parse its own arrays', () => {
     const first = parseEvalContract({});
     expect(first).toEqual(DEFAULT_CONTRACT);
-    expect(Object.isFrozen(DEFAULT_CONTRACT) && Object.isFrozen(DEFAULT_CONTRACT.checks) && DEFAULT_CONTRACT.checks.every((check) => Object.isFrozen(check))).toBe(true);
+    expect(
+      Object.isFrozen(DEFAULT_CONTRACT) &&
+        Object.isFrozen(DEFAULT_CONTRACT.checks) &&
+        DEFAULT_CONTRACT.checks.every((check) => Object.isFrozen(check)),
+    ).toBe(true);
     expect(Object.isFrozen(first.checks[0])).toBe(false);
     first.checks.push({ type: 'regex', pattern: 'x' });
     expect(parseEvalContract({}).checks).toHaveLength(3);
   });
 
   it('keeps the sample rate and latency limits given', () => {
-    expect(parseEvalContract({ sample_rate: 0.2, max_latency_ms: 1500, max_ttft_ms: 300.5, latency_percentile: 99.9, max_latency_factor: 1 })).toMatchObject({
+    expect(
+      parseEvalContract({ sample_rate: 0.2, max_latency_ms: 1500, max_ttft_ms: 300.5, latency_percentile: 99.9, max_latency_factor: 1 }),
+    ).toMatchObject({
       sample_rate: 0.2,
       max_latency_ms: 1500,
       max_ttft_ms: 300.5,
       latency_percentile: 99.9,
       max_latency_factor: 1,
     });
-    expect(parseEvalContract({ sample_rate: 'auto', max_latency_ms: null, max_ttft_ms: null, latency_percentile: 50, max_latency_factor: null })).toMatchObject({
+    expect(
+      parseEvalContract({ sample_rate: 'auto', max_latency_ms: null, max_ttft_ms: null, latency_percentile: 50, max_latency_factor: null }),
+    ).toMatchObject({
       sample_rate: 'auto',
       max_latency_ms: null,
       max_ttft_ms: null,
@@ -70,11 +87,21 @@ describe('parseEvalContract: defaults', () => {
     });
     expect(contract.checks[0]).toEqual({ type: 'agreement', method: 'auto' });
     expect(contract.checks[4]).toEqual({ type: 'agreement', method: 'judge', judge_model: 'qwen2.5-7b' });
-    expect(contract).toMatchObject({ pass_rate: 0.9, confidence: 0.99, min_samples: 10, sample_rate: 0, daily_budget_usd: 0.5, candidates: ['a', 'b'], allow_upgrade: true });
+    expect(contract).toMatchObject({
+      pass_rate: 0.9,
+      confidence: 0.99,
+      min_samples: 10,
+      sample_rate: 0,
+      daily_budget_usd: 0.5,
+      candidates: ['a', 'b'],
+      allow_upgrade: true,
+    });
   });
 
   it('keeps a schema as the caller wrote it, __proto__ key included', () => {
-    const input = JSON.parse('{"checks":[{"type":"json_schema","schema":{"type":"object","properties":{"__proto__":{"type":"string"}}}}]}') as unknown;
+    const input = JSON.parse(
+      '{"checks":[{"type":"json_schema","schema":{"type":"object","properties":{"__proto__":{"type":"string"}}}}]}',
+    ) as unknown;
     const contract = parseEvalContract(input);
     const check = contract.checks[0];
     expect(check?.type === 'json_schema' && Object.hasOwn(check.schema.properties as object, '__proto__')).toBe(true);
@@ -98,11 +125,26 @@ describe('parseEvalContract: errors name every bad path', () => {
     expect(error.param).toBe('checks[1].pattern');
     expect(error.code).toBe('invalid_eval_contract');
     expect(error.status).toBe(400);
-    const parts = error.message.replace(/^Invalid eval contract: /, '').split('; ').map((part) => part.split(':')[0]);
-    expect(parts).toEqual(['checks[1].pattern', 'checks[2].schema', 'checks[3].type', 'checks[4].rubric', 'pass_rate', 'min_samples', 'bogus']);
-    expect(error.message).toContain('checks[1].pattern: not a valid regular expression (Invalid regular expression: /(unclosed/: Unterminated group)');
+    const parts = error.message
+      .replace(/^Invalid eval contract: /, '')
+      .split('; ')
+      .map((part) => part.split(':')[0]);
+    expect(parts).toEqual([
+      'checks[1].pattern',
+      'checks[2].schema',
+      'checks[3].type',
+      'checks[4].rubric',
+      'pass_rate',
+      'min_samples',
+      'bogus',
+    ]);
+    expect(error.message).toContain(
+      'checks[1].pattern: not a valid regular expression (Invalid regular expression: /(unclosed/: Unterminated group)',
+    );
     expect(error.message).toContain('checks[2].schema: not a valid JSON Schema (');
-    expect(error.message).toContain('checks[3].type: unknown check type "nope" (expected one of json_schema, regex, tool_call_valid, response_format_valid, agreement, judge)');
+    expect(error.message).toContain(
+      'checks[3].type: unknown check type "nope" (expected one of json_schema, regex, tool_call_valid, response_format_valid, agreement, judge)',
+    );
     expect(error.message).toContain('checks[4].rubric: required');
     expect(error.message).toContain('pass_rate: must be at most 0.9999');
     expect(error.message).toContain('min_samples: must be an integer');
@@ -121,19 +163,74 @@ describe('parseEvalContract: errors name every bad path', () => {
     ['no checks', { checks: [] }, 'checks: must have at least 1 item', 'checks'],
     ['check not an object', { checks: [3] }, 'checks[0]', 'checks[0]'],
     ['check without type', { checks: [{}] }, 'checks[0].type: required: one of json_schema', 'checks[0].type'],
-    ['unknown key in a check', { checks: [{ type: 'tool_call_valid', strict: true }] }, 'checks[0].strict: unknown key', 'checks[0].strict'],
-    ['unknown agreement method', { checks: [{ type: 'agreement', method: 'exact' }] }, 'checks[0].method: must be one of "auto", "normalized", "json_equal", "tool_calls_equal", "judge", got "exact"', 'checks[0].method'],
-    ['judge_model without method judge', { checks: [{ type: 'agreement', method: 'normalized', judge_model: 'm' }] }, 'checks[0].judge_model: only used with method "judge"', 'checks[0].judge_model'],
-    ['judge_model with the default method', { checks: [{ type: 'agreement', judge_model: 'm' }] }, 'checks[0].judge_model: only used with method "judge", not "auto"', 'checks[0].judge_model'],
+    [
+      'unknown key in a check',
+      { checks: [{ type: 'tool_call_valid', strict: true }] },
+      'checks[0].strict: unknown key',
+      'checks[0].strict',
+    ],
+    [
+      'unknown agreement method',
+      { checks: [{ type: 'agreement', method: 'exact' }] },
+      'checks[0].method: must be one of "auto", "normalized", "json_equal", "tool_calls_equal", "judge", got "exact"',
+      'checks[0].method',
+    ],
+    [
+      'judge_model without method judge',
+      { checks: [{ type: 'agreement', method: 'normalized', judge_model: 'm' }] },
+      'checks[0].judge_model: only used with method "judge"',
+      'checks[0].judge_model',
+    ],
+    [
+      'judge_model with the default method',
+      { checks: [{ type: 'agreement', judge_model: 'm' }] },
+      'checks[0].judge_model: only used with method "judge", not "auto"',
+      'checks[0].judge_model',
+    ],
     ['blank rubric', { checks: [{ type: 'judge', rubric: '   ' }] }, 'checks[0].rubric: must not be empty', 'checks[0].rubric'],
     ['empty pattern', { checks: [{ type: 'regex', pattern: '' }] }, 'checks[0].pattern: must not be empty', 'checks[0].pattern'],
-    ['stateful g flag', { checks: [{ type: 'regex', pattern: 'a', flags: 'g' }] }, 'checks[0].flags: must be distinct letters of "imsuv"', 'checks[0].flags'],
-    ['u and v together', { checks: [{ type: 'regex', pattern: 'a', flags: 'uv' }] }, 'checks[0].flags: must be distinct letters', 'checks[0].flags'],
-    ['repeated flag', { checks: [{ type: 'regex', pattern: 'a', flags: 'ii' }] }, 'checks[0].flags: must be distinct letters', 'checks[0].flags'],
-    ['pattern invalid only with its flags', { checks: [{ type: 'regex', pattern: '\\-', flags: 'u' }] }, 'checks[0].pattern: not a valid regular expression', 'checks[0].pattern'],
-    ['schema not an object', { checks: [{ type: 'json_schema', schema: [] }] }, 'checks[0].schema: must be a JSON Schema object', 'checks[0].schema'],
-    ['schema keyword typo', { checks: [{ type: 'json_schema', schema: { type: 'object', requred: ['a'] } }] }, 'checks[0].schema: not a valid JSON Schema (strict mode: unknown keyword: "requred")', 'checks[0].schema'],
-    ['schema with a remote $ref', { checks: [{ type: 'json_schema', schema: { $ref: 'https://example.com/s.json' } }] }, "checks[0].schema: not a valid JSON Schema (can't resolve reference", 'checks[0].schema'],
+    [
+      'stateful g flag',
+      { checks: [{ type: 'regex', pattern: 'a', flags: 'g' }] },
+      'checks[0].flags: must be distinct letters of "imsuv"',
+      'checks[0].flags',
+    ],
+    [
+      'u and v together',
+      { checks: [{ type: 'regex', pattern: 'a', flags: 'uv' }] },
+      'checks[0].flags: must be distinct letters',
+      'checks[0].flags',
+    ],
+    [
+      'repeated flag',
+      { checks: [{ type: 'regex', pattern: 'a', flags: 'ii' }] },
+      'checks[0].flags: must be distinct letters',
+      'checks[0].flags',
+    ],
+    [
+      'pattern invalid only with its flags',
+      { checks: [{ type: 'regex', pattern: '\\-', flags: 'u' }] },
+      'checks[0].pattern: not a valid regular expression',
+      'checks[0].pattern',
+    ],
+    [
+      'schema not an object',
+      { checks: [{ type: 'json_schema', schema: [] }] },
+      'checks[0].schema: must be a JSON Schema object',
+      'checks[0].schema',
+    ],
+    [
+      'schema keyword typo',
+      { checks: [{ type: 'json_schema', schema: { type: 'object', requred: ['a'] } }] },
+      'checks[0].schema: not a valid JSON Schema (strict mode: unknown keyword: "requred")',
+      'checks[0].schema',
+    ],
+    [
+      'schema with a remote $ref',
+      { checks: [{ type: 'json_schema', schema: { $ref: 'https://example.com/s.json' } }] },
+      "checks[0].schema: not a valid JSON Schema (can't resolve reference",
+      'checks[0].schema',
+    ],
     ['pass_rate too low', { pass_rate: 0.4 }, 'pass_rate: must be at least 0.5', 'pass_rate'],
     ['quality_bar too low', { quality_bar: 0.49 }, 'quality_bar: must be at least 0.5', 'quality_bar'],
     ['quality_bar above 1', { quality_bar: 1.01 }, 'quality_bar: must be at most 1', 'quality_bar'],
@@ -157,7 +254,12 @@ describe('parseEvalContract: errors name every bad path', () => {
     ['latency_percentile 100', { latency_percentile: 100 }, 'latency_percentile: must be at most 99.9', 'latency_percentile'],
     ['latency_percentile null', { latency_percentile: null }, 'latency_percentile: must be a number, got null', 'latency_percentile'],
     ['max_latency_factor below 1', { max_latency_factor: 0.5 }, 'max_latency_factor: must be at least 1', 'max_latency_factor'],
-    ['unknown key in response_format_valid', { checks: [{ type: 'response_format_valid', schema: {} }] }, 'checks[0].schema: unknown key', 'checks[0].schema'],
+    [
+      'unknown key in response_format_valid',
+      { checks: [{ type: 'response_format_valid', schema: {} }] },
+      'checks[0].schema: unknown key',
+      'checks[0].schema',
+    ],
     ['negative budget', { daily_budget_usd: -1 }, 'daily_budget_usd: must be at least 0', 'daily_budget_usd'],
     ['empty candidate id', { candidates: [''] }, 'candidates[0]: must not be empty', 'candidates[0]'],
     ['duplicate candidate', { candidates: ['a', 'b', 'a'] }, 'candidates[2]: duplicate of candidates[0]', 'candidates[2]'],
@@ -171,7 +273,12 @@ describe('parseEvalContract: errors name every bad path', () => {
       'per_call',
     ],
     ['per_call with quality_bar null', { quality_bar: null, per_call: true }, 'per_call: needs quality_bar', 'per_call'],
-    ['per_call without an agreement check', { checks: [{ type: 'tool_call_valid' }], per_call: true }, 'per_call: needs quality_bar', 'per_call'],
+    [
+      'per_call without an agreement check',
+      { checks: [{ type: 'tool_call_valid' }], per_call: true },
+      'per_call: needs quality_bar',
+      'per_call',
+    ],
   ])('%s', (_case, input, message, param) => {
     const error = errorOf(input);
     expect(error.message).toContain(message);
@@ -188,20 +295,30 @@ describe('parseEvalContract: errors name every bad path', () => {
 
 describe('checksKey', () => {
   it('is the same for contracts with the same checks, whatever the key order and the other fields', () => {
-    const checks = [{ type: 'json_schema', schema: { type: 'object', required: ['a'] } }, { type: 'agreement', method: 'judge', judge_model: 'm' }];
-    const reordered = [{ schema: { required: ['a'], type: 'object' }, type: 'json_schema' }, { judge_model: 'm', type: 'agreement', method: 'judge' }];
+    const checks = [
+      { type: 'json_schema', schema: { type: 'object', required: ['a'] } },
+      { type: 'agreement', method: 'judge', judge_model: 'm' },
+    ];
+    const reordered = [
+      { schema: { required: ['a'], type: 'object' }, type: 'json_schema' },
+      { judge_model: 'm', type: 'agreement', method: 'judge' },
+    ];
     const key = checksKey(parseEvalContract({ checks, pass_rate: 0.9 }));
     expect(checksKey(parseEvalContract({ checks: reordered, pass_rate: 0.99, sample_rate: 1, max_latency_ms: 800 }))).toBe(key);
     expect(checksKey(parseEvalContract({}))).toBe(checksKey(DEFAULT_CONTRACT));
     // An agreement check's method defaults to auto, so writing it out changes nothing.
-    expect(checksKey(parseEvalContract({ checks: [{ type: 'agreement' }] }))).toBe(checksKey(parseEvalContract({ checks: [{ type: 'agreement', method: 'auto' }] })));
+    expect(checksKey(parseEvalContract({ checks: [{ type: 'agreement' }] }))).toBe(
+      checksKey(parseEvalContract({ checks: [{ type: 'agreement', method: 'auto' }] })),
+    );
   });
 
   it('differs when the checks differ: a value, the order of checks, an optional key', () => {
     const base = checksKey(parseEvalContract({ checks: [{ type: 'regex', pattern: '^a$' }, { type: 'tool_call_valid' }] }));
     expect(checksKey(parseEvalContract({ checks: [{ type: 'regex', pattern: '^b$' }, { type: 'tool_call_valid' }] }))).not.toBe(base);
     expect(checksKey(parseEvalContract({ checks: [{ type: 'tool_call_valid' }, { type: 'regex', pattern: '^a$' }] }))).not.toBe(base);
-    expect(checksKey(parseEvalContract({ checks: [{ type: 'regex', pattern: '^a$', flags: 'i' }, { type: 'tool_call_valid' }] }))).not.toBe(base);
+    expect(checksKey(parseEvalContract({ checks: [{ type: 'regex', pattern: '^a$', flags: 'i' }, { type: 'tool_call_valid' }] }))).not.toBe(
+      base,
+    );
   });
 
   it('treats an optional key set to undefined as absent', () => {
@@ -270,13 +387,21 @@ describe('quality_bar and its two semantics', () => {
     ]);
   });
 
-  it('names the semantics in one sentence with the contract\'s numbers', () => {
-    expect(qualitySemanticsDetail(parseEvalContract({ pass_rate: 0.9, quality_bar: 0.97, checks: [regex, agreement, { type: 'judge', rubric: 'r' }] }))).toBe(
+  it("names the semantics in one sentence with the contract's numbers", () => {
+    expect(
+      qualitySemanticsDetail(
+        parseEvalContract({ pass_rate: 0.9, quality_bar: 0.97, checks: [regex, agreement, { type: 'judge', rubric: 'r' }] }),
+      ),
+    ).toBe(
       'A cheaper model serves a share of calls, up to all of them, when its quality by paired comparison with the requested model on the same calls ' +
         "is certified at least 0.97 × the requested model's; pass_rate 0.9 applies to the absolute checks (regex, judge).",
     );
-    expect(qualitySemanticsDetail(DEFAULT_CONTRACT)).toContain('pass_rate 0.95 applies to the absolute checks (response_format_valid, tool_call_valid).');
-    expect(qualitySemanticsDetail(parseEvalContract({ checks: [agreement], quality_bar: 0.9 }))).toContain('at least 0.9 × the requested model\'s; pass_rate 0.95 applies to no check');
+    expect(qualitySemanticsDetail(DEFAULT_CONTRACT)).toContain(
+      'pass_rate 0.95 applies to the absolute checks (response_format_valid, tool_call_valid).',
+    );
+    expect(qualitySemanticsDetail(parseEvalContract({ checks: [agreement], quality_bar: 0.9 }))).toContain(
+      "at least 0.9 × the requested model's; pass_rate 0.95 applies to no check",
+    );
     expect(qualitySemanticsDetail(parseEvalContract({ pass_rate: 0.9 }))).toBe(
       'Every model that serves must itself pass every check at pass_rate 0.9 (the absolute agreement semantics; set quality_bar to compare with the requested model instead).',
     );
@@ -346,6 +471,8 @@ describe('per_call', () => {
 
   it('keeps the evidence when only per_call changes: checksKey depends on the checks alone', () => {
     expect(checksKey(parseEvalContract({ per_call: true }))).toBe(checksKey(DEFAULT_CONTRACT));
-    expect(checksKey(parseEvalContract({ pass_rate: 0.9, quality_bar: 0.97, per_call: true }))).toBe(checksKey(parseEvalContract({ pass_rate: 0.9 })));
+    expect(checksKey(parseEvalContract({ pass_rate: 0.9, quality_bar: 0.97, per_call: true }))).toBe(
+      checksKey(parseEvalContract({ pass_rate: 0.9 })),
+    );
   });
 });

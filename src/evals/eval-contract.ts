@@ -134,7 +134,9 @@ const share = z.number().min(0.5).max(0.9999);
 const milliseconds = z.number().positive();
 
 const checkSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('json_schema'), schema: z.custom<Record<string, unknown>>(isJsonObject, 'must be a JSON Schema object') }).strict(),
+  z
+    .object({ type: z.literal('json_schema'), schema: z.custom<Record<string, unknown>>(isJsonObject, 'must be a JSON Schema object') })
+    .strict(),
   z
     .object({
       type: z.literal('regex'),
@@ -221,7 +223,10 @@ export function qualitySemanticsDetail(contract: EvalContract): string {
   const passRate = `pass_rate ${contract.pass_rate}`;
   if (qualitySemantics(contract) === 'relative') {
     const absolute = [...new Set(contract.checks.filter(isAbsoluteCheck).map((check) => check.type))];
-    const applies = absolute.length === 0 ? `${passRate} applies to no check (the contract has no absolute checks)` : `${passRate} applies to the absolute checks (${absolute.join(', ')})`;
+    const applies =
+      absolute.length === 0
+        ? `${passRate} applies to no check (the contract has no absolute checks)`
+        : `${passRate} applies to the absolute checks (${absolute.join(', ')})`;
     const perCall = contract.per_call
       ? "; per-call policies: a cheaper model may take the calls a policy learned on the workload's own samples picks, certified on samples it was not trained on, where that saves more than a random share"
       : '';

@@ -6,14 +6,26 @@ import type { JudgeRunner } from './evaluator.js';
 
 const request: GenerationParameters = {
   messages: [{ role: 'user', content: 'Classify the sentiment as JSON.' }],
-  tools: [{ type: 'function', function: { name: 'escalate', parameters: { type: 'object', properties: { reason: { type: 'string' } }, required: ['reason'] } } }],
+  tools: [
+    {
+      type: 'function',
+      function: { name: 'escalate', parameters: { type: 'object', properties: { reason: { type: 'string' } }, required: ['reason'] } },
+    },
+  ],
 };
 const text = (content: string): AssistantMessage => ({ role: 'assistant', content });
-const escalating = (args: string): AssistantMessage => ({ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'escalate', arguments: args } }] });
+const escalating = (args: string): AssistantMessage => ({
+  role: 'assistant',
+  content: null,
+  tool_calls: [{ id: 'c1', type: 'function', function: { name: 'escalate', arguments: args } }],
+});
 
 const structured = parseEvalContract({
   checks: [
-    { type: 'json_schema', schema: { type: 'object', properties: { sentiment: { enum: ['positive', 'negative'] } }, required: ['sentiment'] } },
+    {
+      type: 'json_schema',
+      schema: { type: 'object', properties: { sentiment: { enum: ['positive', 'negative'] } }, required: ['sentiment'] },
+    },
     { type: 'tool_call_valid' },
     { type: 'agreement' },
   ],
@@ -21,7 +33,11 @@ const structured = parseEvalContract({
 
 describe('evaluateContract', () => {
   it('passes when every applicable check passes, listing each outcome in contract order', async () => {
-    const result = await evaluateContract(structured, { request, reference: text('{"sentiment":"positive"}'), candidate: text('{ "sentiment": "positive" }') });
+    const result = await evaluateContract(structured, {
+      request,
+      reference: text('{"sentiment":"positive"}'),
+      candidate: text('{ "sentiment": "positive" }'),
+    });
     expect(result).toEqual({
       passed: true,
       checks: [
@@ -33,14 +49,20 @@ describe('evaluateContract', () => {
   });
 
   it('fails when one applicable check fails', async () => {
-    const result = await evaluateContract(structured, { request, reference: text('{"sentiment":"positive"}'), candidate: text('{"sentiment":"negative"}') });
+    const result = await evaluateContract(structured, {
+      request,
+      reference: text('{"sentiment":"positive"}'),
+      candidate: text('{"sentiment":"negative"}'),
+    });
     expect(result.passed).toBe(false);
     expect(result.checks.map((check) => check.outcome.verdict)).toEqual(['pass', 'not_applicable', 'fail']);
   });
 
   it('judges tool-call replies by the checks that apply to them', async () => {
     const reference = escalating('{"reason":"angry customer"}');
-    expect((await evaluateContract(structured, { request, reference, candidate: escalating('{"reason": "angry customer"}') })).passed).toBe(true);
+    expect((await evaluateContract(structured, { request, reference, candidate: escalating('{"reason": "angry customer"}') })).passed).toBe(
+      true,
+    );
     const invalid = await evaluateContract(structured, { request, reference, candidate: escalating('{}') });
     expect(invalid.passed).toBe(false);
     expect(invalid.checks.map((check) => check.outcome.verdict)).toEqual(['not_applicable', 'fail', 'fail']);
@@ -58,13 +80,21 @@ describe('evaluateContract', () => {
   });
 
   it('runs the default contract: agreement picked from the reference shape', async () => {
-    expect((await evaluateContract(DEFAULT_CONTRACT, { request, reference: text('Positive.'), candidate: text('positive') })).passed).toBe(true);
-    expect((await evaluateContract(DEFAULT_CONTRACT, { request, reference: text('{"a":[1,2]}'), candidate: text('{"a":[2,1]}') })).passed).toBe(false);
+    expect((await evaluateContract(DEFAULT_CONTRACT, { request, reference: text('Positive.'), candidate: text('positive') })).passed).toBe(
+      true,
+    );
+    expect(
+      (await evaluateContract(DEFAULT_CONTRACT, { request, reference: text('{"a":[1,2]}'), candidate: text('{"a":[2,1]}') })).passed,
+    ).toBe(false);
   });
 
   it('runs the default contract: structural checks on, whatever the reference says', async () => {
     const asJson: GenerationParameters = { ...request, response_format: { type: 'json_object' } };
-    const notJson = await evaluateContract(DEFAULT_CONTRACT, { request: asJson, reference: text('Positive.'), candidate: text('positive') });
+    const notJson = await evaluateContract(DEFAULT_CONTRACT, {
+      request: asJson,
+      reference: text('Positive.'),
+      candidate: text('positive'),
+    });
     expect(notJson.passed).toBe(false);
     expect(notJson.checks.map((check) => check.outcome.verdict)).toEqual(['fail', 'not_applicable', 'pass']);
     const badCall = await evaluateContract(DEFAULT_CONTRACT, { request, reference: escalating('{}'), candidate: escalating('{}') });
@@ -86,20 +116,32 @@ describe('evaluateContract: the default contract on free text that differs', () 
     const result = await evaluateContract(DEFAULT_CONTRACT, input, { judge, judgeModel: () => 'judge' });
     expect(asked).toEqual(['judge', 'judge']);
     expect(result.passed).toBe(false);
-    expect(result.checks[2]?.outcome).toEqual({ verdict: 'fail', reason: 'judge judge prefers the reference in both orders: "A is exact. [[A]]"' });
+    expect(result.checks[2]?.outcome).toEqual({
+      verdict: 'fail',
+      reason: 'judge judge prefers the reference in both orders: "A is exact. [[A]]"',
+    });
     const tie: JudgeRunner = async () => 'Both say the same. [[C]]';
     expect((await evaluateContract(DEFAULT_CONTRACT, input, { judge: tie, judgeModel: () => 'judge' })).passed).toBe(true);
   });
 
   it('is evidence of nothing without a judge or a judge model, never a fail', async () => {
-    expect(await evaluateContract(DEFAULT_CONTRACT, input)).toMatchObject({ passed: null, checks: [{}, {}, { outcome: { verdict: 'not_applicable', reason: 'no judge runner' } }] });
+    expect(await evaluateContract(DEFAULT_CONTRACT, input)).toMatchObject({
+      passed: null,
+      checks: [{}, {}, { outcome: { verdict: 'not_applicable', reason: 'no judge runner' } }],
+    });
     const judge: JudgeRunner = async () => {
       throw new Error('not to be asked');
     };
     const none = await evaluateContract(DEFAULT_CONTRACT, input, { judge, judgeModel: () => null });
-    expect(none).toMatchObject({ passed: null, checks: [{}, {}, { outcome: { verdict: 'not_applicable', reason: 'no judge model available' } }] });
+    expect(none).toMatchObject({
+      passed: null,
+      checks: [{}, {}, { outcome: { verdict: 'not_applicable', reason: 'no judge model available' } }],
+    });
     // An auto check names no judge of its own.
-    expect((await evaluateContract(DEFAULT_CONTRACT, input, { judge })).checks[2]?.outcome).toEqual({ verdict: 'not_applicable', reason: 'the check names no judge model' });
+    expect((await evaluateContract(DEFAULT_CONTRACT, input, { judge })).checks[2]?.outcome).toEqual({
+      verdict: 'not_applicable',
+      reason: 'the check names no judge model',
+    });
   });
 
   it('pays no judge when a rule check already failed, or when the texts are equal once normalized', async () => {
@@ -111,8 +153,15 @@ describe('evaluateContract: the default contract on free text that differs', () 
     const asJson: GenerationParameters = { ...request, response_format: { type: 'json_object' } };
     const result = await evaluateContract(DEFAULT_CONTRACT, { ...input, request: asJson }, { judge, judgeModel: () => 'judge' });
     expect(result.passed).toBe(false);
-    expect(result.checks[2]?.outcome).toEqual({ verdict: 'not_applicable', reason: 'skipped: check 0 (response_format_valid) already failed' });
-    const same = await evaluateContract(DEFAULT_CONTRACT, { ...input, candidate: text('the customer is happy with the product') }, { judge, judgeModel: () => 'judge' });
+    expect(result.checks[2]?.outcome).toEqual({
+      verdict: 'not_applicable',
+      reason: 'skipped: check 0 (response_format_valid) already failed',
+    });
+    const same = await evaluateContract(
+      DEFAULT_CONTRACT,
+      { ...input, candidate: text('the customer is happy with the product') },
+      { judge, judgeModel: () => 'judge' },
+    );
     expect(same.passed).toBe(true);
     expect(asked).toBe(0);
   });
@@ -167,7 +216,10 @@ describe('evaluateContract with judges', () => {
 
   it('treats judge checks as not applicable without a judge runner', async () => {
     const onlyJudge = parseEvalContract({ checks: [{ type: 'judge', rubric: 'Polite.', model: 'm' }] });
-    expect(await evaluateContract(onlyJudge, input)).toEqual({ passed: null, checks: [{ type: 'judge', outcome: { verdict: 'not_applicable', reason: 'no judge runner' } }] });
+    expect(await evaluateContract(onlyJudge, input)).toEqual({
+      passed: null,
+      checks: [{ type: 'judge', outcome: { verdict: 'not_applicable', reason: 'no judge runner' } }],
+    });
     const unnamed = parseEvalContract({ checks: [{ type: 'judge', rubric: 'Polite.' }] });
     const result = await evaluateContract(unnamed, input, { judge: async () => 'PASS' });
     expect(result.checks[0]?.outcome).toEqual({ verdict: 'not_applicable', reason: 'the check names no judge model' });
@@ -190,7 +242,13 @@ describe('evaluateContract with judges', () => {
 
 describe('guardChecks', () => {
   const contract = parseEvalContract({
-    checks: [{ type: 'agreement' }, { type: 'regex', pattern: '^\\{' }, { type: 'judge', rubric: 'r' }, { type: 'json_schema', schema: { type: 'object', required: ['sentiment'] } }, { type: 'tool_call_valid' }],
+    checks: [
+      { type: 'agreement' },
+      { type: 'regex', pattern: '^\\{' },
+      { type: 'judge', rubric: 'r' },
+      { type: 'json_schema', schema: { type: 'object', required: ['sentiment'] } },
+      { type: 'tool_call_valid' },
+    ],
   });
 
   it('runs only the reference-free checks, synchronously', () => {
@@ -213,12 +271,23 @@ describe('guardChecks', () => {
   it('checks the response format asked for', () => {
     const asJson: GenerationParameters = { ...request, response_format: { type: 'json_object' } };
     expect(guardChecks(DEFAULT_CONTRACT, { request: asJson, candidate: text('{"sentiment":"positive"}') }).passed).toBe(true);
-    expect(guardChecks(DEFAULT_CONTRACT, { request: asJson, candidate: text('positive') })).toMatchObject({ passed: false, checks: [{ type: 'response_format_valid', outcome: { verdict: 'fail' } }, { type: 'tool_call_valid' }] });
+    expect(guardChecks(DEFAULT_CONTRACT, { request: asJson, candidate: text('positive') })).toMatchObject({
+      passed: false,
+      checks: [{ type: 'response_format_valid', outcome: { verdict: 'fail' } }, { type: 'tool_call_valid' }],
+    });
   });
 
   it('runs the structural checks of the default contract, and has nothing to say when they do not apply', () => {
     expect(guardChecks(DEFAULT_CONTRACT, { request, candidate: escalating('{}') }).passed).toBe(false);
-    expect(guardChecks(DEFAULT_CONTRACT, { request, candidate: text('anything') })).toMatchObject({ passed: null, checks: [{ type: 'response_format_valid' }, { type: 'tool_call_valid' }] });
-    expect(guardChecks(parseEvalContract({ checks: [{ type: 'agreement' }, { type: 'judge', rubric: 'r' }] }), { request, candidate: text('anything') })).toEqual({ passed: null, checks: [] });
+    expect(guardChecks(DEFAULT_CONTRACT, { request, candidate: text('anything') })).toMatchObject({
+      passed: null,
+      checks: [{ type: 'response_format_valid' }, { type: 'tool_call_valid' }],
+    });
+    expect(
+      guardChecks(parseEvalContract({ checks: [{ type: 'agreement' }, { type: 'judge', rubric: 'r' }] }), {
+        request,
+        candidate: text('anything'),
+      }),
+    ).toEqual({ passed: null, checks: [] });
   });
 });

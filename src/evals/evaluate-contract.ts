@@ -43,7 +43,9 @@ export interface EvaluateOptions {
  * Judges of one reply run concurrently. Rejects only when `signal` aborts.
  */
 export async function evaluateContract(contract: EvalContract, input: EvalInput, options: EvaluateOptions = {}): Promise<ContractResult> {
-  const outcomes: Array<EvalOutcome | null> = contract.checks.map((check) => (needsJudge(check, input) ? null : evaluateByRule(check, input)));
+  const outcomes: Array<EvalOutcome | null> = contract.checks.map((check) =>
+    needsJudge(check, input) ? null : evaluateByRule(check, input),
+  );
   const failed = outcomes.findIndex((outcome) => outcome?.verdict === 'fail');
   const signal = options.signal ?? new AbortController().signal;
   const judged = await Promise.all(
@@ -54,7 +56,8 @@ export async function evaluateContract(contract: EvalContract, input: EvalInput,
       if (check.type === 'agreement' && input.reference === null) return notApplicable('no reference reply to compare with');
       if (options.judge === undefined) return notApplicable('no judge runner');
       const model = options.judgeModel === undefined ? preferredJudge(check) : options.judgeModel(index);
-      if (model === null) return notApplicable(options.judgeModel === undefined ? 'the check names no judge model' : 'no judge model available');
+      if (model === null)
+        return notApplicable(options.judgeModel === undefined ? 'the check names no judge model' : 'no judge model available');
       const context = { run: options.judge, model, signal };
       if (check.type === 'judge') return evaluateJudge(check, input, context);
       if (check.type === 'agreement') return evaluatePairwiseJudge(check, input, context);
@@ -73,7 +76,10 @@ export async function evaluateContract(contract: EvalContract, input: EvalInput,
 export function guardChecks(contract: EvalContract, input: Omit<EvalInput, 'reference'>): ContractResult {
   const guarded = contract.checks.filter((check) => REFERENCE_FREE.has(check.type));
   const full: EvalInput = { ...input, reference: null };
-  return resultOf(guarded, guarded.map((check) => evaluateByRule(check, full)));
+  return resultOf(
+    guarded,
+    guarded.map((check) => evaluateByRule(check, full)),
+  );
 }
 
 function needsJudge(check: EvalCheck, input: EvalInput): boolean {

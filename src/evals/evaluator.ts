@@ -39,10 +39,7 @@ export interface EvalInput {
  * says what was wrong in one sentence and quotes at most a short excerpt of
  * the reply.
  */
-export type EvalOutcome =
-  | { verdict: 'pass' }
-  | { verdict: 'fail'; reason: string }
-  | { verdict: 'not_applicable'; reason: string };
+export type EvalOutcome = { verdict: 'pass' } | { verdict: 'fail'; reason: string } | { verdict: 'not_applicable'; reason: string };
 
 /**
  * Runs a judge prompt on a model and returns its text reply. Injected: the

@@ -7,7 +7,11 @@ const check = {
   type: 'json_schema' as const,
   schema: { type: 'object', properties: { name: { type: 'string' }, age: { type: 'integer', minimum: 0 } }, required: ['name', 'age'] },
 };
-const reply = (content: string | null, extra: Partial<AssistantMessage> = {}): AssistantMessage => ({ role: 'assistant', content, ...extra });
+const reply = (content: string | null, extra: Partial<AssistantMessage> = {}): AssistantMessage => ({
+  role: 'assistant',
+  content,
+  ...extra,
+});
 const evaluate = (candidate: AssistantMessage) => evaluateJsonSchema(check, { request, reference: null, candidate });
 
 describe('json_schema check', () => {
@@ -16,8 +20,14 @@ describe('json_schema check', () => {
   });
 
   it('fails JSON that does not validate, saying where', () => {
-    expect(evaluate(reply('{"name": "Ada", "age": -1}'))).toEqual({ verdict: 'fail', reason: 'content does not match the schema at /age: must be >= 0' });
-    expect(evaluate(reply('{"name": "Ada"}'))).toEqual({ verdict: 'fail', reason: "content does not match the schema at (root): must have required property 'age'" });
+    expect(evaluate(reply('{"name": "Ada", "age": -1}'))).toEqual({
+      verdict: 'fail',
+      reason: 'content does not match the schema at /age: must be >= 0',
+    });
+    expect(evaluate(reply('{"name": "Ada"}'))).toEqual({
+      verdict: 'fail',
+      reason: "content does not match the schema at (root): must have required property 'age'",
+    });
   });
 
   it('fails content that is not JSON, fenced JSON included', () => {
@@ -34,7 +44,10 @@ describe('json_schema check', () => {
 
   it('is not applicable to a reply that only calls tools', () => {
     const calls = [{ id: 'c1', type: 'function' as const, function: { name: 'lookup', arguments: '{}' } }];
-    expect(evaluate(reply(null, { tool_calls: calls }))).toEqual({ verdict: 'not_applicable', reason: 'the reply calls tools and has no content' });
+    expect(evaluate(reply(null, { tool_calls: calls }))).toEqual({
+      verdict: 'not_applicable',
+      reason: 'the reply calls tools and has no content',
+    });
     expect(evaluate(reply('', { tool_calls: calls })).verdict).toBe('not_applicable');
   });
 });

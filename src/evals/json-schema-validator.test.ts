@@ -9,7 +9,11 @@ function validatorOf(schema: Record<string, unknown>, mode: 'lenient' | 'strict'
 
 describe('compileJsonSchema', () => {
   it('validates and says where a value breaks the schema', () => {
-    const validate = validatorOf({ type: 'object', properties: { items: { type: 'array', items: { type: 'string' } } }, additionalProperties: false });
+    const validate = validatorOf({
+      type: 'object',
+      properties: { items: { type: 'array', items: { type: 'string' } } },
+      additionalProperties: false,
+    });
     expect(validate({ items: ['a'] })).toBeNull();
     expect(validate({ items: ['a', 2] })).toBe('/items/1: must be string');
     expect(validate({ items: [], extra: 1 })).toBe('(root): must NOT have additional properties ("extra")');
@@ -36,7 +40,11 @@ describe('compileJsonSchema', () => {
     const tuple = validatorOf({ $schema: 'https://json-schema.org/draft/2020-12/schema', prefixItems: [{ type: 'string' }], items: false });
     expect(tuple(['a'])).toBeNull();
     expect(tuple(['a', 'b'])).not.toBeNull();
-    const unevaluated = validatorOf({ $schema: 'https://json-schema.org/draft/2019-09/schema', properties: { a: {} }, unevaluatedProperties: false });
+    const unevaluated = validatorOf({
+      $schema: 'https://json-schema.org/draft/2019-09/schema',
+      properties: { a: {} },
+      unevaluatedProperties: false,
+    });
     expect(unevaluated({ b: 1 })).not.toBeNull();
     // draft-07 array-form items is a tuple.
     expect(validatorOf({ items: [{ type: 'string' }], additionalItems: false })(['a', 'b'])).not.toBeNull();
@@ -48,14 +56,25 @@ describe('compileJsonSchema', () => {
 
   it('reports schemas that do not compile, naming the schema keyword', () => {
     const invalid = compileJsonSchema({ type: 'strin' });
-    expect(invalid).toEqual({ ok: false, error: expect.stringContaining('schema is invalid: schema/type must be equal to one of the allowed values') });
-    expect(compileJsonSchema({ $ref: 'https://example.com/remote.json' })).toEqual({ ok: false, error: expect.stringContaining("can't resolve reference") });
+    expect(invalid).toEqual({
+      ok: false,
+      error: expect.stringContaining('schema is invalid: schema/type must be equal to one of the allowed values'),
+    });
+    expect(compileJsonSchema({ $ref: 'https://example.com/remote.json' })).toEqual({
+      ok: false,
+      error: expect.stringContaining("can't resolve reference"),
+    });
   });
 
   it('ignores unknown keywords when lenient and rejects them when strict', () => {
     expect(compileJsonSchema({ type: 'object', requred: ['a'] }).ok).toBe(true);
-    expect(compileJsonSchema({ type: 'object', requred: ['a'] }, 'strict')).toEqual({ ok: false, error: 'strict mode: unknown keyword: "requred"' });
+    expect(compileJsonSchema({ type: 'object', requred: ['a'] }, 'strict')).toEqual({
+      ok: false,
+      error: 'strict mode: unknown keyword: "requred"',
+    });
     // Annotations and an applicator without "type" are fine in strict mode.
-    expect(compileJsonSchema({ title: 't', description: 'd', examples: [1], default: 1, properties: { a: { type: 'string' } } }, 'strict').ok).toBe(true);
+    expect(
+      compileJsonSchema({ title: 't', description: 'd', examples: [1], default: 1, properties: { a: { type: 'string' } } }, 'strict').ok,
+    ).toBe(true);
   });
 });

@@ -64,7 +64,8 @@ function compile(schema: Record<string, unknown>, mode: SchemaMode): CompiledSch
   try {
     // Checked apart from compiling for the message: it names the schema's keyword ("schema/type …"), not "data/type".
     const meta = metaValidator(draft);
-    if (meta.validateSchema(schema) === false) return { ok: false, error: `schema is invalid: ${meta.errorsText(meta.errors, { dataVar: 'schema' })}` };
+    if (meta.validateSchema(schema) === false)
+      return { ok: false, error: `schema is invalid: ${meta.errorsText(meta.errors, { dataVar: 'schema' })}` };
     const validate = createAjv(draft, { ...optionsFor(mode), validateSchema: false }).compile(schema);
     return { ok: true, validate: (value) => (validate(value) ? null : describeErrors(validate.errors)) };
   } catch (error) {

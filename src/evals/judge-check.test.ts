@@ -30,7 +30,9 @@ function scriptedJudge(...answers: Array<string | Error>): { run: JudgeRunner; c
 /** Which reply the pairwise prompt shows as A. */
 function replyA(call: Call | undefined): string {
   const content = call?.messages[1]?.content;
-  return typeof content === 'string' ? (/\[The Start of Assistant A's Answer\]\n([\s\S]*?)\n\[The End of Assistant A's Answer\]/.exec(content)?.[1] ?? '') : '';
+  return typeof content === 'string'
+    ? (/\[The Start of Assistant A's Answer\]\n([\s\S]*?)\n\[The End of Assistant A's Answer\]/.exec(content)?.[1] ?? '')
+    : '';
 }
 
 const context = (run: JudgeRunner, signal = new AbortController().signal): JudgeContext => ({ run, model: 'judge-model', signal });
@@ -46,7 +48,10 @@ describe('judge check (rubric)', () => {
     expect(passing.calls[0]?.messages[1]?.content).toContain('<rubric>\nNames the correct capital.\n</rubric>');
     expect(passing.calls[0]?.messages[1]?.content).toContain('<reply>\nIt is Sydney.\n</reply>');
     const failing = scriptedJudge('FAIL\nThe capital is Canberra.');
-    expect(await evaluateJudge(check, input, context(failing.run))).toEqual({ verdict: 'fail', reason: 'judge judge-model: "FAIL The capital is Canberra."' });
+    expect(await evaluateJudge(check, input, context(failing.run))).toEqual({
+      verdict: 'fail',
+      reason: 'judge judge-model: "FAIL The capital is Canberra."',
+    });
   });
 
   it('is not applicable when the judge gives no verdict or fails', async () => {
@@ -90,14 +95,21 @@ describe('agreement by judge (pairwise, both orders)', () => {
     ['reference better once, tie once: unconfirmed, a tie', '[[A]]', '[[C]]', 'pass'],
     ['tie once, reference better once: unconfirmed, a tie', '[[C]]', '[[B]]', 'pass'],
     ['reference better in both orders', '[[A]]', '[[B]]', 'fail'],
-    ['reference better in both orders, verdicts after explanations', 'A names the capital; B does not. [[A]]', 'B names the capital. [[B]]', 'fail'],
+    [
+      'reference better in both orders, verdicts after explanations',
+      'A names the capital; B does not. [[A]]',
+      'B names the capital. [[B]]',
+      'fail',
+    ],
   ])('%s → %s', async (_case, referenceFirst, candidateFirst, verdict) => {
     const outcome = await evaluatePairwiseJudge(check, input, context(scriptedJudge(referenceFirst, candidateFirst).run));
     expect(outcome.verdict).toBe(verdict);
   });
 
   it('says why the reference won, quoting the judge', async () => {
-    expect(await evaluatePairwiseJudge(check, input, context(scriptedJudge('Canberra is right. [[A]]', 'Sydney is wrong. [[B]]').run))).toEqual({
+    expect(
+      await evaluatePairwiseJudge(check, input, context(scriptedJudge('Canberra is right. [[A]]', 'Sydney is wrong. [[B]]').run)),
+    ).toEqual({
       verdict: 'fail',
       reason: 'judge judge-model prefers the reference in both orders: "Canberra is right. [[A]]"',
     });
@@ -105,13 +117,19 @@ describe('agreement by judge (pairwise, both orders)', () => {
 
   it('is not applicable when either order gives no verdict or the judge fails', async () => {
     expect((await evaluatePairwiseJudge(check, input, context(scriptedJudge('[[A]]', 'hmm').run))).verdict).toBe('not_applicable');
-    expect((await evaluatePairwiseJudge(check, input, context(scriptedJudge(new Error('timeout'), '[[A]]').run))).verdict).toBe('not_applicable');
+    expect((await evaluatePairwiseJudge(check, input, context(scriptedJudge(new Error('timeout'), '[[A]]').run))).verdict).toBe(
+      'not_applicable',
+    );
   });
 
   it('passes replies that are the same after normalising without asking the judge, and needs a reference', async () => {
     const judge = scriptedJudge();
-    expect(await evaluatePairwiseJudge(check, { request, reference, candidate: text('canberra') }, context(judge.run))).toEqual({ verdict: 'pass' });
-    expect(await evaluatePairwiseJudge(check, { request, reference: null, candidate }, context(judge.run))).toMatchObject({ verdict: 'not_applicable' });
+    expect(await evaluatePairwiseJudge(check, { request, reference, candidate: text('canberra') }, context(judge.run))).toEqual({
+      verdict: 'pass',
+    });
+    expect(await evaluatePairwiseJudge(check, { request, reference: null, candidate }, context(judge.run))).toMatchObject({
+      verdict: 'not_applicable',
+    });
     expect(judge.calls).toHaveLength(0);
   });
 });

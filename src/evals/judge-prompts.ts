@@ -87,7 +87,12 @@ function context(request: GenerationParameters): string[] {
     parts.push(section('tools', tools));
   }
   const format = request.response_format;
-  const formatNote = format?.type === 'json_schema' ? `\n(The reply was asked to be JSON matching: ${JSON.stringify(format.json_schema.schema ?? {})})` : format?.type === 'json_object' ? '\n(The reply was asked to be a JSON object.)' : '';
+  const formatNote =
+    format?.type === 'json_schema'
+      ? `\n(The reply was asked to be JSON matching: ${JSON.stringify(format.json_schema.schema ?? {})})`
+      : format?.type === 'json_object'
+        ? '\n(The reply was asked to be a JSON object.)'
+        : '';
   parts.push(section('conversation', request.messages.map(renderMessage).join('\n\n') + formatNote));
   return parts;
 }

@@ -44,8 +44,17 @@ export function repliesAgree(check: EvalCheckOf<'agreement'>, input: EvalInput &
  * `win` when the judge prefers the candidate, `loss` the reference, `tie`
  * neither; `not_applicable` when the judge failed or gave no verdict.
  */
-export async function comparePair(judge: JudgeContext, request: GenerationParameters, reference: AssistantMessage, candidate: AssistantMessage, referenceFirst: boolean): Promise<PairedVerdict | EvalOutcome> {
-  const answer = await ask(judge, referenceFirst ? pairwiseJudgeMessages(request, reference, candidate) : pairwiseJudgeMessages(request, candidate, reference));
+export async function comparePair(
+  judge: JudgeContext,
+  request: GenerationParameters,
+  reference: AssistantMessage,
+  candidate: AssistantMessage,
+  referenceFirst: boolean,
+): Promise<PairedVerdict | EvalOutcome> {
+  const answer = await ask(
+    judge,
+    referenceFirst ? pairwiseJudgeMessages(request, reference, candidate) : pairwiseJudgeMessages(request, candidate, reference),
+  );
   if (typeof answer !== 'string') return answer;
   const verdict = parsePairwise(answer);
   if (verdict === null) return notApplicable(`judge ${judge.model} gave no [[A]]/[[B]]/[[C]] verdict: ${excerpt(answer)}`);
@@ -55,7 +64,11 @@ export async function comparePair(judge: JudgeContext, request: GenerationParame
 }
 
 /** The judge's grade of one reply on `GRADE_RUBRIC`: `right` (PASS), `wrong` (FAIL), or `not_applicable`. */
-export async function gradeReply(judge: JudgeContext, request: GenerationParameters, reply: AssistantMessage): Promise<'right' | 'wrong' | EvalOutcome> {
+export async function gradeReply(
+  judge: JudgeContext,
+  request: GenerationParameters,
+  reply: AssistantMessage,
+): Promise<'right' | 'wrong' | EvalOutcome> {
   const answer = await ask(judge, rubricJudgeMessages(GRADE_RUBRIC, request, reply));
   if (typeof answer !== 'string') return answer;
   const verdict = parsePassFail(answer);

@@ -25,8 +25,18 @@ describe('pickJudgeModel', () => {
   });
 
   it('ranks unpriced models last, and keeps the listed order among equals', () => {
-    expect(pickJudgeModel('x', [{ id: 'unpriced', family: 'a' }, { id: 'priced', family: 'b', costPerCall: 0 }])).toBe('priced');
-    expect(pickJudgeModel('x', [{ id: 'first', family: 'a' }, { id: 'second', family: 'b' }])).toBe('first');
+    expect(
+      pickJudgeModel('x', [
+        { id: 'unpriced', family: 'a' },
+        { id: 'priced', family: 'b', costPerCall: 0 },
+      ]),
+    ).toBe('priced');
+    expect(
+      pickJudgeModel('x', [
+        { id: 'first', family: 'a' },
+        { id: 'second', family: 'b' },
+      ]),
+    ).toBe('first');
   });
 
   it('returns null when no model is of another family', () => {
@@ -42,7 +52,12 @@ describe('chooseJudge', () => {
   });
 
   it('prefers another family even when a stronger model of the candidate family is available', () => {
-    expect(chooseJudge('qwen2.5', [{ id: 'qwen-huge', family: 'qwen2.5', costPerCall: 1 }, { id: 'tiny', family: 'smollm2', costPerCall: 0.0001 }])).toEqual({ model: 'tiny', sameFamily: false });
+    expect(
+      chooseJudge('qwen2.5', [
+        { id: 'qwen-huge', family: 'qwen2.5', costPerCall: 1 },
+        { id: 'tiny', family: 'smollm2', costPerCall: 0.0001 },
+      ]),
+    ).toEqual({ model: 'tiny', sameFamily: false });
   });
 
   it('falls back to the strongest of the candidate family, flagged, when no other family is available', () => {

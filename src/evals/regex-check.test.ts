@@ -3,7 +3,11 @@ import type { AssistantMessage } from '../api/chat-types.js';
 import { evaluateRegex } from './regex-check.js';
 
 const request = { messages: [{ role: 'user' as const, content: 'Is the sky blue? Answer yes or no.' }] };
-const reply = (content: string | null, extra: Partial<AssistantMessage> = {}): AssistantMessage => ({ role: 'assistant', content, ...extra });
+const reply = (content: string | null, extra: Partial<AssistantMessage> = {}): AssistantMessage => ({
+  role: 'assistant',
+  content,
+  ...extra,
+});
 const evaluate = (pattern: string, candidate: AssistantMessage, flags?: string) =>
   evaluateRegex({ type: 'regex', pattern, ...(flags === undefined ? {} : { flags }) }, { request, reference: null, candidate });
 
@@ -13,7 +17,10 @@ describe('regex check', () => {
   });
 
   it('fails content that does not match, quoting it', () => {
-    expect(evaluate('^(yes|no)$', reply('Yes, it is.'))).toEqual({ verdict: 'fail', reason: 'content does not match /^(yes|no)$/: "Yes, it is."' });
+    expect(evaluate('^(yes|no)$', reply('Yes, it is.'))).toEqual({
+      verdict: 'fail',
+      reason: 'content does not match /^(yes|no)$/: "Yes, it is."',
+    });
   });
 
   it('applies flags', () => {

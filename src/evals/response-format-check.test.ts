@@ -2,23 +2,44 @@ import { describe, expect, it } from 'vitest';
 import type { AssistantMessage, GenerationParameters, ResponseFormat } from '../api/chat-types.js';
 import { evaluateResponseFormat } from './response-format-check.js';
 
-const reply = (content: string | null, extra: Partial<AssistantMessage> = {}): AssistantMessage => ({ role: 'assistant', content, ...extra });
+const reply = (content: string | null, extra: Partial<AssistantMessage> = {}): AssistantMessage => ({
+  role: 'assistant',
+  content,
+  ...extra,
+});
 const evaluate = (responseFormat: ResponseFormat | undefined, candidate: AssistantMessage) => {
-  const request: GenerationParameters = { messages: [{ role: 'user', content: 'Classify the sentiment.' }], ...(responseFormat === undefined ? {} : { response_format: responseFormat }) };
+  const request: GenerationParameters = {
+    messages: [{ role: 'user', content: 'Classify the sentiment.' }],
+    ...(responseFormat === undefined ? {} : { response_format: responseFormat }),
+  };
   return evaluateResponseFormat({ type: 'response_format_valid' }, { request, reference: null, candidate });
 };
-const schemaFormat = (schema?: Record<string, unknown>): ResponseFormat => ({ type: 'json_schema', json_schema: { name: 'sentiment', ...(schema === undefined ? {} : { schema }) } });
-const sentiment = { type: 'object', properties: { sentiment: { enum: ['positive', 'negative'] } }, required: ['sentiment'], additionalProperties: false };
+const schemaFormat = (schema?: Record<string, unknown>): ResponseFormat => ({
+  type: 'json_schema',
+  json_schema: { name: 'sentiment', ...(schema === undefined ? {} : { schema }) },
+});
+const sentiment = {
+  type: 'object',
+  properties: { sentiment: { enum: ['positive', 'negative'] } },
+  required: ['sentiment'],
+  additionalProperties: false,
+};
 
 describe('response_format_valid check', () => {
   it('is not applicable when no JSON format was asked for', () => {
-    expect(evaluate(undefined, reply('not JSON'))).toEqual({ verdict: 'not_applicable', reason: 'the request asks for no JSON response format' });
+    expect(evaluate(undefined, reply('not JSON'))).toEqual({
+      verdict: 'not_applicable',
+      reason: 'the request asks for no JSON response format',
+    });
     expect(evaluate({ type: 'text' }, reply('not JSON')).verdict).toBe('not_applicable');
   });
 
   it('json_object: passes a JSON object, fails other JSON and text', () => {
     expect(evaluate({ type: 'json_object' }, reply(' {"sentiment": "positive"}\n'))).toEqual({ verdict: 'pass' });
-    expect(evaluate({ type: 'json_object' }, reply('[1, 2]'))).toEqual({ verdict: 'fail', reason: 'response_format is json_object but the content is not a JSON object: "[1, 2]"' });
+    expect(evaluate({ type: 'json_object' }, reply('[1, 2]'))).toEqual({
+      verdict: 'fail',
+      reason: 'response_format is json_object but the content is not a JSON object: "[1, 2]"',
+    });
     expect(evaluate({ type: 'json_object' }, reply('"positive"')).verdict).toBe('fail');
     const fenced = evaluate({ type: 'json_object' }, reply('```json\n{"sentiment":"positive"}\n```'));
     expect(fenced.verdict).toBe('fail');

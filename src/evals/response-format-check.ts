@@ -25,7 +25,9 @@ export const evaluateResponseFormat: SyncEvaluator<EvalCheckOf<'response_format_
   const parsed = parseJson(content);
   if (!parsed.ok) return fail(`response_format is ${format.type} but the content is not valid JSON (${parsed.error}): ${excerpt(content)}`);
   if (format.type === 'json_object') {
-    return isJsonObject(parsed.value) ? pass : fail(`response_format is json_object but the content is not a JSON object: ${excerpt(content)}`);
+    return isJsonObject(parsed.value)
+      ? pass
+      : fail(`response_format is json_object but the content is not a JSON object: ${excerpt(content)}`);
   }
   const declared = format.json_schema.schema;
   if (declared === undefined) return pass;

@@ -47,7 +47,10 @@ describe.each([
     const controller = newController();
     const calls: string[] = [];
     const second = watcher(calls, 'second');
-    watchAbort(controller.signal, watcher(calls, 'first', () => stopWatching(controller.signal, second)));
+    watchAbort(
+      controller.signal,
+      watcher(calls, 'first', () => stopWatching(controller.signal, second)),
+    );
     watchAbort(controller.signal, second);
     controller.abort();
     expect(calls).toEqual(['first']);
@@ -84,15 +87,19 @@ const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
 function callsOf(steps: Step[], stops: (number | null)[], listed: boolean): string[] {
   const controller = new AbortController();
   if (listed) listOnAbort(controller.signal);
-  const listen = listed ? watchAbort : (signal: AbortSignal, watcher: AbortWatcher) => signal.addEventListener('abort', watcher, { once: true });
+  const listen = listed
+    ? watchAbort
+    : (signal: AbortSignal, watcher: AbortWatcher) => signal.addEventListener('abort', watcher, { once: true });
   const leave = listed ? stopWatching : (signal: AbortSignal, watcher: AbortWatcher) => signal.removeEventListener('abort', watcher);
   const calls: string[] = [];
   const watchers: AbortWatcher[] = [];
   for (let index = 0; index < 8; index++) {
-    watchers.push(watcher(calls, `watcher ${index}`, () => {
-      const stopped = stops[index];
-      if (stopped != null) leave(controller.signal, watchers[stopped] as AbortWatcher);
-    }));
+    watchers.push(
+      watcher(calls, `watcher ${index}`, () => {
+        const stopped = stops[index];
+        if (stopped != null) leave(controller.signal, watchers[stopped] as AbortWatcher);
+      }),
+    );
   }
   const watching = new Set<number>();
   for (const step of steps) {
@@ -114,9 +121,13 @@ function callsOf(steps: Step[], stops: (number | null)[], listed: boolean): stri
 describe('a watch list against the plain listener (differential)', () => {
   it('calls the same watchers in the same order as addEventListener / removeEventListener would, over generated call sequences', () => {
     fc.assert(
-      fc.property(fc.array(stepArbitrary, { maxLength: 40 }), fc.array(fc.option(fc.nat(7), { nil: null }), { minLength: 8, maxLength: 8 }), (steps, stops) => {
-        expect(callsOf(steps, stops, true)).toEqual(callsOf(steps, stops, false));
-      }),
+      fc.property(
+        fc.array(stepArbitrary, { maxLength: 40 }),
+        fc.array(fc.option(fc.nat(7), { nil: null }), { minLength: 8, maxLength: 8 }),
+        (steps, stops) => {
+          expect(callsOf(steps, stops, true)).toEqual(callsOf(steps, stops, false));
+        },
+      ),
       { numRuns: 2_000 },
     );
   });

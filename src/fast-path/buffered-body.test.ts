@@ -37,14 +37,18 @@ async function byEvents(contentLength: string | undefined, parts: Buffer[]): Pro
 describe('bufferedBody against reading the body by its events (differential)', () => {
   it('gives the text the events give, for generated bodies cut anywhere into packets', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 300 }), fc.array(fc.nat(), { maxLength: 6 }), async (text, cuts) => {
-        const bytes = Buffer.from(text, 'utf8');
-        const parts = split(bytes, cuts);
-        const length = String(bytes.length);
-        const taken = bufferedBody(requestWith(length, parts));
-        expect(taken).toBeDefined();
-        expect(taken).toBe(await byEvents(length, parts));
-      }),
+      fc.asyncProperty(
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 300 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        async (text, cuts) => {
+          const bytes = Buffer.from(text, 'utf8');
+          const parts = split(bytes, cuts);
+          const length = String(bytes.length);
+          const taken = bufferedBody(requestWith(length, parts));
+          expect(taken).toBeDefined();
+          expect(taken).toBe(await byEvents(length, parts));
+        },
+      ),
       { numRuns: 500 },
     );
   });

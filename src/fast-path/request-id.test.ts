@@ -39,17 +39,22 @@ function byteStream(seed: number): (size: number) => Buffer {
 describe('request ids against the plain version (differential)', () => {
   it('are, id for id, what one randomBytes(8) and one toString(36) per id give from the same bytes and clock', () => {
     fc.assert(
-      fc.property(fc.integer(), fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 1, maxLength: 700 }), fc.integer({ min: 0, max: 2 ** 41 }), (seed, steps, start) => {
-        // The clock moves on by 0-5 ms between ids: repeated milliseconds, and more than one draw of 256 ids.
-        const times = steps.map((_step, index) => start + steps.slice(0, index + 1).reduce((sum, step) => sum + step, 0));
-        let at = 0;
-        const batched = createRequestIds({ randomBytes: byteStream(seed), now: () => times[at] as number });
-        const plainBytes = byteStream(seed);
-        for (at = 0; at < times.length; at++) {
-          const time = times[at] as number;
-          expect(batched()).toBe(`req_${time.toString(36).padStart(9, '0')}${plainBytes(8).toString('hex')}`);
-        }
-      }),
+      fc.property(
+        fc.integer(),
+        fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 1, maxLength: 700 }),
+        fc.integer({ min: 0, max: 2 ** 41 }),
+        (seed, steps, start) => {
+          // The clock moves on by 0-5 ms between ids: repeated milliseconds, and more than one draw of 256 ids.
+          const times = steps.map((_step, index) => start + steps.slice(0, index + 1).reduce((sum, step) => sum + step, 0));
+          let at = 0;
+          const batched = createRequestIds({ randomBytes: byteStream(seed), now: () => times[at] as number });
+          const plainBytes = byteStream(seed);
+          for (at = 0; at < times.length; at++) {
+            const time = times[at] as number;
+            expect(batched()).toBe(`req_${time.toString(36).padStart(9, '0')}${plainBytes(8).toString('hex')}`);
+          }
+        },
+      ),
       { numRuns: 200 },
     );
   });

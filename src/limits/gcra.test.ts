@@ -21,7 +21,13 @@ describe('gcra', () => {
     expect(admissions.slice(0, 60).every((admission) => admission.allowed)).toBe(true);
     expect(admissions[0]?.requests).toMatchObject({ limit: 60, remaining: 59, resetSeconds: 1 });
     expect(admissions[59]?.requests).toMatchObject({ remaining: 0, resetSeconds: 60 });
-    expect(admissions[60]).toMatchObject({ allowed: false, refusedBy: 'requests', retryAfterSeconds: 1, requests: { remaining: 0 }, tokens: null });
+    expect(admissions[60]).toMatchObject({
+      allowed: false,
+      refusedBy: 'requests',
+      retryAfterSeconds: 1,
+      requests: { remaining: 0 },
+      tokens: null,
+    });
   });
 
   it('refills continuously: one request back per interval', () => {
@@ -51,7 +57,13 @@ describe('gcra', () => {
     // 100 ms a token: 599 tokens spent leaves one.
     expect(admitGcra(0, 59_900, limits).admission).toMatchObject({ allowed: true, tokens: { remaining: 1, allowed: true } });
     const refused = admitGcra(0, 59_950, limits);
-    expect(refused.admission).toMatchObject({ allowed: false, refusedBy: 'tokens', retryAfterSeconds: 1, requests: { allowed: true, remaining: 60 }, tokens: { remaining: 0 } });
+    expect(refused.admission).toMatchObject({
+      allowed: false,
+      refusedBy: 'tokens',
+      retryAfterSeconds: 1,
+      requests: { allowed: true, remaining: 60 },
+      tokens: { remaining: 0 },
+    });
     expect(refused.requestBacklog).toBe(0);
   });
 

@@ -48,7 +48,11 @@ export function decisionOf(perMinute: number, backlog: number, allowed: boolean)
  * and the request budget fits one more; otherwise it takes nothing.
  * Returns the request backlog to store (unchanged when nothing was taken).
  */
-export function admitGcra(requestBacklog: number, tokenBacklog: number, limits: BudgetLimits): { admission: Admission; requestBacklog: number } {
+export function admitGcra(
+  requestBacklog: number,
+  tokenBacklog: number,
+  limits: BudgetLimits,
+): { admission: Admission; requestBacklog: number } {
   const tokensFit = limits.tokensPerMinute === null || hasRoom(tokenBacklog, limits.tokensPerMinute);
   const taken = tokensFit && hasRoom(requestBacklog, limits.requestsPerMinute);
   const backlog = taken ? requestBacklog + windowMs / limits.requestsPerMinute : requestBacklog;

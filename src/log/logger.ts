@@ -18,11 +18,7 @@ export type LogFields = Record<string, string | number | boolean | null | undefi
 
 const rank: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
-export function createLogger(options: {
-  level: LogLevel;
-  write?: (line: string) => void;
-  fields?: LogFields;
-}): Logger {
+export function createLogger(options: { level: LogLevel; write?: (line: string) => void; fields?: LogFields }): Logger {
   const threshold = rank[options.level];
   const write = options.write ?? ((line: string) => process.stderr.write(line));
   const base = options.fields ?? {};

@@ -59,7 +59,10 @@ export function percentOf(progress: DownloadProgress): number | null {
 /** `45%  221.1 MB / 491.4 MB  12.3 MB/s  ETA 0:22` (without the parts that are unknown). */
 export function describeProgress(progress: DownloadProgress): string {
   const percent = percentOf(progress);
-  const amount = progress.totalBytes === null ? formatBytes(progress.bytesDone) : `${formatBytes(progress.bytesDone)} / ${formatBytes(progress.totalBytes)}`;
+  const amount =
+    progress.totalBytes === null
+      ? formatBytes(progress.bytesDone)
+      : `${formatBytes(progress.bytesDone)} / ${formatBytes(progress.totalBytes)}`;
   const parts = [percent === null ? null : `${percent}%`, amount, `${formatBytes(Math.round(progress.bytesPerSecond))}/s`];
   if (progress.secondsRemaining !== null) parts.push(`ETA ${formatDuration(progress.secondsRemaining)}`);
   return parts.filter((part) => part !== null).join('  ');

@@ -29,7 +29,8 @@ export function parseMirror(mirror: string): URL {
   } catch {
     throw new MirrorError(`mirror "${mirror}" is not a URL; give one like https://hf-mirror.example.com`);
   }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new MirrorError(`mirror "${mirror}" must be an http:// or https:// URL`);
+  if (base.protocol !== 'http:' && base.protocol !== 'https:')
+    throw new MirrorError(`mirror "${mirror}" must be an http:// or https:// URL`);
   if (base.search !== '' || base.hash !== '') throw new MirrorError(`mirror "${mirror}" must not have a query or fragment`);
   return base;
 }

@@ -32,11 +32,16 @@ export async function copyModelFile(options: CopyModelFileOptions): Promise<Plac
     size = stats.size;
   } catch (error) {
     if (error instanceof ModelFileError) throw error;
-    throw new ModelFileError(`cannot read ${source}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { code: 'file_system', cause: error });
+    throw new ModelFileError(`cannot read ${source}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, {
+      code: 'file_system',
+      cause: error,
+    });
   }
   const leading = await leadingBytes(source);
   if (!leading.equals(GGUF_MAGIC)) {
-    throw new ModelFileError(`${source} is not a GGUF file (it starts with ${JSON.stringify(leading.toString('latin1'))}, not "GGUF")`, { code: 'not_gguf' });
+    throw new ModelFileError(`${source} is not a GGUF file (it starts with ${JSON.stringify(leading.toString('latin1'))}, not "GGUF")`, {
+      code: 'not_gguf',
+    });
   }
 
   const partPath = partFilePath(destination);

@@ -53,7 +53,10 @@ export async function downloadModelFile(options: DownloadModelFileOptions): Prom
   if (expectedSize !== undefined && kept > expectedSize) kept = await discard(partPath);
   let hash = createHash('sha256');
   if (kept > 0) await hashFileInto(partPath, hash);
-  const place = async () => ({ ...(await placeVerifiedPart({ ...options, partPath, sha256: hash.digest('hex') })), resumedFromBytes: kept });
+  const place = async () => ({
+    ...(await placeVerifiedPart({ ...options, partPath, sha256: hash.digest('hex') })),
+    resumedFromBytes: kept,
+  });
   // A whole part from a run that stopped before verifying: no need for the network.
   if (kept > 0 && kept === expectedSize) return place();
 
@@ -74,7 +77,10 @@ export async function downloadModelFile(options: DownloadModelFileOptions): Prom
   }
   if (response.status !== 200 && response.status !== 206) {
     await response.body?.cancel();
-    throw new ModelFileError(httpStatusMessage(url, response.status, response.statusText), { code: 'http_status', status: response.status });
+    throw new ModelFileError(httpStatusMessage(url, response.status, response.statusText), {
+      code: 'http_status',
+      status: response.status,
+    });
   }
   if (response.status === 200 && kept > 0) {
     kept = await discard(partPath);
@@ -125,7 +131,8 @@ async function receive(response: Response, state: ReceiveState): Promise<void> {
   } catch (error) {
     const bytesKept = fileSize(partPath) ?? 0;
     const resume = `${bytesKept} bytes are kept in ${partPath}; run the same command again to resume`;
-    if (options.signal?.aborted === true) throw new ModelFileError(`download stopped; ${resume}`, { code: 'aborted', partPath, bytesKept, cause: error });
+    if (options.signal?.aborted === true)
+      throw new ModelFileError(`download stopped; ${resume}`, { code: 'aborted', partPath, bytesKept, cause: error });
     const host = new URL(options.url).host;
     const of = total === null ? '' : ` of ${total}`;
     throw new ModelFileError(`the connection to ${host} dropped after ${done}${of} bytes (${describeNetworkFailure(error)}); ${resume}`, {
@@ -137,11 +144,14 @@ async function receive(response: Response, state: ReceiveState): Promise<void> {
   }
   const written = fileSize(partPath) ?? 0;
   if (total !== null && written < total) {
-    throw new ModelFileError(`the download ended early at ${written} of ${total} bytes; run the same command again to resume from ${partPath}`, {
-      code: 'interrupted',
-      partPath,
-      bytesKept: written,
-    });
+    throw new ModelFileError(
+      `the download ended early at ${written} of ${total} bytes; run the same command again to resume from ${partPath}`,
+      {
+        code: 'interrupted',
+        partPath,
+        bytesKept: written,
+      },
+    );
   }
 }
 
@@ -154,7 +164,12 @@ async function send(url: string, offset: number, signal: AbortSignal | undefined
   } catch (error) {
     if (signal?.aborted === true) {
       const kept = offset > 0 ? `; ${offset} bytes are kept in ${partPath}, run the same command again to resume` : '';
-      throw new ModelFileError(`download stopped before any new bytes arrived${kept}`, { code: 'aborted', partPath, bytesKept: offset, cause: error });
+      throw new ModelFileError(`download stopped before any new bytes arrived${kept}`, {
+        code: 'aborted',
+        partPath,
+        bytesKept: offset,
+        cause: error,
+      });
     }
     const host = new URL(url).host;
     throw new ModelFileError(

@@ -39,7 +39,8 @@ export type ModelFileStatus =
 export function modelFileStatus(modelsDirectory: string, model: Pick<DefaultModel, 'file' | 'sizeBytes'>): ModelFileStatus {
   const path = modelFilePath(modelsDirectory, model);
   const size = fileSize(path);
-  if (size !== null) return size === model.sizeBytes ? { state: 'present', path, sizeBytes: size } : { state: 'wrong_size', path, sizeBytes: size };
+  if (size !== null)
+    return size === model.sizeBytes ? { state: 'present', path, sizeBytes: size } : { state: 'wrong_size', path, sizeBytes: size };
   const partPath = partFilePath(path);
   const partBytes = fileSize(partPath);
   if (partBytes !== null) return { state: 'partial', path, partPath, partBytes, fraction: Math.min(1, partBytes / model.sizeBytes) };

@@ -37,7 +37,8 @@ export function describeNetworkFailure(error: unknown): string {
 export function httpStatusMessage(url: string, status: number, statusText: string): string {
   const reply = `${new URL(url).host} answered ${status}${statusText === '' ? '' : ` ${statusText}`} for ${url}`;
   if (status === 404) return `${reply}: there is no file at that address; check the URL (or that the mirror mirrors it)`;
-  if (status === 401 || status === 403) return `${reply}: the file needs authorization (a gated repository?); fetch it yourself and pass the local file path`;
+  if (status === 401 || status === 403)
+    return `${reply}: the file needs authorization (a gated repository?); fetch it yourself and pass the local file path`;
   if (status === 429) return `${reply}: too many requests; try again later`;
   if (status >= 500) return `${reply}: a server error; try again later`;
   return reply;

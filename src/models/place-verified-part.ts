@@ -35,7 +35,10 @@ export async function placeVerifiedPart(options: PlaceVerifiedPartOptions): Prom
   if (sizeWrong || checksumWrong) {
     await rm(partPath, { force: true });
     const problem = checksumWrong ? 'checksum mismatch' : 'size mismatch';
-    const expected = [expectedSha256 === undefined ? null : `sha256 ${expectedSha256}`, options.expectedSize === undefined ? null : `${options.expectedSize} bytes`];
+    const expected = [
+      expectedSha256 === undefined ? null : `sha256 ${expectedSha256}`,
+      options.expectedSize === undefined ? null : `${options.expectedSize} bytes`,
+    ];
     throw new ModelFileError(
       `${problem} for ${name}: expected ${expected.filter((part) => part !== null).join(', ')}; got sha256 ${sha256}, ${sizeBytes} bytes. ` +
         'The file was deleted; check the source (URL, mirror or --sha256).',
@@ -46,9 +49,12 @@ export async function placeVerifiedPart(options: PlaceVerifiedPartOptions): Prom
     const leading = await leadingBytes(partPath);
     if (!leading.equals(GGUF_MAGIC)) {
       await rm(partPath, { force: true });
-      throw new ModelFileError(`${name} is not a GGUF file (it starts with ${JSON.stringify(leading.toString('latin1'))}, not "GGUF"); it was deleted`, {
-        code: 'not_gguf',
-      });
+      throw new ModelFileError(
+        `${name} is not a GGUF file (it starts with ${JSON.stringify(leading.toString('latin1'))}, not "GGUF"); it was deleted`,
+        {
+          code: 'not_gguf',
+        },
+      );
     }
   }
   await rename(partPath, destination);

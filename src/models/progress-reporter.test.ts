@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { createProgressMeter, describeProgress, formatBytes, formatDuration, type DownloadProgress } from './download-progress.js';
 import { createProgressReporter, terminalLine } from './progress-reporter.js';
 
-const at = (bytesDone: number, totalBytes: number | null = 1000): DownloadProgress => ({ bytesDone, totalBytes, bytesPerSecond: 100, secondsRemaining: totalBytes === null ? null : (totalBytes - bytesDone) / 100 });
+const at = (bytesDone: number, totalBytes: number | null = 1000): DownloadProgress => ({
+  bytesDone,
+  totalBytes,
+  bytesPerSecond: 100,
+  secondsRemaining: totalBytes === null ? null : (totalBytes - bytesDone) / 100,
+});
 
 describe('progress text', () => {
   it('formats sizes, durations and a whole line', () => {
@@ -37,7 +42,12 @@ describe('createProgressReporter', () => {
   it('writes a line every few seconds when there is no step to show', () => {
     const written: string[] = [];
     let now = 0;
-    const reporter = createProgressReporter({ stream: { write: (text: string) => written.push(text) }, label: 'f', now: () => now, lineMilliseconds: 5_000 });
+    const reporter = createProgressReporter({
+      stream: { write: (text: string) => written.push(text) },
+      label: 'f',
+      now: () => now,
+      lineMilliseconds: 5_000,
+    });
     reporter.update(at(1, null));
     now = 1_000;
     reporter.update(at(2, null));
@@ -49,7 +59,11 @@ describe('createProgressReporter', () => {
   it('redraws one line with \\r on a terminal, at most every interval, and ends it', () => {
     const written: string[] = [];
     let now = 0;
-    const reporter = createProgressReporter({ stream: { isTTY: true, columns: 80, write: (text: string) => written.push(text) }, label: 'f.gguf', now: () => now });
+    const reporter = createProgressReporter({
+      stream: { isTTY: true, columns: 80, write: (text: string) => written.push(text) },
+      label: 'f.gguf',
+      now: () => now,
+    });
     reporter.update(at(100));
     reporter.update(at(200));
     now = 150;
@@ -67,6 +81,7 @@ describe('createProgressReporter', () => {
     expect(terminalLine('f.gguf', progress, text.length + 20)).toBe(`f.gguf [#####.....] ${text}`);
     expect(terminalLine('SmolLM2-135M-Instruct-Q4_K_M.gguf', progress, 80)).toBe(`SmolLM2-135M-Instruct-Q4_K_M.gguf ${text}`);
     expect(terminalLine('SmolLM2-135M-Instruct-Q4_K_M.gguf', progress, text.length + 12)).toBe(`SmolLM2-13… ${text}`);
-    for (const width of [20, 40, 60, 80, 120]) expect(terminalLine('SmolLM2-135M-Instruct-Q4_K_M.gguf', progress, width).length).toBeLessThanOrEqual(width);
+    for (const width of [20, 40, 60, 80, 120])
+      expect(terminalLine('SmolLM2-135M-Instruct-Q4_K_M.gguf', progress, width).length).toBeLessThanOrEqual(width);
   });
 });

@@ -34,16 +34,36 @@ describe('resolvePullTarget', () => {
   });
 
   it('takes a URL as is (no mirror) and names the file after its last path segment', () => {
-    const target = resolvePullTarget('https://example.com/a/My%20Model.gguf?x=1', { ...noFiles, mirror: 'http://mirror', sha256: 'AB'.repeat(32) });
-    expect(target).toEqual({ kind: 'download', url: 'https://example.com/a/My%20Model.gguf?x=1', destination: '/data/models/My Model.gguf', expectedSha256: 'ab'.repeat(32) });
+    const target = resolvePullTarget('https://example.com/a/My%20Model.gguf?x=1', {
+      ...noFiles,
+      mirror: 'http://mirror',
+      sha256: 'AB'.repeat(32),
+    });
+    expect(target).toEqual({
+      kind: 'download',
+      url: 'https://example.com/a/My%20Model.gguf?x=1',
+      destination: '/data/models/My Model.gguf',
+      expectedSha256: 'ab'.repeat(32),
+    });
     expect(() => fileNameOfUrl('https://example.com/')).toThrow(PullTargetError);
     expect(() => fileNameOfUrl('https://example.com/a/..%2F..%2Fetc')).toThrow(PullTargetError);
   });
 
   it('copies a local file, held to the catalog checksum when it bears a catalog file name', () => {
     const context = { modelsDirectory: '/data/models', isFile: (path: string) => path.startsWith('/media/') };
-    expect(resolvePullTarget(`/media/${qwen.file}`, context)).toMatchObject({ kind: 'copy', expectedSha256: qwen.sha256, expectedSize: qwen.sizeBytes });
-    expect(resolvePullTarget('/media/other.gguf', context)).toEqual({ kind: 'copy', source: '/media/other.gguf', destination: '/data/models/other.gguf', expectedSha256: undefined, expectedSize: undefined, model: undefined });
+    expect(resolvePullTarget(`/media/${qwen.file}`, context)).toMatchObject({
+      kind: 'copy',
+      expectedSha256: qwen.sha256,
+      expectedSize: qwen.sizeBytes,
+    });
+    expect(resolvePullTarget('/media/other.gguf', context)).toEqual({
+      kind: 'copy',
+      source: '/media/other.gguf',
+      destination: '/data/models/other.gguf',
+      expectedSha256: undefined,
+      expectedSize: undefined,
+      model: undefined,
+    });
     expect(() => resolvePullTarget('/nowhere/x.gguf', context)).toThrow('no file at /nowhere/x.gguf');
     expect(() => resolvePullTarget('gpt-5', context)).toThrow(/not a catalog model/);
   });

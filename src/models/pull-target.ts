@@ -48,7 +48,9 @@ export function resolvePullTarget(argument: string, context: PullTargetContext):
   const model = findDefaultModel(argument, models);
   if (model !== undefined) {
     if (expectedSha256 !== undefined && expectedSha256 !== model.sha256) {
-      throw new PullTargetError(`"${model.id}" is a catalog model with its own checksum (${model.sha256}); --sha256 is for URLs and local files`);
+      throw new PullTargetError(
+        `"${model.id}" is a catalog model with its own checksum (${model.sha256}); --sha256 is for URLs and local files`,
+      );
     }
     return {
       kind: 'download',

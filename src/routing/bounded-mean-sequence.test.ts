@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { addToTally, certifiesMeanAbove, meanBounds, meanLowerBound, meanUpperBound, type MeanRange, type WeightedValue } from './bounded-mean-sequence.js';
+import {
+  addToTally,
+  certifiesMeanAbove,
+  meanBounds,
+  meanLowerBound,
+  meanUpperBound,
+  type MeanRange,
+  type WeightedValue,
+} from './bounded-mean-sequence.js';
 import { passRateBounds } from './confidence-sequence.js';
 import { seededRandom } from '../../test/helpers/seeded-random.js';
 
@@ -9,7 +17,8 @@ interface Distribution {
   weights: number[];
 }
 
-const mean = (distribution: Distribution): number => distribution.values.reduce((sum, value, index) => sum + value * (distribution.weights[index] ?? 0), 0);
+const mean = (distribution: Distribution): number =>
+  distribution.values.reduce((sum, value, index) => sum + value * (distribution.weights[index] ?? 0), 0);
 
 function draw(distribution: Distribution, random: () => number): number {
   let left = random();
@@ -24,7 +33,12 @@ function draw(distribution: Distribution, random: () => number): number {
  * Share of seeded streams, drawn at a true mean exactly at the threshold,
  * whose `crosses` check says the threshold is excluded at some n ≤ horizon.
  */
-function everCrosses(distribution: Distribution, runs: number, horizon: number, crosses: (tally: WeightedValue[], threshold: number) => boolean): number {
+function everCrosses(
+  distribution: Distribution,
+  runs: number,
+  horizon: number,
+  crosses: (tally: WeightedValue[], threshold: number) => boolean,
+): number {
   const threshold = mean(distribution);
   let crossed = 0;
   for (let run = 0; run < runs; run += 1) {
@@ -75,7 +89,14 @@ describe('meanLowerBound and meanUpperBound', () => {
   it('are about as tight on a pass rate as the beta-binomial mixture of confidence-sequence.ts', () => {
     for (const observed of [100, 1_000, 10_000]) {
       const passed = Math.round(observed * 0.9);
-      const betting = meanBounds([{ value: 1, count: passed }, { value: 0, count: observed - passed }], UNIT, 0.95);
+      const betting = meanBounds(
+        [
+          { value: 1, count: passed },
+          { value: 0, count: observed - passed },
+        ],
+        UNIT,
+        0.95,
+      );
       const mixture = passRateBounds(observed, passed, 0.95);
       expect(Math.abs(betting.lower - mixture.lower)).toBeLessThan(0.01);
       expect(Math.abs(betting.upper - mixture.upper)).toBeLessThan(0.01);
@@ -83,7 +104,11 @@ describe('meanLowerBound and meanUpperBound', () => {
   });
 
   it('return a point the bettors rejected, next to one they did not', () => {
-    const tally = [{ value: 1, count: 30 }, { value: 0, count: 900 }, { value: -1, count: 70 }];
+    const tally = [
+      { value: 1, count: 30 },
+      { value: 0, count: 900 },
+      { value: -1, count: 70 },
+    ];
     const lower = meanLowerBound(tally, SIGNED, 0.95);
     expect(certifiesMeanAbove(tally, SIGNED, lower, 0.95)).toBe(true);
     expect(certifiesMeanAbove(tally, SIGNED, lower + 1e-6, 0.95)).toBe(false);
@@ -96,7 +121,8 @@ describe('meanLowerBound and meanUpperBound', () => {
     // difference, lower), 2.0% (paired difference, upper).
     const runs = 200;
     const tolerance = 0.05 + 2 * Math.sqrt((0.05 * 0.95) / runs);
-    const lowerCrosses = (range: MeanRange) => (tally: WeightedValue[], threshold: number) => certifiesMeanAbove(tally, range, threshold, 0.95);
+    const lowerCrosses = (range: MeanRange) => (tally: WeightedValue[], threshold: number) =>
+      certifiesMeanAbove(tally, range, threshold, 0.95);
     const upperCrosses = (tally: WeightedValue[], threshold: number) => {
       const reflected = tally.map((entry) => ({ value: SIGNED.min + SIGNED.max - entry.value, count: entry.count }));
       return certifiesMeanAbove(reflected, SIGNED, SIGNED.min + SIGNED.max - threshold, 0.95);
@@ -106,7 +132,9 @@ describe('meanLowerBound and meanUpperBound', () => {
       everCrosses(pairedDifference, runs, 5_000, lowerCrosses(SIGNED)),
       everCrosses(pairedDifference, runs, 5_000, upperCrosses),
     ];
-    process.stdout.write(`bounded-mean-sequence validity at the threshold, 5,000 obs, ${runs} runs: ${figures.map((share) => share.toFixed(3)).join(', ')}\n`);
+    process.stdout.write(
+      `bounded-mean-sequence validity at the threshold, 5,000 obs, ${runs} runs: ${figures.map((share) => share.toFixed(3)).join(', ')}\n`,
+    );
     for (const share of figures) expect(share).toBeLessThanOrEqual(tolerance);
   });
 
@@ -135,7 +163,11 @@ describe('addToTally', () => {
   it('counts each distinct value once, whatever the order', () => {
     let tally: WeightedValue[] = [];
     for (const value of [0, 1, 0, -1, 0]) tally = addToTally(tally, value);
-    expect(tally).toEqual([{ value: 0, count: 3 }, { value: 1, count: 1 }, { value: -1, count: 1 }]);
+    expect(tally).toEqual([
+      { value: 0, count: 3 },
+      { value: 1, count: 1 },
+      { value: -1, count: 1 },
+    ]);
     expect(addToTally(tally, 1, 4)).toContainEqual({ value: 1, count: 5 });
     expect(tally).toContainEqual({ value: 1, count: 1 });
   });

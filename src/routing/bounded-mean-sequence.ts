@@ -136,10 +136,13 @@ function logCapital(tally: readonly WeightedValue[], min: number, m: number): nu
 }
 
 function checkInputs(tally: readonly WeightedValue[], range: MeanRange, confidence: number): void {
-  if (!(Number.isFinite(range.min) && Number.isFinite(range.max) && range.max > range.min)) throw new RangeError(`range must have min < max, got [${range.min}, ${range.max}]`);
+  if (!(Number.isFinite(range.min) && Number.isFinite(range.max) && range.max > range.min))
+    throw new RangeError(`range must have min < max, got [${range.min}, ${range.max}]`);
   if (!(confidence > 0 && confidence < 1)) throw new RangeError(`confidence must be in (0, 1), got ${confidence}`);
   for (const entry of tally) {
-    if (!(entry.value >= range.min && entry.value <= range.max)) throw new RangeError(`value ${entry.value} is outside [${range.min}, ${range.max}]`);
-    if (!(Number.isInteger(entry.count) && entry.count >= 0)) throw new RangeError(`count must be a non-negative integer, got ${entry.count}`);
+    if (!(entry.value >= range.min && entry.value <= range.max))
+      throw new RangeError(`value ${entry.value} is outside [${range.min}, ${range.max}]`);
+    if (!(Number.isInteger(entry.count) && entry.count >= 0))
+      throw new RangeError(`count must be a non-negative integer, got ${entry.count}`);
   }
 }

@@ -72,7 +72,16 @@ describe('callFeatures', () => {
 
   it('reads the text parts of a message, and counts other parts by kind', () => {
     const parts: CallRequest = {
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'what is in' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }, { type: 'text', text: 'this picture' }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is in' },
+            { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+            { type: 'text', text: 'this picture' },
+          ],
+        },
+      ],
     };
     const words = difference(parts, ask('what is in this picture'));
     // The same words (the parts are joined by a space in the plain one), plus the image part.
@@ -97,7 +106,26 @@ describe('callFeatures', () => {
 
   it('requestSize: 1 + the messages in estimated tokens (characters / 4), text parts only', () => {
     expect(requestSize({ messages: [{ role: 'user', content: '' }] })).toBe(1);
-    expect(requestSize({ messages: [{ role: 'system', content: 'abcd' }, { role: 'user', content: 'efghijkl' }] })).toBe(4);
-    expect(requestSize({ messages: [{ role: 'user', content: [{ type: 'text', text: 'abcdefgh' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }] })).toBe(3);
+    expect(
+      requestSize({
+        messages: [
+          { role: 'system', content: 'abcd' },
+          { role: 'user', content: 'efghijkl' },
+        ],
+      }),
+    ).toBe(4);
+    expect(
+      requestSize({
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'abcdefgh' },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+            ],
+          },
+        ],
+      }),
+    ).toBe(3);
   });
 });

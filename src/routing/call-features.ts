@@ -51,7 +51,12 @@ export interface FeatureOptions {
 }
 
 export const DEFAULT_FEATURE_DIMENSION = 2 ** 12;
-const DEFAULTS: Required<FeatureOptions> = { dimension: DEFAULT_FEATURE_DIMENSION, bigrams: false, earlierUserWeight: 0.5, maxCharacters: 8_192 };
+const DEFAULTS: Required<FeatureOptions> = {
+  dimension: DEFAULT_FEATURE_DIMENSION,
+  bigrams: false,
+  earlierUserWeight: 0.5,
+  maxCharacters: 8_192,
+};
 
 /**
  * The value of every feature but the words. Most are the same on every call
@@ -83,7 +88,8 @@ const enum Space {
 export function callFeatures(request: CallRequest, options: FeatureOptions = {}): CallFeatures {
   const settings = { ...DEFAULTS, ...options };
   const { dimension } = settings;
-  if (!(Number.isInteger(Math.log2(dimension)) && dimension >= 2)) throw new RangeError(`dimension must be a power of two, got ${dimension}`);
+  if (!(Number.isInteger(Math.log2(dimension)) && dimension >= 2))
+    throw new RangeError(`dimension must be a power of two, got ${dimension}`);
   const mask = dimension - 1;
   const features: CallFeatures = { dimension, indices: [], values: [] };
 
@@ -113,7 +119,8 @@ export function callFeatures(request: CallRequest, options: FeatureOptions = {})
   const tools = request.tools ?? [];
   add(Space.ToolCount, tools.length <= 2 ? String(tools.length) : tools.length <= 4 ? '3-4' : tools.length <= 8 ? '5-8' : '9+');
   for (const tool of tools) add(Space.Tool, tool.function.name);
-  if (request.tool_choice !== undefined) add(Space.ToolChoice, typeof request.tool_choice === 'string' ? request.tool_choice : `function ${request.tool_choice.function.name}`);
+  if (request.tool_choice !== undefined)
+    add(Space.ToolChoice, typeof request.tool_choice === 'string' ? request.tool_choice : `function ${request.tool_choice.function.name}`);
   add(Space.Format, request.response_format?.type ?? 'none');
   if (request.response_format?.type === 'json_schema') add(Space.Schema, request.response_format.json_schema.name);
   for (const message of users) {
@@ -135,10 +142,19 @@ function texts(message: ChatMessage): string[] {
 function hashWords(text: string, weight: number, settings: Required<FeatureOptions>, features: CallFeatures): number {
   const half = Math.floor(settings.maxCharacters / 2);
   if (text.length <= settings.maxCharacters) return hashRange(text, 0, text.length, weight, settings, features);
-  return hashRange(text, 0, half, weight, settings, features) + hashRange(text, text.length - half, text.length, weight, settings, features);
+  return (
+    hashRange(text, 0, half, weight, settings, features) + hashRange(text, text.length - half, text.length, weight, settings, features)
+  );
 }
 
-function hashRange(text: string, start: number, end: number, weight: number, settings: Required<FeatureOptions>, features: CallFeatures): number {
+function hashRange(
+  text: string,
+  start: number,
+  end: number,
+  weight: number,
+  settings: Required<FeatureOptions>,
+  features: CallFeatures,
+): number {
   const mask = settings.dimension - 1;
   const wordStart = fnvStep(FNV_OFFSET, Space.Word);
   const before = features.indices.length;
@@ -192,7 +208,14 @@ const enum Kind {
 /** The kind of a character outside ASCII. */
 function characterKind(code: number): Kind {
   // Latin-1 punctuation and spaces, general punctuation, CJK punctuation, fullwidth ASCII punctuation, surrogates (emoji, rare scripts).
-  if (code <= 0xbf || (code >= 0x2000 && code <= 0x2bff) || (code >= 0x3000 && code <= 0x303f) || (code >= 0xff00 && code <= 0xff0f) || (code >= 0xd800 && code <= 0xdfff)) return Kind.Separator;
+  if (
+    code <= 0xbf ||
+    (code >= 0x2000 && code <= 0x2bff) ||
+    (code >= 0x3000 && code <= 0x303f) ||
+    (code >= 0xff00 && code <= 0xff0f) ||
+    (code >= 0xd800 && code <= 0xdfff)
+  )
+    return Kind.Separator;
   if ((code >= 0x3040 && code <= 0x9fff) || (code >= 0xac00 && code <= 0xd7af)) return Kind.Single;
   return Kind.Word;
 }
@@ -237,7 +260,8 @@ export function requestSize(request: Pick<CallRequest, 'messages'>): number {
   for (const message of request.messages) {
     const content = message.content;
     if (typeof content === 'string') characters += content.length;
-    else if (content !== null && content !== undefined) for (const part of content) if (part.type === 'text' && typeof part.text === 'string') characters += part.text.length;
+    else if (content !== null && content !== undefined)
+      for (const part of content) if (part.type === 'text' && typeof part.text === 'string') characters += part.text.length;
   }
   return 1 + characters / 4;
 }

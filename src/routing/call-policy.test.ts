@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { callFeatures } from './call-features.js';
-import { chooseThreshold, emptyCallModel, freezePolicy, lossProbability, routesToCandidate, trainCallModel, trainInPlace, type CallModel, type ScoredSample } from './call-policy.js';
+import {
+  chooseThreshold,
+  emptyCallModel,
+  freezePolicy,
+  lossProbability,
+  routesToCandidate,
+  trainCallModel,
+  trainInPlace,
+  type CallModel,
+  type ScoredSample,
+} from './call-policy.js';
 import { emptyPairedEvidence, recordPairedSample, type PairedSample } from './paired-quality.js';
 import { certifiedShare } from './workload-shares.js';
 import { drawSample, type Joint } from '../../test/helpers/paired-samples.js';

@@ -107,9 +107,11 @@ export function emptyCallModel(dimension: number): CallModel {
 
 /** The model's logit of P(loss | x). */
 export function lossLogit(model: CallModel | CallPolicy, features: CallFeatures): number {
-  if (features.dimension !== model.dimension) throw new RangeError(`features of dimension ${features.dimension} for a model of ${model.dimension}`);
+  if (features.dimension !== model.dimension)
+    throw new RangeError(`features of dimension ${features.dimension} for a model of ${model.dimension}`);
   let sum = 0;
-  for (let index = 0; index < features.indices.length; index += 1) sum += (model.weights[features.indices[index] ?? 0] ?? 0) * (features.values[index] ?? 0);
+  for (let index = 0; index < features.indices.length; index += 1)
+    sum += (model.weights[features.indices[index] ?? 0] ?? 0) * (features.values[index] ?? 0);
   return model.bias + ('scale' in model ? model.scale : 1) * sum;
 }
 
@@ -183,7 +185,8 @@ export function chooseThreshold(samples: readonly ScoredSample[], qualityBar: nu
     const routed = samples.filter((scored) => scored.score <= threshold);
     const routedSaving = routed.reduce((sum, scored) => sum + saving(scored), 0) / totalSaving;
     const expectedSaving = routedSaving * certifiedPolicyShare(evidenceAtThreshold(scaled, threshold), contract).share;
-    if (expectedSaving > best.expectedSaving) best = { threshold, routedShare: routed.reduce((sum, scored) => sum + count(scored), 0) / total, expectedSaving };
+    if (expectedSaving > best.expectedSaving)
+      best = { threshold, routedShare: routed.reduce((sum, scored) => sum + count(scored), 0) / total, expectedSaving };
   }
   return best;
 }
@@ -192,7 +195,10 @@ export function chooseThreshold(samples: readonly ScoredSample[], qualityBar: nu
 function candidateThresholds(samples: readonly ScoredSample[], count: number): number[] {
   const scores = [...new Set(samples.map((scored) => scored.score))].sort((left, right) => left - right);
   if (scores.length <= count) return scores;
-  return Array.from({ length: count }, (_, index) => scores[Math.min(scores.length - 1, Math.round(((index + 1) * scores.length) / count) - 1)] ?? 1);
+  return Array.from(
+    { length: count },
+    (_, index) => scores[Math.min(scores.length - 1, Math.round(((index + 1) * scores.length) / count) - 1)] ?? 1,
+  );
 }
 
 function foldScale(model: CallModel): void {

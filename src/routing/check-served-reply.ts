@@ -26,7 +26,12 @@ export interface ServedReplySampling {
 }
 
 /** Checks the serving model's reply of a routed call against `reference` (null: none could be had); true when the check demoted it. */
-export async function checkServedReply(run: SampleRun, sample: ReplaySample, reference: AssistantMessage | null, sampling: ServedReplySampling): Promise<boolean> {
+export async function checkServedReply(
+  run: SampleRun,
+  sample: ReplaySample,
+  reference: AssistantMessage | null,
+  sampling: ServedReplySampling,
+): Promise<boolean> {
   const { context, state, requested, contract } = run;
   const served = context.catalog.resolve(sample.servedModel);
   if (run.monitorBudgetLeft() <= 0) {
@@ -44,7 +49,13 @@ export async function checkServedReply(run: SampleRun, sample: ReplaySample, ref
   state.monitoringProblem = null;
   // A picked call counts when an unpicked one would have: sampled for exploration while the route's plan (remade after every sample) tests its model.
   const counted = !sampling.picked || (sampling.explore && state.plan?.candidates.includes(served.id) === true);
-  await run.record(served.id, { ...NO_EVIDENCE, ...(counted ? scored.delta : {}), latencyMs: sample.latencyMs, ttftMs: sample.ttftMs, latencyMsTotal: sample.latencyMs });
+  await run.record(served.id, {
+    ...NO_EVIDENCE,
+    ...(counted ? scored.delta : {}),
+    latencyMs: sample.latencyMs,
+    ttftMs: sample.ttftMs,
+    latencyMsTotal: sample.latencyMs,
+  });
   if (counted) run.learn(served.id, scored.delta);
   return watchServingModel(context, state, requested, served.id, scored.passed, contract);
 }

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { logGamma, passRateBounds, thresholdPrior, UNIFORM_PRIOR, type BetaPrior } from './confidence-sequence.js';
 import { seededRandom } from '../../test/helpers/seeded-random.js';
 
-
 type Bounds = (evaluated: number, passed: number) => { lower: number; upper: number };
 
 /** Share of seeded streams at `rate` whose bounds exclude `rate` at some n ≤ horizon. */

@@ -59,9 +59,15 @@ export function thresholdPrior(passRate: number): BetaPrior {
 }
 
 /** Anytime-valid bounds on a Bernoulli rate after `passed` of `evaluated`, at level `confidence` (e.g. 0.95): valid at every n simultaneously. */
-export function passRateBounds(evaluated: number, passed: number, confidence: number, options: PassRateBoundsOptions = {}): { lower: number; upper: number } {
+export function passRateBounds(
+  evaluated: number,
+  passed: number,
+  confidence: number,
+  options: PassRateBoundsOptions = {},
+): { lower: number; upper: number } {
   if (!Number.isInteger(evaluated) || evaluated < 0) throw new RangeError(`evaluated must be a non-negative integer, got ${evaluated}`);
-  if (!Number.isInteger(passed) || passed < 0 || passed > evaluated) throw new RangeError(`passed must be an integer in [0, evaluated], got ${passed}`);
+  if (!Number.isInteger(passed) || passed < 0 || passed > evaluated)
+    throw new RangeError(`passed must be an integer in [0, evaluated], got ${passed}`);
   if (!(confidence > 0 && confidence < 1)) throw new RangeError(`confidence must be in (0, 1), got ${confidence}`);
   const prior = options.prior ?? UNIFORM_PRIOR;
   if (!(prior.alpha > 0 && prior.beta > 0)) throw new RangeError('prior alpha and beta must be positive');

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { CUSUM_THRESHOLD, cusumOptionsFor, initialCusum, updateCusum, type CusumOptions } from './cusum.js';
 import { seededRandom } from '../../test/helpers/seeded-random.js';
 
-
 const options = cusumOptionsFor(0.95);
 
 /** Outcomes at `rate` until the first alarm (or `limit`), from a fresh state. */
@@ -57,7 +56,9 @@ describe('updateCusum', () => {
     // the mean run length is about 80,000 outcomes (1.6 million served calls at 5%).
     expect(mean(Array.from({ length: 50 }, (_, run) => runLength(0.97, 1_000 + run, 1_000_000)))).toBeGreaterThan(30_000);
     // At exactly the pass rate it is at least e^h (Lorden); measured about 4,500.
-    expect(mean(Array.from({ length: 200 }, (_, run) => runLength(0.95, 2_000 + run, 1_000_000)))).toBeGreaterThan(Math.max(Math.exp(CUSUM_THRESHOLD), 3_000));
+    expect(mean(Array.from({ length: 200 }, (_, run) => runLength(0.95, 2_000 + run, 1_000_000)))).toBeGreaterThan(
+      Math.max(Math.exp(CUSUM_THRESHOLD), 3_000),
+    );
   });
 });
 

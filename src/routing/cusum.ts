@@ -58,7 +58,9 @@ export function initialCusum(): CusumState {
  */
 export function updateCusum(state: CusumState, passed: boolean, options: CusumOptions): { state: CusumState; alarm: boolean } {
   checkOptions(options);
-  const increment = passed ? Math.log(options.failingRate / options.healthyRate) : Math.log((1 - options.failingRate) / (1 - options.healthyRate));
+  const increment = passed
+    ? Math.log(options.failingRate / options.healthyRate)
+    : Math.log((1 - options.failingRate) / (1 - options.healthyRate));
   const statistic = Math.max(0, state.statistic + increment);
   return { state: { statistic, observed: state.observed + 1 }, alarm: statistic >= options.threshold };
 }

@@ -29,9 +29,17 @@ import { decideSplit, type SplitDecision } from './split-decision.js';
  * (route-decision.ts). `fresh`: judge every candidate anew (a changed pass
  * rate), not keeping a certificate.
  */
-export async function decideFromEvidence(context: RouterContext, scope: Scope, requested: CatalogModel, shape: CallShape, fresh = false): Promise<RouteDecision | SplitDecision> {
+export async function decideFromEvidence(
+  context: RouterContext,
+  scope: Scope,
+  requested: CatalogModel,
+  shape: CallShape,
+  fresh = false,
+): Promise<RouteDecision | SplitDecision> {
   const { contract, evidenceVersion } = context.routes.contract(scope);
-  const rows = new Map((await context.routing.listEvidence(scope, requested.id, evidenceVersion)).map((counts) => [counts.candidateModel, counts]));
+  const rows = new Map(
+    (await context.routing.listEvidence(scope, requested.id, evidenceVersion)).map((counts) => [counts.candidateModel, counts]),
+  );
   const reference = sketchesOf(rows.get(requested.id));
   const latencyPolicy = latencyPolicyOf(contract);
   const route = context.routes.route(scope, requested.id);
@@ -59,16 +67,31 @@ export async function decideFromEvidence(context: RouterContext, scope: Scope, r
   const requestedCostPerCall = costPerCall(requested, shape, context.priceOf);
   if (qualitySemantics(contract) === 'relative') {
     const state = routeState(context, scope, requested.id);
-    const judgeError = Math.min(MAX_ERROR_RATE, calibratedJudgeError(judgeErrorOf(await context.routing.listJudgeChecks(scope)), state.judgeCalibration));
+    const judgeError = Math.min(
+      MAX_ERROR_RATE,
+      calibratedJudgeError(judgeErrorOf(await context.routing.listJudgeChecks(scope)), state.judgeCalibration),
+    );
     const gradeError = gradeErrorOf(judgeError, state.graderChecks);
-    const relativeCandidates = gradeError === null ? candidates.map((candidate) => ({ ...candidate, paired: withoutGrades(candidate.paired) })) : candidates;
+    const relativeCandidates =
+      gradeError === null ? candidates.map((candidate) => ({ ...candidate, paired: withoutGrades(candidate.paired) })) : candidates;
     const certifying = relativePolicyOf(contract, judgeError, gradeError);
     // With per-call policies the random shares are certified at 1 − 0.8α, the policies share the rest (policy-epochs.ts).
     const policy = contract.per_call ? { ...certifying, confidence: randomShareConfidence(certifying.confidence) } : certifying;
     const cheaper = relativeCandidates.filter((candidate) => candidate.costPerCall < requestedCostPerCall);
-    const prior = await projectPrior(context, scope, requested.id, requestedCostPerCall, cheaper, policy, latencyPolicy, gradeError === null);
+    const prior = await projectPrior(
+      context,
+      scope,
+      requested.id,
+      requestedCostPerCall,
+      cheaper,
+      policy,
+      latencyPolicy,
+      gradeError === null,
+    );
     const policies = contract.per_call ? offeredPolicies(state.policies, evidenceVersion, certifying, gradeError === null) : [];
-    const policyPotentialsOf = contract.per_call ? policyPotentials(state.policies, evidenceVersion, certifying, gradeError === null) : undefined;
+    const policyPotentialsOf = contract.per_call
+      ? policyPotentials(state.policies, evidenceVersion, certifying, gradeError === null)
+      : undefined;
     return decideSplit({
       requestedModel: requested.id,
       requestedCostPerCall,
@@ -83,7 +106,12 @@ export async function decideFromEvidence(context: RouterContext, scope: Scope, r
     requestedModel: requested.id,
     requestedCostPerCall,
     candidates,
-    policy: { passRate: contract.pass_rate, confidence: contract.confidence, minSamples: contract.min_samples, maxSamples: DEFAULT_ROUTING.maxSamples },
+    policy: {
+      passRate: contract.pass_rate,
+      confidence: contract.confidence,
+      minSamples: contract.min_samples,
+      maxSamples: DEFAULT_ROUTING.maxSamples,
+    },
   });
 }
 
@@ -94,5 +122,8 @@ export function isSplitDecision(decision: RouteDecision): decision is SplitDecis
 
 /** A model's latency sketches as stored with its counts, decoded (null where none was measured). */
 export function sketchesOf(counts: CandidateCounts | undefined): LatencySketches {
-  return { latency: counts?.latency == null ? null : decodeSketch(counts.latency), ttft: counts?.ttft == null ? null : decodeSketch(counts.ttft) };
+  return {
+    latency: counts?.latency == null ? null : decodeSketch(counts.latency),
+    ttft: counts?.ttft == null ? null : decodeSketch(counts.ttft),
+  };
 }

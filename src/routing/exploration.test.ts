@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../test/helpers/seeded-random.js';
-import { bernoulliDivergence, evalsToVerdict, normalCdf, planExploration, waitsForTraffic, type ExplorationInput, type ExplorationPlan } from './exploration.js';
+import {
+  bernoulliDivergence,
+  evalsToVerdict,
+  normalCdf,
+  planExploration,
+  waitsForTraffic,
+  type ExplorationInput,
+  type ExplorationPlan,
+} from './exploration.js';
 import { decideRoute, DEFAULT_POLICY, type CandidateEvidence, type RouteDecision } from './route-decision.js';
 import { DEFAULT_ROUTER_SETTINGS, explorationRate } from './router-context.js';
 import { createTrafficMeter, UNEXTRAPOLATED_MS, type RouteTraffic, type TrafficMeter } from './traffic-meter.js';
@@ -48,9 +56,18 @@ function run(route: Route, seed = 1): Outcome {
   const random = seededRandom(seed);
   const meter = route.meter ?? createTrafficMeter();
   const candidate: CandidateEvidence = { model: 'cheap', costPerCall: CHEAP, evaluated: 0, passed: 0, errors: 0, ...route.candidate };
-  const view: { plan: ExplorationPlan | null; planAt: number; planAskedAt: number } = { plan: null, planAt: 0, planAskedAt: Number.NEGATIVE_INFINITY };
+  const view: { plan: ExplorationPlan | null; planAt: number; planAskedAt: number } = {
+    plan: null,
+    planAt: 0,
+    planAskedAt: Number.NEGATIVE_INFINITY,
+  };
   const outcome: Outcome = { sampled: [], switchedAt: null, evaluated: 0, plans: [] };
-  let decision: RouteDecision = decideRoute({ requestedModel: 'big', requestedCostPerCall: BIG, candidates: [candidate], policy: DEFAULT_POLICY });
+  let decision: RouteDecision = decideRoute({
+    requestedModel: 'big',
+    requestedCostPerCall: BIG,
+    candidates: [candidate],
+    policy: DEFAULT_POLICY,
+  });
   let spent = { day: -1, usd: 0 };
   const replan = (now: number): ExplorationPlan => {
     if (Math.floor(now / DAY_MS) !== spent.day) spent = { day: Math.floor(now / DAY_MS), usd: 0 };
@@ -102,7 +119,10 @@ const inputs: Omit<ExplorationInput, 'decision' | 'servedCostPerCall' | 'referen
 };
 
 /** Calls spread evenly: `perDay` a day from `from`. */
-const paced = (perDay: number, from = START) => (index: number) => from + (index * DAY_MS) / perDay;
+const paced =
+  (perDay: number, from = START) =>
+  (index: number) =>
+    from + (index * DAY_MS) / perDay;
 /** A verdict still open after 200 evals (98%): the plan keeps testing it. */
 const OPEN = { evaluated: 200, passed: 196 };
 const count = (sampled: number[], from: number, to: number) => sampled.filter((index) => index >= from && index < to).length;
@@ -125,7 +145,10 @@ describe('planExploration: how many calls it samples', () => {
     expect(outcome.sampled.length).toBe((outcome.switchedAt ?? 0) - (outcome.sampled[0] ?? 0));
 
     // The same burst scaled up from its first minute, as the meter did.
-    const asADay = run({ ...burst, traffic: (measured) => ({ ...measured, callsPerDay: (measured.seen * DAY_MS) / Math.max(MINUTE_MS, measured.ageMs) }) });
+    const asADay = run({
+      ...burst,
+      traffic: (measured) => ({ ...measured, callsPerDay: (measured.seen * DAY_MS) / Math.max(MINUTE_MS, measured.ageMs) }),
+    });
     // Its first evidence at once, then 0.4% of the calls of a burst read as 4.6 million a day: no verdict, no switch.
     expect(asADay.sampled.length - DEFAULT_POLICY.minSamples).toBeLessThan(0.005 * 16_000);
     expect(asADay.switchedAt).toBeNull();
@@ -133,11 +156,19 @@ describe('planExploration: how many calls it samples', () => {
 
   it('spreads a steady workload’s samples over the day, within the daily cap', () => {
     const day = START + DAY_MS;
-    const outcome = run({ at: paced(200_000, day), calls: 200_000, quality: null, candidate: OPEN, meter: busyMeter(200_000, day), budget: 100 });
+    const outcome = run({
+      at: paced(200_000, day),
+      calls: 200_000,
+      quality: null,
+      candidate: OPEN,
+      meter: busyMeter(200_000, day),
+      budget: 100,
+    });
     expect(outcome.sampled.length).toBeLessThanOrEqual(DEFAULT_ROUTER_SETTINGS.maxSamplesPerDay);
     expect(outcome.sampled.length).toBeGreaterThan(0.95 * DEFAULT_ROUTER_SETTINGS.maxSamplesPerDay);
     // A tenth of the calls, in every quarter of the day alike.
-    for (let quarter = 0; quarter < 4; quarter++) expect(count(outcome.sampled, quarter * 50_000, (quarter + 1) * 50_000)).toBeGreaterThan(4_500);
+    for (let quarter = 0; quarter < 4; quarter++)
+      expect(count(outcome.sampled, quarter * 50_000, (quarter + 1) * 50_000)).toBeGreaterThan(4_500);
   });
 
   it('takes a new workload’s first evidence from its first calls and switches within about a hundred', () => {
@@ -160,7 +191,8 @@ describe('planExploration: how many calls it samples', () => {
   });
 
   it('stops at the daily cap when a burst outgrows it, and samples again the next day', () => {
-    const burst = (index: number) => (index < 60_000 ? START + (index * 10 * MINUTE_MS) / 60_000 : START + DAY_MS + (index - 60_000) * 1_000);
+    const burst = (index: number) =>
+      index < 60_000 ? START + (index * 10 * MINUTE_MS) / 60_000 : START + DAY_MS + (index - 60_000) * 1_000;
     const outcome = run({ at: burst, calls: 60_100, quality: null, candidate: OPEN, budget: 100 });
     expect(count(outcome.sampled, 0, 60_000)).toBe(DEFAULT_ROUTER_SETTINGS.maxSamplesPerDay);
     expect(count(outcome.sampled, 60_000, 60_100)).toBeGreaterThan(0);
@@ -175,9 +207,23 @@ describe('planExploration: how many calls it samples', () => {
 
 describe('planExploration: what it expects to gain', () => {
   const decision = (costPerCall: number, evidence: Partial<CandidateEvidence> = {}) =>
-    decideRoute({ requestedModel: 'big', requestedCostPerCall: BIG, candidates: [{ model: 'cheap', costPerCall, evaluated: 0, passed: 0, errors: 0, ...evidence }], policy: DEFAULT_POLICY });
+    decideRoute({
+      requestedModel: 'big',
+      requestedCostPerCall: BIG,
+      candidates: [{ model: 'cheap', costPerCall, evaluated: 0, passed: 0, errors: 0, ...evidence }],
+      policy: DEFAULT_POLICY,
+    });
   const plan = (overrides: Partial<ExplorationInput>): ExplorationPlan =>
-    planExploration({ ...inputs, decision: decision(CHEAP), servedCostPerCall: BIG, referenceCostPerSample: 0, callsPerDay: 300, callsSeen: 300, budgetLeftToday: 2.5, ...overrides });
+    planExploration({
+      ...inputs,
+      decision: decision(CHEAP),
+      servedCostPerCall: BIG,
+      referenceCostPerSample: 0,
+      callsPerDay: 300,
+      callsSeen: 300,
+      budgetLeftToday: 2.5,
+      ...overrides,
+    });
 
   it('counts only the calls a burst made: no more saving than those calls every day of the horizon', () => {
     const burst = plan({});
@@ -223,9 +269,17 @@ describe('planExploration: what it expects to gain', () => {
     expect(skipped.assessed.map((entry) => entry.model)).toContain('missing');
 
     // A cheaper model serves and the only candidate under test cannot be replayed: no sample pays a reference reply for it.
-    const onlyMissing = plan({ ...busy, decision: decision(CHEAP / 2), servedCostPerCall: CHEAP, referenceCostPerSample: BIG, unavailable: new Set(['cheap']) });
+    const onlyMissing = plan({
+      ...busy,
+      decision: decision(CHEAP / 2),
+      servedCostPerCall: CHEAP,
+      referenceCostPerSample: BIG,
+      unavailable: new Set(['cheap']),
+    });
     expect(onlyMissing).toMatchObject({ candidates: [], sampleRate: 0, expectedNetUsd: 0 });
-    expect(plan({ ...busy, decision: decision(CHEAP / 2), servedCostPerCall: CHEAP, referenceCostPerSample: BIG }).sampleRate).toBeGreaterThan(0);
+    expect(
+      plan({ ...busy, decision: decision(CHEAP / 2), servedCostPerCall: CHEAP, referenceCostPerSample: BIG }).sampleRate,
+    ).toBeGreaterThan(0);
   });
 
   it('makes a new route’s plan again on a later call when its first calls pay for no test yet', () => {
@@ -237,7 +291,16 @@ describe('planExploration: what it expects to gain', () => {
 });
 
 describe('planExploration under a relative contract (shares)', () => {
-  const verdict = (model: string, costPerCall: number, evaluated: number, share: number) => ({ model, costPerCall, state: 'testing' as const, lower: -1, upper: Infinity, evaluated, passed: evaluated, share });
+  const verdict = (model: string, costPerCall: number, evaluated: number, share: number) => ({
+    model,
+    costPerCall,
+    state: 'testing' as const,
+    lower: -1,
+    upper: Infinity,
+    evaluated,
+    passed: evaluated,
+    share,
+  });
   const input = (possibleShares: Map<string, number>, evaluated: number): ExplorationInput => ({
     policy: DEFAULT_POLICY,
     decision: { toTest: ['tiny', 'small'], verdicts: [verdict('tiny', 0.0001, evaluated, 0), verdict('small', 0.001, evaluated, 0)] },
@@ -253,20 +316,66 @@ describe('planExploration under a relative contract (shares)', () => {
   });
 
   it('tests one candidate at a time, the cheapest first while none has evidence', () => {
-    const plan = planExploration(input(new Map([['tiny', 1], ['small', 1]]), 0));
+    const plan = planExploration(
+      input(
+        new Map([
+          ['tiny', 1],
+          ['small', 1],
+        ]),
+        0,
+      ),
+    );
     expect(plan.candidates).toEqual(['tiny']);
     expect(plan.sampleRate).toBe(1);
   });
 
   it('moves to a dearer one that may take the whole workload once the cheapest is seen to earn a share only', () => {
-    expect(planExploration(input(new Map([['tiny', 0.3], ['small', 1]]), 60)).candidates).toEqual(['small']);
+    expect(
+      planExploration(
+        input(
+          new Map([
+            ['tiny', 0.3],
+            ['small', 1],
+          ]),
+          60,
+        ),
+      ).candidates,
+    ).toEqual(['small']);
     // The cheapest may still earn nearly all: 0.95 × its saving beats the whole of the dearer one's.
-    expect(planExploration(input(new Map([['tiny', 0.95], ['small', 1]]), 60)).candidates).toEqual(['tiny']);
+    expect(
+      planExploration(
+        input(
+          new Map([
+            ['tiny', 0.95],
+            ['small', 1],
+          ]),
+          60,
+        ),
+      ).candidates,
+    ).toEqual(['tiny']);
   });
 
   it('moves to the next once the cheaper one has nothing more to win, and stops when none has', () => {
-    expect(planExploration(input(new Map([['tiny', 0], ['small', 0.6]]), 200)).candidates).toEqual(['small']);
-    const done = planExploration(input(new Map([['tiny', 0], ['small', 0]]), 200));
+    expect(
+      planExploration(
+        input(
+          new Map([
+            ['tiny', 0],
+            ['small', 0.6],
+          ]),
+          200,
+        ),
+      ).candidates,
+    ).toEqual(['small']);
+    const done = planExploration(
+      input(
+        new Map([
+          ['tiny', 0],
+          ['small', 0],
+        ]),
+        200,
+      ),
+    );
     expect(done.candidates).toEqual([]);
     expect(done.sampleRate).toBe(0);
     expect(done.assessed.map((entry) => entry.model)).toEqual(['tiny', 'small']);
@@ -275,15 +384,33 @@ describe('planExploration under a relative contract (shares)', () => {
 
 describe('planExploration: the rate, the candidates and the figures of one plan', () => {
   const decide = (...candidates: Array<Partial<CandidateEvidence> & { model: string }>) =>
-    decideRoute({ requestedModel: 'big', requestedCostPerCall: BIG, candidates: candidates.map((candidate) => ({ costPerCall: CHEAP, evaluated: 0, passed: 0, errors: 0, ...candidate })), policy: DEFAULT_POLICY });
+    decideRoute({
+      requestedModel: 'big',
+      requestedCostPerCall: BIG,
+      candidates: candidates.map((candidate) => ({ costPerCall: CHEAP, evaluated: 0, passed: 0, errors: 0, ...candidate })),
+      policy: DEFAULT_POLICY,
+    });
   /** A busy route the requested model serves: 100,000 calls a day, $100 left to explore, the 20,000 samples a day cap. */
   const plan = (decision: RouteDecision, overrides: Partial<ExplorationInput> = {}): ExplorationPlan =>
-    planExploration({ ...inputs, decision, servedCostPerCall: BIG, referenceCostPerSample: 0, callsPerDay: 100_000, callsSeen: 100_000, budgetLeftToday: 100, ...overrides });
+    planExploration({
+      ...inputs,
+      decision,
+      servedCostPerCall: BIG,
+      referenceCostPerSample: 0,
+      callsPerDay: 100_000,
+      callsSeen: 100_000,
+      budgetLeftToday: 100,
+      ...overrides,
+    });
   const cheap = { model: 'cheap', ...OPEN };
 
   it('samples every call for a candidate’s first min_samples scored replies, then the cap’s share of the calls', () => {
-    expect(plan(decide({ model: 'cheap', evaluated: DEFAULT_POLICY.minSamples - 1, passed: DEFAULT_POLICY.minSamples - 2 })).sampleRate).toBe(1);
-    expect(plan(decide({ model: 'cheap', evaluated: DEFAULT_POLICY.minSamples, passed: DEFAULT_POLICY.minSamples - 1 })).sampleRate).toBeCloseTo(20_000 / 100_000, 12);
+    expect(
+      plan(decide({ model: 'cheap', evaluated: DEFAULT_POLICY.minSamples - 1, passed: DEFAULT_POLICY.minSamples - 2 })).sampleRate,
+    ).toBe(1);
+    expect(
+      plan(decide({ model: 'cheap', evaluated: DEFAULT_POLICY.minSamples, passed: DEFAULT_POLICY.minSamples - 1 })).sampleRate,
+    ).toBeCloseTo(20_000 / 100_000, 12);
   });
 
   it('spreads what is left of the budget and the cap over a day of calls, whichever is tighter', () => {
@@ -292,7 +419,9 @@ describe('planExploration: the rate, the candidates and the figures of one plan'
     // The judge's spend per eval makes each sample dearer: 5%.
     expect(plan(decide(cheap), { budgetLeftToday: 5, judgeCostPerEval: CHEAP }).sampleRate).toBeCloseTo(0.05, 12);
     // A cheaper model serving: each sample also pays a reply of the requested model.
-    expect(plan(decide({ ...cheap, costPerCall: CHEAP / 2 }), { servedCostPerCall: CHEAP, referenceCostPerSample: BIG }).sampleRate).toBeCloseTo(100 / ((BIG + CHEAP / 2) * 100_000), 12);
+    expect(
+      plan(decide({ ...cheap, costPerCall: CHEAP / 2 }), { servedCostPerCall: CHEAP, referenceCostPerSample: BIG }).sampleRate,
+    ).toBeCloseTo(100 / ((BIG + CHEAP / 2) * 100_000), 12);
     // A low-traffic route: every call.
     expect(plan(decide(cheap), { callsPerDay: 1_000, callsSeen: 1_000 }).sampleRate).toBe(1);
   });
@@ -309,7 +438,9 @@ describe('planExploration: the rate, the candidates and the figures of one plan'
   });
 
   it('samples at the contract’s fixed rate, whatever the budget and the cap', () => {
-    expect(plan(decide(cheap), { fixedRate: 0.25, budgetLeftToday: 0, samplesToday: DEFAULT_ROUTER_SETTINGS.maxSamplesPerDay }).sampleRate).toBe(0.25);
+    expect(
+      plan(decide(cheap), { fixedRate: 0.25, budgetLeftToday: 0, samplesToday: DEFAULT_ROUTER_SETTINGS.maxSamplesPerDay }).sampleRate,
+    ).toBe(0.25);
   });
 
   it('plans nothing for a route with nothing to test or no calls', () => {
@@ -335,7 +466,8 @@ describe('planExploration: the rate, the candidates and the figures of one plan'
   });
 
   it('weighs each candidate by its chance to be certified, its tests by their price, and the reference replies the samples pay', () => {
-    const figures = (evidence: Partial<CandidateEvidence>) => plan(decide({ model: 'cheap', ...evidence })).assessed[0] as ExplorationPlan['assessed'][number];
+    const figures = (evidence: Partial<CandidateEvidence>) =>
+      plan(decide({ model: 'cheap', ...evidence })).assessed[0] as ExplorationPlan['assessed'][number];
     // Still under test: 60 of 60 passed (the bound not yet at the pass rate), 183 of 200, 93 of 100.
     expect(figures({ evaluated: 60, passed: 60 }).certifyChance).toBeGreaterThan(0.99);
     expect(figures({ evaluated: 200, passed: 183 }).certifyChance).toBeLessThan(0.1);

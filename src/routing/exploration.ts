@@ -138,8 +138,11 @@ export function planExploration(input: ExplorationInput): ExplorationPlan {
   const available = testing.filter((verdict) => input.unavailable?.has(verdict.model) !== true);
   if (input.possibleShares === undefined) return planAmong(input, testing, available);
   // One candidate at a time: the one that may still save the most per call, if its tests pay (the cheapest while none has evidence).
-  const stillToWin = (verdict: CandidateVerdict): number => shareToWin(input, verdict) * Math.max(0, input.servedCostPerCall - verdict.costPerCall);
-  for (const verdict of [...available].sort((left, right) => stillToWin(right) - stillToWin(left) || left.costPerCall - right.costPerCall)) {
+  const stillToWin = (verdict: CandidateVerdict): number =>
+    shareToWin(input, verdict) * Math.max(0, input.servedCostPerCall - verdict.costPerCall);
+  for (const verdict of [...available].sort(
+    (left, right) => stillToWin(right) - stillToWin(left) || left.costPerCall - right.costPerCall,
+  )) {
     const plan = planAmong(input, testing, [verdict]);
     if (plan.candidates.length > 0) return plan;
   }
@@ -159,7 +162,8 @@ function planAmong(input: ExplorationInput, testing: readonly CandidateVerdict[]
     const samples = Math.max(...figures.map((entry) => entry.evalsLeft));
     const net = figures.reduce((sum, entry) => sum + entry.gainUsd - entry.costUsd, 0) - samples * input.referenceCostPerSample;
     const worst = figures.reduce((low, entry) => (entry.gainUsd - entry.costUsd < low.gainUsd - low.costUsd ? entry : low));
-    if (net > 0 && worst.gainUsd > worst.costUsd) return { candidates: planned.map((verdict) => verdict.model), sampleRate, expectedNetUsd: net, assessed };
+    if (net > 0 && worst.gainUsd > worst.costUsd)
+      return { candidates: planned.map((verdict) => verdict.model), sampleRate, expectedNetUsd: net, assessed };
     planned = planned.filter((verdict) => verdict.model !== worst.model);
   }
 }
@@ -202,7 +206,11 @@ function assess(input: ExplorationInput, verdict: CandidateVerdict, sampleRate: 
   const spread = Math.sqrt((mean * (1 - mean)) / (weight + 1));
   const certifyChance = spread === 0 ? (mean >= policy.passRate ? 1 : 0) : 1 - normalCdf((policy.passRate - mean) / spread);
   const toVerdict = evalsToVerdict(mean, policy);
-  const evalsLeft = Math.max(1, certifyChance * Math.max(toVerdict.certify - verdict.evaluated, 1) + (1 - certifyChance) * Math.max(toVerdict.eliminate - verdict.evaluated, 1));
+  const evalsLeft = Math.max(
+    1,
+    certifyChance * Math.max(toVerdict.certify - verdict.evaluated, 1) +
+      (1 - certifyChance) * Math.max(toVerdict.eliminate - verdict.evaluated, 1),
+  );
   const saving = Math.max(0, input.servedCostPerCall - verdict.costPerCall);
   const callsUntilVerdict = sampleRate > 0 ? evalsLeft / sampleRate : Infinity;
   const callsAfter = Math.max(0, (input.callsSeen ?? input.callsPerDay) * input.horizonDays - callsUntilVerdict);
@@ -221,7 +229,9 @@ function assess(input: ExplorationInput, verdict: CandidateVerdict, sampleRate: 
  * (moving a cheaper one's share to it would save less), less what it holds.
  */
 function shareToWin(input: ExplorationInput, verdict: CandidateVerdict): number {
-  const heldBelow = input.decision.verdicts.filter((other) => other.costPerCall < verdict.costPerCall).reduce((sum, other) => sum + (other.share ?? 0), 0);
+  const heldBelow = input.decision.verdicts
+    .filter((other) => other.costPerCall < verdict.costPerCall)
+    .reduce((sum, other) => sum + (other.share ?? 0), 0);
   return Math.max(0, Math.min(input.possibleShares?.get(verdict.model) ?? 0, 1 - heldBelow) - (verdict.share ?? 0));
 }
 
@@ -247,7 +257,10 @@ function assessShare(input: ExplorationInput, verdict: CandidateVerdict, sampleR
  * side) is priced as a model as far on the other side as the pass rate's
  * failure share: 0.90 for a 0.95 contract, 0.975 the other way.
  */
-export function evalsToVerdict(mean: number, policy: Pick<DecisionPolicy, 'passRate' | 'confidence' | 'minSamples' | 'maxSamples'>): { certify: number; eliminate: number } {
+export function evalsToVerdict(
+  mean: number,
+  policy: Pick<DecisionPolicy, 'passRate' | 'confidence' | 'minSamples' | 'maxSamples'>,
+): { certify: number; eliminate: number } {
   const margin = 1 - policy.passRate;
   const evals = (rate: number) => {
     const divergence = bernoulliDivergence(rate, policy.passRate);

@@ -79,14 +79,17 @@ export function createFleetRouter(options: FleetRouterOptions): FleetRouter {
   function handle(handoff: Handoff): void {
     if (handoff.type === 'sample') worker.enqueue(handoff.sample);
     else if (handoff.type === 'tally') worker.applyTally(handoff);
-    else void worker.decideAgain(handoff.scope, handoff.detail).catch((error: unknown) => logger.warn('router: deciding again failed', errorFields(error)));
+    else
+      void worker
+        .decideAgain(handoff.scope, handoff.detail)
+        .catch((error: unknown) => logger.warn('router: deciding again failed', errorFields(error)));
   }
 
   async function lead(): Promise<void> {
     try {
       worker.restore((await routing.listRouterStatesChangedAfter(0)).map((revised) => revised.record));
     } catch (error) {
-      logger.warn('router: the last leader\'s route states could not be read; starting afresh', errorFields(error));
+      logger.warn("router: the last leader's route states could not be read; starting afresh", errorFields(error));
     }
     if (!leadership.isLeader()) return;
     inbox = createHandoffInbox({ routing, logger, handle, onTrimmed: (count) => (trimmed += count) });
@@ -105,7 +108,8 @@ export function createFleetRouter(options: FleetRouterOptions): FleetRouter {
   const stateTimer = setInterval(() => {
     if (!leadership.isLeader()) return;
     const records = worker.takeChangedStates();
-    if (records.length > 0) routing.saveRouterStates(records).catch((error: unknown) => logger.warn('router: route states not written', errorFields(error)));
+    if (records.length > 0)
+      routing.saveRouterStates(records).catch((error: unknown) => logger.warn('router: route states not written', errorFields(error)));
   }, options.stateFlushMs ?? 1_000);
   stateTimer.unref();
 
@@ -156,7 +160,8 @@ export function createFleetRouter(options: FleetRouterOptions): FleetRouter {
       const monitor = routed && random() < settings.shadowRate;
       const explore = random() < explorationRate(view, routes.contract(sample.scope).contract.sample_rate, now(), settings);
       route.planAskedAt = view.planAskedAt;
-      if (monitor || explore) outbox.sample({ ...sample, origin: sample.origin ?? origin?.(), requestedModel: requested.id, monitor, explore });
+      if (monitor || explore)
+        outbox.sample({ ...sample, origin: sample.origin ?? origin?.(), requestedModel: requested.id, monitor, explore });
     },
     isLeader: () => leadership.isLeader(),
     countGuardFailure: (scope, requestedModel, servedModel) => worker.countGuardFailure(scope, requestedModel, servedModel),
@@ -189,7 +194,10 @@ export function createFleetRouter(options: FleetRouterOptions): FleetRouter {
       const leader = leadership.isLeader();
       await worker.close();
       // The next leader goes on from here: the last changes are written before the lease is released.
-      if (leader) await routing.saveRouterStates(worker.takeChangedStates()).catch((error: unknown) => logger.warn('router: route states not written', errorFields(error)));
+      if (leader)
+        await routing
+          .saveRouterStates(worker.takeChangedStates())
+          .catch((error: unknown) => logger.warn('router: route states not written', errorFields(error)));
       await leadership.close();
     },
   };

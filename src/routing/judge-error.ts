@@ -64,7 +64,11 @@ export function gradeErrorOf(judgeError: number, graderChecks: JudgeCalibration)
  * grader is not good enough, and the evidence's grades must be dropped
  * (`withoutGrades`) before deciding.
  */
-export function relativePolicyOf(contract: Pick<EvalContract, 'quality_bar' | 'pass_rate' | 'confidence' | 'min_samples'>, judgeError: number, gradeError: number | null = judgeError): RelativePolicy {
+export function relativePolicyOf(
+  contract: Pick<EvalContract, 'quality_bar' | 'pass_rate' | 'confidence' | 'min_samples'>,
+  judgeError: number,
+  gradeError: number | null = judgeError,
+): RelativePolicy {
   return {
     qualityBar: contract.quality_bar ?? 1,
     confidence: contract.confidence,

@@ -17,13 +17,18 @@ describe('judgeLadder', () => {
   it('hands the verdicts to the cheapest adequate judge, and measures what is cheaper still', () => {
     const calibration = { mid: { compared: 200, differed: 2 }, cheap: { compared: 50, differed: 0 } };
     expect(judgeLadder('strong', 'delta', options, calibration)).toEqual({ reference: 'strong', active: 'mid', measuring: 'cheap' });
-    expect(judgeLadder('strong', 'delta', options, { ...calibration, cheap: { compared: 150, differed: 1 } })).toMatchObject({ active: 'cheap', measuring: null });
+    expect(judgeLadder('strong', 'delta', options, { ...calibration, cheap: { compared: 150, differed: 1 } })).toMatchObject({
+      active: 'cheap',
+      measuring: null,
+    });
   });
 
-  it('passes over a judge that disagrees too often, and never measures one of the judged model\'s family', () => {
+  it("passes over a judge that disagrees too often, and never measures one of the judged model's family", () => {
     const ladder = judgeLadder('strong', 'delta', options, { cheap: { compared: 120, differed: 30 } });
     expect(ladder).toEqual({ reference: 'strong', active: 'strong', measuring: 'mid' });
-    expect(judgeLadder('strong', 'delta', options, { cheap: { compared: 120, differed: 30 }, mid: { compared: 400, differed: 12 } }).measuring).toBeNull();
+    expect(
+      judgeLadder('strong', 'delta', options, { cheap: { compared: 120, differed: 30 }, mid: { compared: 400, differed: 12 } }).measuring,
+    ).toBeNull();
   });
 });
 

@@ -47,14 +47,25 @@ export interface JudgeLadder {
  * judge `chooseJudge` picked; the others are `available` models of another
  * family than the judged one, cheaper than the reference.
  */
-export function judgeLadder(reference: string, judgedFamily: string, available: readonly JudgeOption[], calibration: JudgeCalibration): JudgeLadder {
+export function judgeLadder(
+  reference: string,
+  judgedFamily: string,
+  available: readonly JudgeOption[],
+  calibration: JudgeCalibration,
+): JudgeLadder {
   const referenceCost = available.find((option) => option.id === reference)?.costPerCall ?? Number.POSITIVE_INFINITY;
   const cheaper = available
-    .filter((option) => option.id !== reference && option.family.trim().toLowerCase() !== judgedFamily.trim().toLowerCase() && (option.costPerCall ?? Number.POSITIVE_INFINITY) < referenceCost)
+    .filter(
+      (option) =>
+        option.id !== reference &&
+        option.family.trim().toLowerCase() !== judgedFamily.trim().toLowerCase() &&
+        (option.costPerCall ?? Number.POSITIVE_INFINITY) < referenceCost,
+    )
     .sort((left, right) => (left.costPerCall ?? 0) - (right.costPerCall ?? 0) || left.id.localeCompare(right.id));
   const active = cheaper.find((option) => standing(calibration[option.id]) === 'adequate')?.id ?? reference;
   const activeCost = available.find((option) => option.id === active)?.costPerCall ?? referenceCost;
-  const measuring = cheaper.find((option) => (option.costPerCall ?? 0) < activeCost && standing(calibration[option.id]) === 'measuring')?.id ?? null;
+  const measuring =
+    cheaper.find((option) => (option.costPerCall ?? 0) < activeCost && standing(calibration[option.id]) === 'measuring')?.id ?? null;
   return { reference, active, measuring };
 }
 
@@ -72,7 +83,8 @@ export function standing(counts: { compared: number; differed: number } | undefi
  */
 export function calibratedJudgeError(referenceError: number, calibration: JudgeCalibration): number {
   let extra = 0;
-  for (const counts of Object.values(calibration)) if (standing(counts) === 'adequate') extra = Math.max(extra, wilson(counts.differed, counts.compared, Z));
+  for (const counts of Object.values(calibration))
+    if (standing(counts) === 'adequate') extra = Math.max(extra, wilson(counts.differed, counts.compared, Z));
   return referenceError + extra;
 }
 

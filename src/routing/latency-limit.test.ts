@@ -1,6 +1,15 @@
 import { DDSketch } from '@datadog/sketches-js';
 import { describe, expect, it } from 'vitest';
-import { judgeLatency, LATENCY_MIN_OBSERVATIONS, LATENCY_SLACK_MS, latencyLimitMs, latencyPolicyOf, percentileOf, type LatencyPolicy, type LatencySketches } from './latency-limit.js';
+import {
+  judgeLatency,
+  LATENCY_MIN_OBSERVATIONS,
+  LATENCY_SLACK_MS,
+  latencyLimitMs,
+  latencyPolicyOf,
+  percentileOf,
+  type LatencyPolicy,
+  type LatencySketches,
+} from './latency-limit.js';
 
 /** A sketch of these latencies, at the 1% accuracy the router keeps them at. */
 function sketchOf(values: readonly number[]): DDSketch {
@@ -13,13 +22,26 @@ function sketchOf(values: readonly number[]): DDSketch {
 const steady = (ms: number, count = LATENCY_MIN_OBSERVATIONS) => sketchOf(new Array<number>(count).fill(ms));
 
 /** The contract's defaults: p95, at most twice the requested model's own latency. */
-const policy = (overrides: Partial<LatencyPolicy> = {}): LatencyPolicy => ({ percentile: 95, maxMs: null, maxTtftMs: null, maxFactor: 2, minObservations: LATENCY_MIN_OBSERVATIONS, ...overrides });
+const policy = (overrides: Partial<LatencyPolicy> = {}): LatencyPolicy => ({
+  percentile: 95,
+  maxMs: null,
+  maxTtftMs: null,
+  maxFactor: 2,
+  minObservations: LATENCY_MIN_OBSERVATIONS,
+  ...overrides,
+});
 const measured = (latency: DDSketch | null, ttft: DDSketch | null = null): LatencySketches => ({ latency, ttft });
 const NOTHING = measured(null);
 
 describe('latencyPolicyOf', () => {
   it('reads the contract’s limits, and trusts a percentile from 20 latencies on', () => {
-    expect(latencyPolicyOf({ latency_percentile: 99, max_latency_ms: 800, max_ttft_ms: 200, max_latency_factor: null })).toEqual({ percentile: 99, maxMs: 800, maxTtftMs: 200, maxFactor: null, minObservations: 20 });
+    expect(latencyPolicyOf({ latency_percentile: 99, max_latency_ms: 800, max_ttft_ms: 200, max_latency_factor: null })).toEqual({
+      percentile: 99,
+      maxMs: 800,
+      maxTtftMs: 200,
+      maxFactor: null,
+      minObservations: 20,
+    });
   });
 });
 
@@ -68,8 +90,14 @@ describe('judgeLatency', () => {
   });
 
   it('cannot say while the requested model’s own latency is unknown, or the candidate’s latencies are too few', () => {
-    expect(judgeLatency(policy(), measured(steady(100)), NOTHING)).toEqual({ state: 'unknown', reason: "the requested model's own p95 latency on this workload is not known yet" });
-    expect(judgeLatency(policy(), measured(steady(100, LATENCY_MIN_OBSERVATIONS - 1)), measured(steady(1_000)))).toEqual({ state: 'unknown', reason: 'fewer than 20 latencies measured' });
+    expect(judgeLatency(policy(), measured(steady(100)), NOTHING)).toEqual({
+      state: 'unknown',
+      reason: "the requested model's own p95 latency on this workload is not known yet",
+    });
+    expect(judgeLatency(policy(), measured(steady(100, LATENCY_MIN_OBSERVATIONS - 1)), measured(steady(1_000)))).toEqual({
+      state: 'unknown',
+      reason: 'fewer than 20 latencies measured',
+    });
   });
 
   it('passes a candidate within the limit and rejects one over it, saying by how much', () => {
@@ -92,7 +120,10 @@ describe('judgeLatency', () => {
     const ttftOnly = policy({ maxFactor: null, maxTtftMs: 300 });
     expect(judgeLatency(ttftOnly, NOTHING, NOTHING)).toEqual({ state: 'ok' });
     // The requested model streamed on this workload: the candidate must have streamed replies measured too.
-    expect(judgeLatency(ttftOnly, NOTHING, measured(null, steady(100, 1)))).toEqual({ state: 'unknown', reason: 'fewer than 20 streamed replies measured' });
+    expect(judgeLatency(ttftOnly, NOTHING, measured(null, steady(100, 1)))).toEqual({
+      state: 'unknown',
+      reason: 'fewer than 20 streamed replies measured',
+    });
     expect(judgeLatency(ttftOnly, measured(null, steady(250)), NOTHING)).toEqual({ state: 'ok' });
     const slow = judgeLatency(ttftOnly, measured(null, steady(400)), NOTHING);
     expect(slow.state).toBe('too_slow');
@@ -114,7 +145,15 @@ describe('judgeLatency', () => {
       for (const workload of workloads) merged.merge(pick(workload));
       return merged;
     };
-    expect(judgeLatency(policy(), measured(pooled((workload) => workload.candidate)), measured(pooled((workload) => workload.requested)))).toEqual({ state: 'ok' });
-    expect(judgeLatency(policy({ maxFactor: 1.2 }), measured(pooled((workload) => workload.candidate)), measured(pooled((workload) => workload.requested))).state).toBe('too_slow');
+    expect(
+      judgeLatency(policy(), measured(pooled((workload) => workload.candidate)), measured(pooled((workload) => workload.requested))),
+    ).toEqual({ state: 'ok' });
+    expect(
+      judgeLatency(
+        policy({ maxFactor: 1.2 }),
+        measured(pooled((workload) => workload.candidate)),
+        measured(pooled((workload) => workload.requested)),
+      ).state,
+    ).toBe('too_slow');
   });
 });

@@ -42,7 +42,12 @@ export interface LatencySketches {
   ttft: DDSketch | null;
 }
 
-export function latencyPolicyOf(contract: { latency_percentile: number; max_latency_ms: number | null; max_ttft_ms: number | null; max_latency_factor: number | null }): LatencyPolicy {
+export function latencyPolicyOf(contract: {
+  latency_percentile: number;
+  max_latency_ms: number | null;
+  max_ttft_ms: number | null;
+  max_latency_factor: number | null;
+}): LatencyPolicy {
   return {
     percentile: contract.latency_percentile,
     maxMs: contract.max_latency_ms,
@@ -80,13 +85,21 @@ export function judgeLatency(policy: LatencyPolicy, candidate: LatencySketches, 
   if (limit !== null) {
     const observed = percentileOf(candidate.latency, policy.percentile, policy.minObservations);
     if (observed === null) return { state: 'unknown', reason: `fewer than ${policy.minObservations} latencies measured` };
-    if (observed > limit) return { state: 'too_slow', reason: `${p} latency ${Math.round(observed)} ms is over the limit of ${Math.round(limit)} ms` };
+    if (observed > limit)
+      return { state: 'too_slow', reason: `${p} latency ${Math.round(observed)} ms is over the limit of ${Math.round(limit)} ms` };
   }
   if (policy.maxTtftMs !== null) {
     const observed = percentileOf(candidate.ttft, policy.percentile, policy.minObservations);
     // A workload that never streams has no time to first token to keep within a limit.
-    if (observed === null) return (reference.ttft?.count ?? 0) > 0 ? { state: 'unknown', reason: `fewer than ${policy.minObservations} streamed replies measured` } : { state: 'ok' };
-    if (observed > policy.maxTtftMs) return { state: 'too_slow', reason: `${p} time to first token ${Math.round(observed)} ms is over the limit of ${policy.maxTtftMs} ms` };
+    if (observed === null)
+      return (reference.ttft?.count ?? 0) > 0
+        ? { state: 'unknown', reason: `fewer than ${policy.minObservations} streamed replies measured` }
+        : { state: 'ok' };
+    if (observed > policy.maxTtftMs)
+      return {
+        state: 'too_slow',
+        reason: `${p} time to first token ${Math.round(observed)} ms is over the limit of ${policy.maxTtftMs} ms`,
+      };
   }
   return { state: 'ok' };
 }

@@ -11,7 +11,16 @@ import { callShapeOf, eligibleCandidates } from './candidates.js';
 import { catalogPrices, measuredPrices } from './model-prices.js';
 
 function model(id: string, price: number): CatalogModel {
-  return { id, provider: null, family: id, aliases: [], price: { input: price, output: price }, contextWindow: 8192, supports: new Set(), servedBy: [] };
+  return {
+    id,
+    provider: null,
+    family: id,
+    aliases: [],
+    price: { input: price, output: price },
+    contextWindow: 8192,
+    supports: new Set(),
+    servedBy: [],
+  };
 }
 
 const big = model('big', 10);
@@ -21,10 +30,11 @@ const shape = callShapeOf({ messages: [{ role: 'user', content: 'hi' }] }, { pro
 const contract = { allow_upgrade: false };
 
 /** A call of 100 tokens on `servedModel` that cost `measuredCostUsd` of engine time. */
-const call = (servedModel: string, measuredCostUsd: number | null) => traceFixture({ servedModel, promptTokens: 90, completionTokens: 10, measuredCostUsd });
+const call = (servedModel: string, measuredCostUsd: number | null) =>
+  traceFixture({ servedModel, promptTokens: 90, completionTokens: 10, measuredCostUsd });
 
 describe('measured prices', () => {
-  it('are each model\'s measured cost per million tokens, the catalog price until it has one', () => {
+  it("are each model's measured cost per million tokens, the catalog price until it has one", () => {
     const measured = new MeasuredPrices(noFleetFigures, silentLogger);
     const priceOf = measuredPrices(measured);
     expect(priceOf(cheap)).toEqual(cheap.price);
@@ -40,7 +50,12 @@ describe('measured prices', () => {
     measured.observe(call('cheap', 0.000_5)); // $5 per million tokens
     measured.observe(call('pricey', 0.000_1)); // $1 per million tokens
     measured.observe(call('big', 0.01)); // $100 per million tokens
-    expect(eligibleCandidates([big, cheap, pricey], big, shape, contract, catalogPrices).map((candidate) => candidate.id)).toEqual(['cheap', 'pricey']);
-    expect(eligibleCandidates([big, cheap, pricey], big, shape, contract, measuredPrices(measured)).map((candidate) => candidate.id)).toEqual(['pricey', 'cheap']);
+    expect(eligibleCandidates([big, cheap, pricey], big, shape, contract, catalogPrices).map((candidate) => candidate.id)).toEqual([
+      'cheap',
+      'pricey',
+    ]);
+    expect(
+      eligibleCandidates([big, cheap, pricey], big, shape, contract, measuredPrices(measured)).map((candidate) => candidate.id),
+    ).toEqual(['pricey', 'cheap']);
   });
 });

@@ -36,7 +36,14 @@ const atTheBar: Joint = { bothRight: 0.7, requestedOnly: 0.1, candidateOnly: 0.0
 const equal: Joint = { bothRight: 0.8, requestedOnly: 0, candidateOnly: 0, neither: 0.2, neitherAgree: 1 };
 
 /** Share of seeded streams in which `passes` is true at some checkpoint (every `every` samples) up to `horizon`. */
-function everPasses(joint: Joint, runs: number, horizon: number, every: number, passes: (evidence: PairedEvidence) => boolean, lossMisjudged = 0): number {
+function everPasses(
+  joint: Joint,
+  runs: number,
+  horizon: number,
+  every: number,
+  passes: (evidence: PairedEvidence) => boolean,
+  lossMisjudged = 0,
+): number {
   let passed = 0;
   for (let run = 0; run < runs; run += 1) {
     const random = seededRandom(31_000 + run);
@@ -65,17 +72,25 @@ describe('paired evidence', () => {
   });
 
   it('values each sample no higher than it can be worth, charging the judge and the grader', () => {
-    const evidence = evidenceOf([{ outcome: 'win' }, { outcome: 'tie' }, { outcome: 'loss' }, { outcome: 'same' }, { outcome: 'same', requestedRight: true }]);
+    const evidence = evidenceOf([
+      { outcome: 'win' },
+      { outcome: 'tie' },
+      { outcome: 'loss' },
+      { outcome: 'same' },
+      { outcome: 'same', requestedRight: true },
+    ]);
     const errors = { judgeError: 0.1, gradeError: 0.05, ungradedRequestedRight: 0.5 };
     const values = sampleValues({ routed: evidence, kept: emptyPairedEvidence() }, errors).map(({ diff, requested }) => [diff, requested]);
     // win: 1 − ε, R wrong − ε; tie: −ε, κ − ε; loss: −1 − ε − ε/(1 − ε), R right − ε; same: 0, κ; graded: 0, 1 − δ.
-    expect(values).toEqual([
-      [0, 1 - 0.05],
-      [0, 0.5],
-      [0.9, -0.1],
-      [-1.1 - 0.1 / 0.9, 0.9],
-      [-0.1, 0.4],
-    ].map(([diff, requested]) => [expect.closeTo(diff ?? 0, 12), expect.closeTo(requested ?? 0, 12)]));
+    expect(values).toEqual(
+      [
+        [0, 1 - 0.05],
+        [0, 0.5],
+        [0.9, -0.1],
+        [-1.1 - 0.1 / 0.9, 0.9],
+        [-0.1, 0.4],
+      ].map(([diff, requested]) => [expect.closeTo(diff ?? 0, 12), expect.closeTo(requested ?? 0, 12)]),
+    );
     const kept = sampleValues({ routed: emptyPairedEvidence(), kept: evidence }, errors);
     expect(kept.every((value) => value.diff === 0)).toBe(true);
   });
@@ -122,9 +137,18 @@ describe('passesQualityBar', () => {
     const tolerance = 0.05 + 2 * Math.sqrt((0.05 * 0.95) / runs);
     const misjudged = (0.05 * (0.1 + 0.06 + 0.14 * (2 / 3))) / 0.1;
     const honest = everPasses(atTheBar, runs, 5_000, 25, (evidence) => passesQualityBar(evidence, contract).passes);
-    const charged = everPasses(atTheBar, runs, 5_000, 25, (evidence) => passesQualityBar(evidence, { ...contract, judgeError: 0.05 }).passes, misjudged);
+    const charged = everPasses(
+      atTheBar,
+      runs,
+      5_000,
+      25,
+      (evidence) => passesQualityBar(evidence, { ...contract, judgeError: 0.05 }).passes,
+      misjudged,
+    );
     const uncharged = everPasses(atTheBar, 20, 5_000, 250, (evidence) => passesQualityBar(evidence, contract).passes, misjudged);
-    process.stdout.write(`passesQualityBar at the bar, 5,000 samples: honest judge ${honest}, adversarial judge charged ${charged}, uncharged ${uncharged}\n`);
+    process.stdout.write(
+      `passesQualityBar at the bar, 5,000 samples: honest judge ${honest}, adversarial judge charged ${charged}, uncharged ${uncharged}\n`,
+    );
     expect(honest).toBeLessThanOrEqual(tolerance);
     expect(charged).toBeLessThanOrEqual(tolerance);
     expect(uncharged).toBeGreaterThan(0.5);

@@ -189,18 +189,32 @@ export interface SampleValues {
  */
 export function sampleValues(evidence: PolicyEvidence, errors: EvidenceErrors = {}): SampleValues[] {
   const { judgeError, gradeError, ungradedRequestedRight } = resolveErrors(errors);
-  const verdictDiff: Record<PairedOutcome, number> = { same: 0, win: 1 - judgeError, tie: -judgeError, loss: -1 - judgeError - judgeError / (1 - judgeError) };
+  const verdictDiff: Record<PairedOutcome, number> = {
+    same: 0,
+    win: 1 - judgeError,
+    tie: -judgeError,
+    loss: -1 - judgeError - judgeError / (1 - judgeError),
+  };
   const judgeCharge = (outcome: PairedOutcome): number => (outcome === 'same' ? 0 : judgeError);
   const verdictRequested: Record<PairedOutcome, number> = { same: ungradedRequestedRight, tie: ungradedRequestedRight, win: 0, loss: 1 };
   const values: SampleValues[] = [];
-  for (const [routed, side] of [[true, evidence.routed], [false, evidence.kept]] as const) {
+  for (const [routed, side] of [
+    [true, evidence.routed],
+    [false, evidence.kept],
+  ] as const) {
     for (const outcome of OUTCOMES) {
       for (const grade of GRADES) {
         const count = side[outcome][grade];
         if (count === 0) continue;
         const requested =
           grade === 'ungraded' ? verdictRequested[outcome] - judgeCharge(outcome) : (grade === 'right' ? 1 : 0) - gradeError;
-        values.push({ count, diff: routed ? verdictDiff[outcome] : 0, requested, agreement: outcome === 'same', graded: grade !== 'ungraded' });
+        values.push({
+          count,
+          diff: routed ? verdictDiff[outcome] : 0,
+          requested,
+          agreement: outcome === 'same',
+          graded: grade !== 'ungraded',
+        });
       }
     }
   }
@@ -214,15 +228,26 @@ export function sampleValues(evidence: PolicyEvidence, errors: EvidenceErrors = 
  */
 export function requestedQualityLower(evidence: PairedEvidence, confidence: number, errors: EvidenceErrors = {}): number {
   const values = sampleValues({ routed: evidence, kept: emptyPairedEvidence() }, errors);
-  if (errors.agreementGradesSampled !== true) return meanLowerBound(values.map((value) => ({ value: value.requested, count: value.count })), REQUESTED_RANGE, confidence);
+  if (errors.agreementGradesSampled !== true)
+    return meanLowerBound(
+      values.map((value) => ({ value: value.requested, count: value.count })),
+      REQUESTED_RANGE,
+      confidence,
+    );
   const third = 1 - (1 - confidence) / 3;
   const disagreements = values.map((value) => ({ value: value.agreement ? 0 : value.requested, count: value.count }));
   const agreements = evidence.same.right + evidence.same.wrong + evidence.same.ungraded;
-  const agreementShare = [{ value: 1, count: agreements }, { value: 0, count: pairedSampleCount(evidence) - agreements }];
-  const gradedAgreements = values.filter((value) => value.agreement && value.graded).map((value) => ({ value: value.requested, count: value.count }));
+  const agreementShare = [
+    { value: 1, count: agreements },
+    { value: 0, count: pairedSampleCount(evidence) - agreements },
+  ];
+  const gradedAgreements = values
+    .filter((value) => value.agreement && value.graded)
+    .map((value) => ({ value: value.requested, count: value.count }));
   return (
     meanLowerBound(disagreements, REQUESTED_RANGE, third) +
-    Math.max(0, meanLowerBound(agreementShare, { min: 0, max: 1 }, third)) * Math.max(0, meanLowerBound(gradedAgreements, REQUESTED_RANGE, third))
+    Math.max(0, meanLowerBound(agreementShare, { min: 0, max: 1 }, third)) *
+      Math.max(0, meanLowerBound(gradedAgreements, REQUESTED_RANGE, third))
   );
 }
 
@@ -231,7 +256,11 @@ export function requestedQualityLower(evidence: PairedEvidence, confidence: numb
  * probability ≥ `confidence`). The upper bound counts ungraded agreements
  * and ties right and adds the judge's and grader's possible errors back.
  */
-export function requestedQualityBounds(evidence: PairedEvidence, confidence: number, errors: EvidenceErrors = {}): { lower: number; upper: number } {
+export function requestedQualityBounds(
+  evidence: PairedEvidence,
+  confidence: number,
+  errors: EvidenceErrors = {},
+): { lower: number; upper: number } {
   const { judgeError, gradeError } = resolveErrors(errors);
   const sided = 1 - (1 - confidence) / 2;
   const upperTally: WeightedValue[] = [];
@@ -241,7 +270,8 @@ export function requestedQualityBounds(evidence: PairedEvidence, confidence: num
       if (count === 0) continue;
       // A wrong "win" may hide a right R: every judged sample carries the charge.
       const verdictCeiling = outcome === 'win' ? 0 : 1;
-      const value = grade === 'ungraded' ? verdictCeiling + (outcome === 'same' ? 0 : judgeError) : (grade === 'right' ? 1 : 0) + gradeError;
+      const value =
+        grade === 'ungraded' ? verdictCeiling + (outcome === 'same' ? 0 : judgeError) : (grade === 'right' ? 1 : 0) + gradeError;
       upperTally.push({ value, count });
     }
   }
@@ -267,8 +297,13 @@ export function certifyPolicy(evidence: PolicyEvidence, contract: QualityBarCont
   const enough = samples >= (contract.minSamples ?? 0);
   if (contract.agreementGradesSampled === true) {
     const sided = 1 - (1 - contract.confidence) / 2;
-    const diffLower = meanLowerBound(values.map((value) => ({ value: value.diff, count: value.count })), DIFF_RANGE, sided);
-    const marginLower = diffLower + slack * Math.max(0, requestedQualityLower(mergeEvidence(evidence.routed, evidence.kept), sided, contract));
+    const diffLower = meanLowerBound(
+      values.map((value) => ({ value: value.diff, count: value.count })),
+      DIFF_RANGE,
+      sided,
+    );
+    const marginLower =
+      diffLower + slack * Math.max(0, requestedQualityLower(mergeEvidence(evidence.routed, evidence.kept), sided, contract));
     return { passes: enough && marginLower >= 0, marginLower, samples };
   }
   const tally = values.map((value) => ({ value: value.diff + slack * value.requested, count: value.count }));
@@ -302,16 +337,24 @@ export function marginRange(share: number, qualityBar: number): MeanRange {
 }
 
 export function checkContract(contract: QualityBarContract): void {
-  if (!(contract.qualityBar > 0 && contract.qualityBar <= 1)) throw new RangeError(`qualityBar must be in (0, 1], got ${contract.qualityBar}`);
-  if (!(contract.confidence > 0 && contract.confidence < 1)) throw new RangeError(`confidence must be in (0, 1), got ${contract.confidence}`);
+  if (!(contract.qualityBar > 0 && contract.qualityBar <= 1))
+    throw new RangeError(`qualityBar must be in (0, 1], got ${contract.qualityBar}`);
+  if (!(contract.confidence > 0 && contract.confidence < 1))
+    throw new RangeError(`confidence must be in (0, 1), got ${contract.confidence}`);
   resolveErrors(contract);
 }
 
 function resolveErrors(errors: EvidenceErrors): Required<Omit<EvidenceErrors, 'agreementGradesSampled'>> {
-  const resolved = { judgeError: errors.judgeError ?? 0, gradeError: errors.gradeError ?? 0, ungradedRequestedRight: errors.ungradedRequestedRight ?? 0 };
+  const resolved = {
+    judgeError: errors.judgeError ?? 0,
+    gradeError: errors.gradeError ?? 0,
+    ungradedRequestedRight: errors.ungradedRequestedRight ?? 0,
+  };
   for (const name of ['judgeError', 'gradeError'] as const) {
-    if (!(resolved[name] >= 0 && resolved[name] <= MAX_ERROR_RATE)) throw new RangeError(`${name} must be in [0, ${MAX_ERROR_RATE}], got ${resolved[name]}`);
+    if (!(resolved[name] >= 0 && resolved[name] <= MAX_ERROR_RATE))
+      throw new RangeError(`${name} must be in [0, ${MAX_ERROR_RATE}], got ${resolved[name]}`);
   }
-  if (!(resolved.ungradedRequestedRight >= 0 && resolved.ungradedRequestedRight <= 1)) throw new RangeError(`ungradedRequestedRight must be in [0, 1], got ${resolved.ungradedRequestedRight}`);
+  if (!(resolved.ungradedRequestedRight >= 0 && resolved.ungradedRequestedRight <= 1))
+    throw new RangeError(`ungradedRequestedRight must be in [0, 1], got ${resolved.ungradedRequestedRight}`);
   return resolved;
 }

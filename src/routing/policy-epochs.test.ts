@@ -1,11 +1,32 @@
 import { describe, expect, it } from 'vitest';
 import { callFeatures } from './call-features.js';
 import { routesToCandidate, type CallPolicy } from './call-policy.js';
-import { emptyPairedEvidence, pairedSampleCount, recordPairedSample, type PairedEvidence, type QualityBarContract } from './paired-quality.js';
-import { certifiedPolicies, emptyPolicyEpochs, epochConfidence, randomShareConfidence, recordEpochSample, type PolicyEpochs } from './policy-epochs.js';
+import {
+  emptyPairedEvidence,
+  pairedSampleCount,
+  recordPairedSample,
+  type PairedEvidence,
+  type QualityBarContract,
+} from './paired-quality.js';
+import {
+  certifiedPolicies,
+  emptyPolicyEpochs,
+  epochConfidence,
+  randomShareConfidence,
+  recordEpochSample,
+  type PolicyEpochs,
+} from './policy-epochs.js';
 import { certifiedShare } from './workload-shares.js';
 import { seededRandom } from '../../test/helpers/seeded-random.js';
-import { drawCall, drawOutcome, expectations, NO_SIGNAL, SIGNAL, type WordedCall, type WordedWorkload } from '../../test/helpers/worded-calls.js';
+import {
+  drawCall,
+  drawOutcome,
+  expectations,
+  NO_SIGNAL,
+  SIGNAL,
+  type WordedCall,
+  type WordedWorkload,
+} from '../../test/helpers/worded-calls.js';
 
 const DIMENSION = 1_024;
 const contract: QualityBarContract = { qualityBar: 0.95, confidence: 0.95, minSamples: 50 };
@@ -40,7 +61,8 @@ function trueQualityRatio(workload: WordedWorkload, policy: CallPolicy, fraction
 }
 
 /** The random share the router certifies beside the policies (the other half of α). */
-const randomBeside = (evidence: PairedEvidence): number => certifiedShare(evidence, { ...contract, confidence: randomShareConfidence(contract.confidence) }).share;
+const randomBeside = (evidence: PairedEvidence): number =>
+  certifiedShare(evidence, { ...contract, confidence: randomShareConfidence(contract.confidence) }).share;
 
 describe('epochConfidence', () => {
   it('gives the k-th policy α·p·2^−k, so that all of them together spend at most α·p', () => {
@@ -61,7 +83,8 @@ describe('policy epochs', () => {
     // Freeze points at 100, 200, 400, 800: policies made at 200 (model of 100), 400 and 800; the two newest stay.
     expect(state.made).toBe(3);
     expect(state.epochs.map((epoch) => epoch.madeAt)).toEqual([400, 800]);
-    for (const epoch of state.epochs) expect(pairedSampleCount(epoch.evidence.routed) + pairedSampleCount(epoch.evidence.kept)).toBe(1_000 - epoch.madeAt);
+    for (const epoch of state.epochs)
+      expect(pairedSampleCount(epoch.evidence.routed) + pairedSampleCount(epoch.evidence.kept)).toBe(1_000 - epoch.madeAt);
     expect(state.pending?.frozenAt).toBe(800);
   });
 

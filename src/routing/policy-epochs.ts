@@ -44,9 +44,27 @@
  * Only the `activeEpochs` newest policies keep collecting evidence; dropping
  * a certificate never hurts the guarantee.
  */
-import { chooseThreshold, emptyCallModel, freezePolicy, policyScore, routesToCandidate, trainCallModel, type CallModel, type CallPolicy, type ScoredSample, type TrainingOptions } from './call-policy.js';
+import {
+  chooseThreshold,
+  emptyCallModel,
+  freezePolicy,
+  policyScore,
+  routesToCandidate,
+  trainCallModel,
+  type CallModel,
+  type CallPolicy,
+  type ScoredSample,
+  type TrainingOptions,
+} from './call-policy.js';
 import type { CallFeatures } from './call-features.js';
-import { emptyPairedEvidence, pairedSampleCount, recordPairedSample, type PairedSample, type PolicyEvidence, type QualityBarContract } from './paired-quality.js';
+import {
+  emptyPairedEvidence,
+  pairedSampleCount,
+  recordPairedSample,
+  type PairedSample,
+  type PolicyEvidence,
+  type QualityBarContract,
+} from './paired-quality.js';
 import { certifiedPolicyShare, type ShareVerdict } from './workload-shares.js';
 
 export interface PolicyEpochOptions {
@@ -114,12 +132,23 @@ export interface CertifiedPolicy {
  * the policies' α; a policy that wins does so by far, at any α.
  */
 export const DEFAULT_POLICY_ALPHA_SHARE = 0.2;
-const DEFAULTS: Required<Omit<PolicyEpochOptions, 'training'>> = { firstFreeze: 100, activeEpochs: 2, policyAlphaShare: DEFAULT_POLICY_ALPHA_SHARE };
+const DEFAULTS: Required<Omit<PolicyEpochOptions, 'training'>> = {
+  firstFreeze: 100,
+  activeEpochs: 2,
+  policyAlphaShare: DEFAULT_POLICY_ALPHA_SHARE,
+};
 /** Scores are kept as their logarithm rounded up to a tenth, so a sample's bin is ≤ τ (a bin) exactly when its score is. */
 const LOG_BIN = 10;
 
 export function emptyPolicyEpochs(dimension: number, options: PolicyEpochOptions = {}): PolicyEpochs {
-  return { model: emptyCallModel(dimension), samples: 0, nextFreeze: options.firstFreeze ?? DEFAULTS.firstFreeze, pending: null, epochs: [], made: 0 };
+  return {
+    model: emptyCallModel(dimension),
+    samples: 0,
+    nextFreeze: options.firstFreeze ?? DEFAULTS.firstFreeze,
+    pending: null,
+    epochs: [],
+    made: 0,
+  };
 }
 
 /** The confidence of the random share certified beside the policies, on the same samples: 1 − α·(1 − p). */
@@ -136,7 +165,12 @@ export function epochConfidence(confidence: number, epoch: number, policyAlphaSh
 }
 
 /** The state after one more sample of the workload (pure). */
-export function recordEpochSample(state: PolicyEpochs, observed: EpochSample, contract: QualityBarContract, options: PolicyEpochOptions = {}): PolicyEpochs {
+export function recordEpochSample(
+  state: PolicyEpochs,
+  observed: EpochSample,
+  contract: QualityBarContract,
+  options: PolicyEpochOptions = {},
+): PolicyEpochs {
   const settings = { ...DEFAULTS, ...options };
   const { features, sample } = observed;
   const saving = observed.saving ?? 1;
@@ -149,7 +183,10 @@ export function recordEpochSample(state: PolicyEpochs, observed: EpochSample, co
       saving: { routed: active.saving.routed + (routed ? saving : 0), all: active.saving.all + saving },
     };
   });
-  const pending = state.pending === null ? null : { ...state.pending, scored: addScored(state.pending.scored, policyScore(state.pending.model, features, saving), sample, saving) };
+  const pending =
+    state.pending === null
+      ? null
+      : { ...state.pending, scored: addScored(state.pending.scored, policyScore(state.pending.model, features, saving), sample, saving) };
   const model = trainCallModel(state.model, features, sample.outcome === 'loss', options.training);
   const samples = state.samples + 1;
   if (samples < state.nextFreeze) return { ...state, model, samples, pending, epochs };
@@ -158,7 +195,11 @@ export function recordEpochSample(state: PolicyEpochs, observed: EpochSample, co
   const next: PolicyEpochs = { model, samples, nextFreeze: state.nextFreeze * 2, pending: frozen, epochs, made: state.made };
   if (pending === null) return next;
   const epoch = state.made + 1;
-  const choice = chooseThreshold(pending.scored, contract.qualityBar, { ...contract, confidence: epochConfidence(contract.confidence, epoch, settings.policyAlphaShare), heldOutSamples: samples });
+  const choice = chooseThreshold(pending.scored, contract.qualityBar, {
+    ...contract,
+    confidence: epochConfidence(contract.confidence, epoch, settings.policyAlphaShare),
+    heldOutSamples: samples,
+  });
   if (choice.threshold < 0) return next;
   const made: PolicyEpoch = {
     epoch,
@@ -171,10 +212,17 @@ export function recordEpochSample(state: PolicyEpochs, observed: EpochSample, co
 }
 
 /** Every active policy's certificate at its epoch's confidence, and the one that may save the most (null when none sends any call). */
-export function certifiedPolicies(state: PolicyEpochs, contract: QualityBarContract, options: PolicyEpochOptions = {}): { all: CertifiedPolicy[]; best: CertifiedPolicy | null } {
+export function certifiedPolicies(
+  state: PolicyEpochs,
+  contract: QualityBarContract,
+  options: PolicyEpochOptions = {},
+): { all: CertifiedPolicy[]; best: CertifiedPolicy | null } {
   const share = options.policyAlphaShare ?? DEFAULTS.policyAlphaShare;
   const all = state.epochs.map((active): CertifiedPolicy => {
-    const verdict = certifiedPolicyShare(active.evidence, { ...contract, confidence: epochConfidence(contract.confidence, active.epoch, share) });
+    const verdict = certifiedPolicyShare(active.evidence, {
+      ...contract,
+      confidence: epochConfidence(contract.confidence, active.epoch, share),
+    });
     const routed = pairedSampleCount(active.evidence.routed);
     const total = routed + pairedSampleCount(active.evidence.kept);
     const routedShare = total === 0 ? 0 : routed / total;
@@ -188,8 +236,13 @@ export function certifiedPolicies(state: PolicyEpochs, contract: QualityBarContr
 /** Counts the sample at its score's bin (the logarithm rounded up to a tenth). */
 function addScored(scored: readonly ScoredSample[], score: number, sample: PairedSample, saving: number): ScoredSample[] {
   const binned = Math.exp(Math.ceil(Math.max(-30, Math.min(30, Math.log(score))) * LOG_BIN) / LOG_BIN);
-  const clean: PairedSample = sample.requestedRight === undefined ? { outcome: sample.outcome } : { outcome: sample.outcome, requestedRight: sample.requestedRight };
-  const index = scored.findIndex((item) => item.score === binned && item.sample.outcome === clean.outcome && item.sample.requestedRight === clean.requestedRight);
+  const clean: PairedSample =
+    sample.requestedRight === undefined ? { outcome: sample.outcome } : { outcome: sample.outcome, requestedRight: sample.requestedRight };
+  const index = scored.findIndex(
+    (item) => item.score === binned && item.sample.outcome === clean.outcome && item.sample.requestedRight === clean.requestedRight,
+  );
   if (index === -1) return [...scored, { score: binned, sample: clean, count: 1, saving }];
-  return scored.map((item, position) => (position === index ? { ...item, count: (item.count ?? 1) + 1, saving: (item.saving ?? item.count ?? 1) + saving } : item));
+  return scored.map((item, position) =>
+    position === index ? { ...item, count: (item.count ?? 1) + 1, saving: (item.saving ?? item.count ?? 1) + saving } : item,
+  );
 }

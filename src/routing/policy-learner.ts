@@ -18,10 +18,16 @@ import type { Scored } from './sample-scoring.js';
 export type PolicyLearner = (model: string, delta: Scored['delta']) => void;
 
 /** The learner of one sample's replies; one that learns nothing unless the contract is relative with `per_call`. */
-export function policyLearner(state: RouteState, contract: EvalContract, evidenceVersion: number, parameters: GenerationParameters): PolicyLearner {
+export function policyLearner(
+  state: RouteState,
+  contract: EvalContract,
+  evidenceVersion: number,
+  parameters: GenerationParameters,
+): PolicyLearner {
   const learning = qualitySemantics(contract) === 'relative' && contract.per_call ? relativePolicyOf(contract, ASSUMED_JUDGE_ERROR) : null;
   return (model, delta) => {
-    if (learning !== null && delta.paired !== undefined) learnPolicy(state.policies, model, evidenceVersion, parameters, pairedSampleOf(delta.paired), learning);
+    if (learning !== null && delta.paired !== undefined)
+      learnPolicy(state.policies, model, evidenceVersion, parameters, pairedSampleOf(delta.paired), learning);
   };
 }
 

@@ -4,7 +4,15 @@ import { emptyPairedEvidence, type PairedEvidence } from './paired-quality.js';
 import { fitPool, MAX_PRIOR_SHARE, normalQuantile, priorShare } from './pooled-prior.js';
 import type { RelativePolicy } from './split-decision.js';
 
-const policy: RelativePolicy = { qualityBar: 0.95, confidence: 0.95, minSamples: 50, passRate: 0.95, judgeError: 0.02, gradeError: 0.02, agreementGradesSampled: true };
+const policy: RelativePolicy = {
+  qualityBar: 0.95,
+  confidence: 0.95,
+  minSamples: 50,
+  passRate: 0.95,
+  judgeError: 0.02,
+  gradeError: 0.02,
+  agreementGradesSampled: true,
+};
 
 /** GPT-4 and Mixtral on a typical MMLU subject: R right 82%, C 69%. */
 const typical: Joint = { bothRight: 0.62, requestedOnly: 0.2, candidateOnly: 0.07, neither: 0.11, neitherAgree: 0.33 };
@@ -55,7 +63,9 @@ describe('fitPool', () => {
       const qualities = evidence.map((own, index) => qualityAtShare(joints[index] ?? typical, priorShare(fit, own, policy)));
       // Equal traffic, so the project's quality is the mean of its workloads' (R's accuracy weighs each).
       const weights = joints.map((joint) => joint.bothRight + joint.requestedOnly);
-      const projectQuality = qualities.reduce((sum, quality, index) => sum + quality * (weights[index] ?? 0), 0) / weights.reduce((sum, weight) => sum + weight, 0);
+      const projectQuality =
+        qualities.reduce((sum, quality, index) => sum + quality * (weights[index] ?? 0), 0) /
+        weights.reduce((sum, weight) => sum + weight, 0);
       projectsBelowBar += Number(projectQuality < 0.95);
       workloadsBelowFloor += qualities.filter((quality) => quality < 0.9).length;
     }
@@ -63,7 +73,7 @@ describe('fitPool', () => {
     expect(workloadsBelowFloor).toBeLessThanOrEqual(runs * 9 * 0.02);
   });
 
-  it('fades as the workload\'s own evidence comes, and is gone at ten times min_samples', () => {
+  it("fades as the workload's own evidence comes, and is gone at ten times min_samples", () => {
     const { evidence } = project(60, 3);
     const fit = fitPool(evidence, policy);
     if (fit === null) throw new Error('the pool should fit');
@@ -76,7 +86,10 @@ describe('fitPool', () => {
 
   it('grants nothing when the candidate is no good anywhere', () => {
     const useless: Joint = { bothRight: 0.05, requestedOnly: 0.8, candidateOnly: 0, neither: 0.15, neitherAgree: 0.33 };
-    const fit = fitPool([1, 2, 3, 4].map((seed) => drawEvidence(useless, 100, seed)), policy);
+    const fit = fitPool(
+      [1, 2, 3, 4].map((seed) => drawEvidence(useless, 100, seed)),
+      policy,
+    );
     if (fit === null) throw new Error('the pool should fit');
     expect(priorShare(fit, emptyPairedEvidence(), policy)).toBeLessThan(0.06);
   });

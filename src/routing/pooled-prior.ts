@@ -48,7 +48,16 @@
  */
 import { meanLowerBound, type WeightedValue } from './bounded-mean-sequence.js';
 import type { LatencyVerdict } from './latency-limit.js';
-import { DIFF_RANGE, emptyPairedEvidence, mergeEvidence, pairedSampleCount, requestedQualityLower, sampleValues, type PairedEvidence, type QualityBarContract } from './paired-quality.js';
+import {
+  DIFF_RANGE,
+  emptyPairedEvidence,
+  mergeEvidence,
+  pairedSampleCount,
+  requestedQualityLower,
+  sampleValues,
+  type PairedEvidence,
+  type QualityBarContract,
+} from './paired-quality.js';
 import { shareFromBounds } from './workload-shares.js';
 
 /** A prior needs this many workloads with `MIN_MEMBER_SAMPLES` each: fewer cannot say how much workloads differ. */
@@ -149,7 +158,11 @@ function unscaledShare(fit: PoolFit, own: MemberMoments, policy: QualityBarContr
   const diff = shrunk(fit.diff, own.samples, own.diff);
   const requested = shrunk(fit.requested, own.samples, own.requested);
   const atBar = shareFromBounds(diff.mean, requested.mean, policy.qualityBar);
-  const atFloor = shareFromBounds(diff.mean - fit.z * diff.error, requested.mean - fit.z * requested.error, 1 - 2 * (1 - policy.qualityBar));
+  const atFloor = shareFromBounds(
+    diff.mean - fit.z * diff.error,
+    requested.mean - fit.z * requested.error,
+    1 - 2 * (1 - policy.qualityBar),
+  );
   return fade * Math.min(MAX_PRIOR_SHARE, atBar, atFloor);
 }
 
@@ -184,14 +197,18 @@ function momentsOf(evidence: PairedEvidence, policy: QualityBarContract): Member
   const samples = pairedSampleCount(evidence);
   const gradedAgreements = values.filter((value) => value.agreement && value.graded);
   const gradedCount = gradedAgreements.reduce((sum, value) => sum + value.count, 0);
-  const agreementMean = gradedCount === 0 ? null : gradedAgreements.reduce((sum, value) => sum + value.count * value.requested, 0) / gradedCount;
+  const agreementMean =
+    gradedCount === 0 ? null : gradedAgreements.reduce((sum, value) => sum + value.count * value.requested, 0) / gradedCount;
   let diff = 0;
   let diffSquares = 0;
   let requested = 0;
   let requestedSquares = 0;
   for (const value of values) {
     // Ungraded agreements, when the graded ones are a random sample of them, count at the graded ones' mean.
-    const requestedValue = policy.agreementGradesSampled === true && value.agreement && !value.graded && agreementMean !== null ? agreementMean : value.requested;
+    const requestedValue =
+      policy.agreementGradesSampled === true && value.agreement && !value.graded && agreementMean !== null
+        ? agreementMean
+        : value.requested;
     diff += value.count * value.diff;
     diffSquares += value.count * value.diff * value.diff;
     requested += value.count * requestedValue;
@@ -202,7 +219,11 @@ function momentsOf(evidence: PairedEvidence, policy: QualityBarContract): Member
 }
 
 /** Mean, within-workload variance and n₀ of one quantity; `pick` gives a member's mean and mean square. */
-function pooled(members: readonly MemberMoments[], counted: readonly MemberMoments[], pick: (member: MemberMoments) => [number, number]): PooledMoments {
+function pooled(
+  members: readonly MemberMoments[],
+  counted: readonly MemberMoments[],
+  pick: (member: MemberMoments) => [number, number],
+): PooledMoments {
   const samples = members.reduce((sum, member) => sum + member.samples, 0);
   const mean = members.reduce((sum, member) => sum + member.samples * pick(member)[0], 0) / samples;
   const withinSum = members.reduce((sum, member) => {
@@ -235,10 +256,14 @@ export function normalQuantile(p: number): number {
   const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572];
   const c = [-0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
   const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
-  const tail = (q: number): number => (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
+  const tail = (q: number): number =>
+    (((((c[0]! * q + c[1]!) * q + c[2]!) * q + c[3]!) * q + c[4]!) * q + c[5]!) / ((((d[0]! * q + d[1]!) * q + d[2]!) * q + d[3]!) * q + 1);
   if (p < 0.02425) return tail(Math.sqrt(-2 * Math.log(p)));
   if (p > 1 - 0.02425) return -tail(Math.sqrt(-2 * Math.log(1 - p)));
   const q = p - 0.5;
   const r = q * q;
-  return ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) / (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1);
+  return (
+    ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * q) /
+    (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1)
+  );
 }

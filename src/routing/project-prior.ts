@@ -57,19 +57,31 @@ export async function projectPrior(
 ): Promise<PriorShare | undefined> {
   // A workload past the fade serves on its own certificates: no need to read the project's evidence.
   if (candidates.every((candidate) => pairedSampleCount(candidate.paired) >= fadeSamples(policy))) return undefined;
-  const rows = (await context.routing.listProjectEvidence(scope, requestedModel)).filter((row) => inForce(context, { ...scope, workload: row.workload }, row));
+  const rows = (await context.routing.listProjectEvidence(scope, requestedModel)).filter((row) =>
+    inForce(context, { ...scope, workload: row.workload }, row),
+  );
   // Decoding every workload's sketches costs more than the rest of a decision: only when a candidate's own latency is not known.
   let reference: LatencySketches | undefined;
   let best: { prior: PriorShare; saving: number } | undefined;
   for (const candidate of candidates) {
-    const members = rows.filter((row) => row.candidateModel === candidate.model).map((row) => (gradesDropped ? withoutGrades(row.paired) : row.paired));
-    const key = [scope.accountId, scope.project, requestedModel, candidate.model, gradesDropped, policy.qualityBar, policy.confidence].join('\u0000');
+    const members = rows
+      .filter((row) => row.candidateModel === candidate.model)
+      .map((row) => (gradesDropped ? withoutGrades(row.paired) : row.paired));
+    const key = [scope.accountId, scope.project, requestedModel, candidate.model, gradesDropped, policy.qualityBar, policy.confidence].join(
+      '\u0000',
+    );
     const fit = cachedFit(context, key, members, policy);
     if (fit === null) continue;
     const share = priorShare(fit, candidate.paired, policy);
     const saving = share * (requestedCostPerCall - candidate.costPerCall);
     if (!(share > 0 && saving > (best?.saving ?? 0))) continue;
-    const prior: PriorShare = { model: candidate.model, share, workloads: fit.workloads, samples: fit.samples, notLossRate: fit.notLossRate };
+    const prior: PriorShare = {
+      model: candidate.model,
+      share,
+      workloads: fit.workloads,
+      samples: fit.samples,
+      notLossRate: fit.notLossRate,
+    };
     if (candidate.latency?.state === 'unknown') {
       reference ??= pooledSketches(rows.filter((row) => row.candidateModel === requestedModel));
       prior.latency = judgeLatency(latencyPolicy, pooledSketches(rows.filter((row) => row.candidateModel === candidate.model)), reference);
@@ -94,7 +106,12 @@ function cachedFit(context: RouterContext, key: string, members: readonly Paired
   const samples = members.reduce((sum, evidence) => sum + pairedSampleCount(evidence), 0);
   const cached = context.poolFits.get(key);
   // A pool that shrank (a demotion forgot a workload's evidence) is fitted again at once.
-  if (cached !== undefined && samples >= cached.samples && samples < Math.max(cached.samples * REFIT_GROWTH, cached.samples + REFIT_SAMPLES)) return cached.fit;
+  if (
+    cached !== undefined &&
+    samples >= cached.samples &&
+    samples < Math.max(cached.samples * REFIT_GROWTH, cached.samples + REFIT_SAMPLES)
+  )
+    return cached.fit;
   const fit = fitPool(members, policy);
   context.poolFits.set(key, { samples, fit });
   return fit;

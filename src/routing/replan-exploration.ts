@@ -17,14 +17,25 @@ import { DEFAULT_ROUTING } from './route-decision.js';
 import { routeKey, type RouteState, type RouterContext } from './router-context.js';
 
 /** The route's plan, made again from its evidence; kept in its state for the hot path's sampling. `budgetLeft`: what exploring may still spend today, USD. */
-export async function replanExploration(context: RouterContext, state: RouteState, requested: CatalogModel, contract: EvalContract, budgetLeft: number): Promise<ExplorationPlan> {
+export async function replanExploration(
+  context: RouterContext,
+  state: RouteState,
+  requested: CatalogModel,
+  contract: EvalContract,
+  budgetLeft: number,
+): Promise<ExplorationPlan> {
   const shape = state.shape ?? NO_CALL_SHAPE;
   const decision = await decideFromEvidence(context, state.scope, requested, shape);
   const served = context.catalog.resolve(decision.servedModel) ?? requested;
   const now = context.now();
   const traffic = context.traffic.traffic(routeKey(state.scope, requested.id), now);
   const plan = planExploration({
-    policy: { passRate: contract.pass_rate, confidence: contract.confidence, minSamples: contract.min_samples, maxSamples: DEFAULT_ROUTING.maxSamples },
+    policy: {
+      passRate: contract.pass_rate,
+      confidence: contract.confidence,
+      minSamples: contract.min_samples,
+      maxSamples: DEFAULT_ROUTING.maxSamples,
+    },
     decision,
     servedCostPerCall: costPerCall(served, shape, context.priceOf),
     referenceCostPerSample: served.id === requested.id ? 0 : costPerCall(requested, shape, context.priceOf),

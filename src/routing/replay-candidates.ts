@@ -28,7 +28,13 @@ export async function replayCandidates(run: SampleRun, sample: ReplaySample, ref
     const candidate = context.catalog.resolve(modelId);
     // The model that served the call was scored on its own reply (check-served-reply.ts).
     if (candidate === undefined || candidate.id === sample.servedModel) continue;
-    const replayed = await replay(context, candidate, boundedReplay(sample.parameters, sample.usage.completion_tokens), sample.stream, sample);
+    const replayed = await replay(
+      context,
+      candidate,
+      boundedReplay(sample.parameters, sample.usage.completion_tokens),
+      sample.stream,
+      sample,
+    );
     if (replayed.kind === 'error') await run.record(candidate.id, { ...NO_EVIDENCE, errors: 1 });
     // Out of the plan until its rest is over: its samples would pay a reference for replays that never run.
     if (replayed.kind === 'skipped' && replayed.unavailable === true) restModel(context, candidate.id, context.backoffs.get(candidate.id));

@@ -53,7 +53,11 @@ export function createReplayGate(limits: ReadonlyMap<string, number>, defaultLim
       });
     },
     load() {
-      return [...new Set([...running.keys(), ...waiting.keys()])].map((engine) => ({ engine, running: running.get(engine) ?? 0, waiting: waiting.get(engine)?.length ?? 0 }));
+      return [...new Set([...running.keys(), ...waiting.keys()])].map((engine) => ({
+        engine,
+        running: running.get(engine) ?? 0,
+        waiting: waiting.get(engine)?.length ?? 0,
+      }));
     },
   };
 }

@@ -20,14 +20,20 @@ export type Replayed =
   /** Not tried: no healthy replica, production calls waiting, or the model resting after errors. `unavailable`: no replica could take it now (no engine, model file missing, circuits open). */
   | { kind: 'skipped'; reason: string; unavailable?: boolean };
 
-
 /** One replay through the pool's replay path and the engine's replay slots; `of` names the workload and, for a sample's replays, the call replayed (its span's root links to it). */
-export async function replay(context: RouterContext, model: CatalogModel, parameters: GenerationParameters, stream: boolean, of: Pick<ReplaySample, 'scope' | 'origin'>): Promise<Replayed> {
+export async function replay(
+  context: RouterContext,
+  model: CatalogModel,
+  parameters: GenerationParameters,
+  stream: boolean,
+  of: Pick<ReplaySample, 'scope' | 'origin'>,
+): Promise<Replayed> {
   const pool = context.pools.get(model.id);
   if (pool === undefined) return { kind: 'skipped', reason: 'no engine serves it', unavailable: true };
   const rest = context.backoffs.get(model.id);
   const now = context.now();
-  if (rest !== undefined && rest.until > now) return { kind: 'skipped', reason: `resting after ${rest.failures} failed or skipped replays` };
+  if (rest !== undefined && rest.until > now)
+    return { kind: 'skipped', reason: `resting after ${rest.failures} failed or skipped replays` };
   if (context.isBusy(model.id)) return { kind: 'skipped', reason: 'production calls are waiting for it' };
   try {
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(context.settings.replayTimeoutMs)]);
@@ -36,12 +42,23 @@ export async function replay(context: RouterContext, model: CatalogModel, parame
       span.end({ replica: null, error });
       throw error;
     });
-    span.end({ replica: result.replica, usage: result.completion.usage, finishReason: result.completion.choices[0]?.finish_reason ?? null });
+    span.end({
+      replica: result.replica,
+      usage: result.completion.usage,
+      finishReason: result.completion.choices[0]?.finish_reason ?? null,
+    });
     context.backoffs.delete(model.id);
     const message = result.completion.choices[0]?.message;
     if (message === undefined) return { kind: 'error', reason: 'the reply has no choice' };
     const usage = result.completion.usage;
-    return { kind: 'reply', message, usage, costUsd: usage === null ? 0 : costAt(context.priceOf, model, usage), latencyMs: result.latencyMs, ttftMs: result.ttftMs };
+    return {
+      kind: 'reply',
+      message,
+      usage,
+      costUsd: usage === null ? 0 : costAt(context.priceOf, model, usage),
+      latencyMs: result.latencyMs,
+      ttftMs: result.ttftMs,
+    };
   } catch (error) {
     if (error instanceof NoReplicaForReplayError) return { kind: 'skipped', reason: error.message, unavailable: true };
     if (context.signal.aborted) return { kind: 'skipped', reason: 'the router is closing' };

@@ -36,18 +36,41 @@ export async function applyDecision(
   const at = context.now();
   const { version, contract } = context.routes.contract(scope);
   const held = current?.split ?? null;
-  const split = isSplitDecision(decision) && decision.shares.length > 0 ? { shares: decision.shares, requestedLower: decision.requestedLower, qualityBar: contract.quality_bar ?? 1, confidence: contract.confidence, contractVersion: version, at } : null;
+  const split =
+    isSplitDecision(decision) && decision.shares.length > 0
+      ? {
+          shares: decision.shares,
+          requestedLower: decision.requestedLower,
+          qualityBar: contract.quality_bar ?? 1,
+          confidence: contract.confidence,
+          contractVersion: version,
+          at,
+        }
+      : null;
   const shares = splitChanged(held, split) ? split : held;
   if (decision.servedModel === from && change.cooldowns === undefined && shares === held) return;
   const certificate = decision.certificate === null ? null : { ...decision.certificate, contractVersion: version, at };
   const toCost = decision.verdicts.find((verdict) => verdict.model === decision.servedModel)?.costPerCall ?? Infinity;
   const fromCost = decision.verdicts.find((verdict) => verdict.model === from)?.costPerCall ?? Infinity;
   const reason = change.reason ?? (decision.servedModel === from ? 'split' : toCost > fromCost ? 'demoted' : 'certified');
-  const route: RouteRecord = { scope, requestedModel: requested.id, servedModel: decision.servedModel, pinnedModel: current?.pinnedModel ?? null, certificate, cooldowns, fallbacks: fallbacksOf(decision), split: shares, updatedAt: at };
+  const route: RouteRecord = {
+    scope,
+    requestedModel: requested.id,
+    servedModel: decision.servedModel,
+    pinnedModel: current?.pinnedModel ?? null,
+    certificate,
+    cooldowns,
+    fallbacks: fallbacksOf(decision),
+    split: shares,
+    updatedAt: at,
+  };
   const modelsChanged = decision.servedModel !== from || splitModels(held) !== splitModels(shares);
   const detail = change.detail ?? (shares === null ? null : describeSplit(shares));
   // A share that moves to a policy, another policy or the pooled prior (or back) is a change of how the route serves: it is in the history too.
-  const history = modelsChanged || splitBasis(held) !== splitBasis(shares) ? { requestedModel: requested.id, fromModel: from, toModel: decision.servedModel, reason, certificate, detail, at } : null;
+  const history =
+    modelsChanged || splitBasis(held) !== splitBasis(shares)
+      ? { requestedModel: requested.id, fromModel: from, toModel: decision.servedModel, reason, certificate, detail, at }
+      : null;
   const state = routeState(context, scope, requested.id);
   if (history !== null) checkTransition(context, state, current, route, reason);
   await context.routing.saveRoute(route, history);
@@ -60,7 +83,15 @@ export async function applyDecision(
   state.servedLatencies.length = 0;
   state.servedTtfts.length = 0;
   state.plan = null;
-  context.logger.info('route changed', { project: scope.project, workload: scope.workload, requested: requested.id, from, to: decision.servedModel, shares: shares === null ? null : describeSplit(shares), reason });
+  context.logger.info('route changed', {
+    project: scope.project,
+    workload: scope.workload,
+    requested: requested.id,
+    from,
+    to: decision.servedModel,
+    shares: shares === null ? null : describeSplit(shares),
+    reason,
+  });
 }
 
 /**
@@ -68,13 +99,26 @@ export async function applyDecision(
  * one that is not is a bug of the router's, logged (the change is still
  * made: the table describes, it does not decide).
  */
-function checkTransition(context: RouterContext, state: RouteState, before: RouteRecord | undefined, after: RouteRecord, reason: RouteChange['reason']): void {
+function checkTransition(
+  context: RouterContext,
+  state: RouteState,
+  before: RouteRecord | undefined,
+  after: RouteRecord,
+  reason: RouteChange['reason'],
+): void {
   const activity = activityOf(state, 0);
   const now = context.now();
   const from = phaseOf(before, activity, now);
   const to = phaseOf(after, activity, now);
   if (from === to && from !== 'split' && from !== 'certified') return;
-  if (!isAllowedTransition(from, to, reason)) context.logger.warn('route change outside the route lifecycle', { workload: state.scope.workload, requested: state.requestedModel, from, to, reason });
+  if (!isAllowedTransition(from, to, reason))
+    context.logger.warn('route change outside the route lifecycle', {
+      workload: state.scope.workload,
+      requested: state.requestedModel,
+      from,
+      to,
+      reason,
+    });
 }
 
 /**
@@ -101,7 +145,11 @@ export function splitModels(split: RouteSplit | null): string {
 
 /** What each share of a split rests on: its own certificate, the pooled prior, or a per-call policy (which one). */
 function splitBasis(split: RouteSplit | null): string {
-  return split === null ? '' : split.shares.map((entry) => (entry.policy !== undefined ? `policy ${entry.policy.epoch}` : entry.pooled !== undefined ? 'pooled' : 'own')).join('\u0000');
+  return split === null
+    ? ''
+    : split.shares
+        .map((entry) => (entry.policy !== undefined ? `policy ${entry.policy.epoch}` : entry.pooled !== undefined ? 'pooled' : 'own'))
+        .join('\u0000');
 }
 
 /** "34% of calls to m (E[c − r] ≥ -0.021 on 412 samples)", for the route's history. */
@@ -113,12 +161,20 @@ export function describeSplit(split: RouteSplit): string {
         ? `${(entry.share * 100).toFixed(1)}% of calls to ${entry.model} (E[c − r] ≥ ${entry.diffLower.toFixed(3)} on ${entry.samples} paired samples)`
         : `${(entry.share * 100).toFixed(1)}% of calls to ${entry.model} on the prior of ${entry.pooled.workloads} workloads of the project (${entry.pooled.samples} paired samples; ${entry.samples} of its own)`,
   );
-  if (split.shares.some((entry) => entry.pooled !== undefined)) return `${parts.join('; ')}; estimated to keep the workload ≥ ${split.qualityBar} × the requested model's quality, the project's calls certified at ${split.confidence}`;
+  if (split.shares.some((entry) => entry.pooled !== undefined))
+    return `${parts.join('; ')}; estimated to keep the workload ≥ ${split.qualityBar} × the requested model's quality, the project's calls certified at ${split.confidence}`;
   return `${parts.join('; ')}; the requested model's quality ≥ ${split.requestedLower.toFixed(3)}; workload quality certified ≥ ${split.qualityBar} × the requested model's at ${split.confidence}`;
 }
 
 /** Takes the serving model off its route (quality or latency): it cools down, and its evidence starts again from zero. */
-export async function demote(context: RouterContext, state: RouteState, requested: CatalogModel, servedModel: string, reason: 'demoted' | 'too_slow', detail: string): Promise<void> {
+export async function demote(
+  context: RouterContext,
+  state: RouteState,
+  requested: CatalogModel,
+  servedModel: string,
+  reason: 'demoted' | 'too_slow',
+  detail: string,
+): Promise<void> {
   await change(context, state, async () => {
     const current = context.routes.route(state.scope, requested.id);
     const inSplit = current?.split?.shares.some((entry) => entry.model === servedModel) === true;
@@ -129,7 +185,11 @@ export async function demote(context: RouterContext, state: RouteState, requeste
     state.policies.delete(servedModel);
     const cooldowns = { ...current.cooldowns, [servedModel]: context.now() + context.settings.cooldownMs };
     context.routes.apply({ ...current, cooldowns });
-    await applyDecision(context, state.scope, requested, await decideFromEvidence(context, state.scope, requested, shapeOf(state)), { reason, detail, cooldowns });
+    await applyDecision(context, state.scope, requested, await decideFromEvidence(context, state.scope, requested, shapeOf(state)), {
+      reason,
+      detail,
+      cooldowns,
+    });
   });
 }
 
@@ -143,11 +203,20 @@ export async function demote(context: RouterContext, state: RouteState, requeste
 export async function fallBack(context: RouterContext, state: RouteState, requested: CatalogModel): Promise<void> {
   await change(context, state, async () => {
     const current = context.routes.route(state.scope, requested.id);
-    const unchecked = current === undefined ? [] : current.servedModel !== requested.id ? [current.servedModel] : (current.split?.shares.map((entry) => entry.model) ?? []);
+    const unchecked =
+      current === undefined
+        ? []
+        : current.servedModel !== requested.id
+          ? [current.servedModel]
+          : (current.split?.shares.map((entry) => entry.model) ?? []);
     if (current === undefined || unchecked.length === 0) return;
     const requestedPool = context.pools.get(requested.id);
     if (requestedPool === undefined || requestedPool.replicaStates().every((replica) => replica.circuit === 'open')) {
-      context.logger.warn('route unmonitored, kept: the requested model cannot serve either', { workload: state.scope.workload, requested: requested.id, served: unchecked.join(', ') });
+      context.logger.warn('route unmonitored, kept: the requested model cannot serve either', {
+        workload: state.scope.workload,
+        requested: requested.id,
+        served: unchecked.join(', '),
+      });
       state.uncheckedCalls = 0;
       return;
     }
@@ -160,7 +229,11 @@ export async function fallBack(context: RouterContext, state: RouteState, reques
     for (const model of unchecked) state.probation.add(model);
     context.routes.apply({ ...current, cooldowns });
     const detail = `${unchecked.join(' and ')} went ${state.uncheckedCalls} calls without a check (${state.monitoringProblem ?? 'no check could be made'}); back ${budgetSpent ? `when the budget renews (${dayOf(until)})` : 'in a few minutes'}`;
-    await applyDecision(context, state.scope, requested, await decideFromEvidence(context, state.scope, requested, shapeOf(state)), { reason: 'unmonitored', detail, cooldowns });
+    await applyDecision(context, state.scope, requested, await decideFromEvidence(context, state.scope, requested, shapeOf(state)), {
+      reason: 'unmonitored',
+      detail,
+      cooldowns,
+    });
   });
 }
 

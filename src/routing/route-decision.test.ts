@@ -1,17 +1,35 @@
 import { describe, expect, it } from 'vitest';
 import { passRateBounds, thresholdPrior } from './confidence-sequence.js';
-import { DEFAULT_POLICY, DEFAULT_ROUTING, decideRoute, judgeCandidate, type CandidateEvidence, type CandidateState, type DecisionPolicy } from './route-decision.js';
+import {
+  DEFAULT_POLICY,
+  DEFAULT_ROUTING,
+  decideRoute,
+  judgeCandidate,
+  type CandidateEvidence,
+  type CandidateState,
+  type DecisionPolicy,
+} from './route-decision.js';
 import { seededRandom } from '../../test/helpers/seeded-random.js';
-
 
 const policy: DecisionPolicy = { passRate: 0.95, confidence: 0.95, minSamples: 50, maxSamples: 3_000 };
 
-function evidence(model: string, costPerCall: number, evaluated: number, passed: number, extra: Partial<CandidateEvidence> = {}): CandidateEvidence {
+function evidence(
+  model: string,
+  costPerCall: number,
+  evaluated: number,
+  passed: number,
+  extra: Partial<CandidateEvidence> = {},
+): CandidateEvidence {
   return { model, costPerCall, evaluated, passed, errors: 0, ...extra };
 }
 
 /** Judges a seeded stream at `rate` after every eval, as the worker does, until a verdict or `horizon` evals. */
-function streamVerdict(rate: number, seed: number, chosen: DecisionPolicy, horizon = chosen.maxSamples): { state: CandidateState; evaluated: number } {
+function streamVerdict(
+  rate: number,
+  seed: number,
+  chosen: DecisionPolicy,
+  horizon = chosen.maxSamples,
+): { state: CandidateState; evaluated: number } {
   const random = seededRandom(seed);
   const candidate = evidence('candidate', 1, 0, 0);
   while (candidate.evaluated < horizon) {
@@ -39,7 +57,13 @@ describe('judgeCandidate', () => {
 
   it('reports the bounds of the confidence sequence with the contract’s prior', () => {
     const verdict = judgeCandidate(evidence('good', 1, 300, 299, { errors: 1 }), policy);
-    expect(verdict).toMatchObject({ model: 'good', evaluated: 300, passed: 299, costPerCall: 1, ...passRateBounds(300, 299, 0.95, { prior: thresholdPrior(0.95) }) });
+    expect(verdict).toMatchObject({
+      model: 'good',
+      evaluated: 300,
+      passed: 299,
+      costPerCall: 1,
+      ...passRateBounds(300, 299, 0.95, { prior: thresholdPrior(0.95) }),
+    });
   });
 
   it('does not certify before minSamples even when the bound is already high enough', () => {
@@ -70,7 +94,8 @@ describe('judgeCandidate', () => {
     const bad = Array.from({ length: 200 }, (_, run) => streamVerdict(0.85, 20_000 + run, policy));
     expect(good.every((verdict) => verdict.state === 'certified')).toBe(true);
     expect(bad.every((verdict) => verdict.state === 'eliminated')).toBe(true);
-    const median = (values: number[]): number => [...values].sort((left, right) => left - right)[Math.floor(values.length / 2)] ?? Number.NaN;
+    const median = (values: number[]): number =>
+      [...values].sort((left, right) => left - right)[Math.floor(values.length / 2)] ?? Number.NaN;
     expect(median(good.map((verdict) => verdict.evaluated))).toBeLessThan(200);
     expect(median(bad.map((verdict) => verdict.evaluated))).toBeLessThan(150);
   });
@@ -82,7 +107,12 @@ describe('decideRoute', () => {
   const eliminated = (model: string, cost: number): CandidateEvidence => evidence(model, cost, 100, 70);
 
   it('serves the requested model, with no certificate, until a candidate is certified', () => {
-    const decision = decideRoute({ requestedModel: 'big', requestedCostPerCall: 10, candidates: [testing('mid', 3), testing('tiny', 0.2), eliminated('small', 1)], policy });
+    const decision = decideRoute({
+      requestedModel: 'big',
+      requestedCostPerCall: 10,
+      candidates: [testing('mid', 3), testing('tiny', 0.2), eliminated('small', 1)],
+      policy,
+    });
     expect(decision.servedModel).toBe('big');
     expect(decision.certificate).toBeNull();
     expect(decision.toTest).toEqual(['tiny', 'mid']);
@@ -103,7 +133,14 @@ describe('decideRoute', () => {
     expect(decision.servedModel).toBe('small');
     expect(decision.toTest).toEqual(['tiny']);
     const verdict = decision.verdicts.find((item) => item.model === 'small');
-    expect(decision.certificate).toEqual({ model: 'small', evaluated: 400, passed: 400, lower: verdict?.lower, passRate: 0.95, confidence: 0.95 });
+    expect(decision.certificate).toEqual({
+      model: 'small',
+      evaluated: 400,
+      passed: 400,
+      lower: verdict?.lower,
+      passRate: 0.95,
+      confidence: 0.95,
+    });
     expect(decision.certificate?.lower).toBeGreaterThanOrEqual(0.95);
   });
 
@@ -111,7 +148,12 @@ describe('decideRoute', () => {
     const decision = decideRoute({
       requestedModel: 'big',
       requestedCostPerCall: 10,
-      candidates: [certified('small', 1), { ...certified('tiny', 0.2), coolingDown: true }, { ...testing('micro', 0.1), coolingDown: true }, certified('mid', 3)],
+      candidates: [
+        certified('small', 1),
+        { ...certified('tiny', 0.2), coolingDown: true },
+        { ...testing('micro', 0.1), coolingDown: true },
+        certified('mid', 3),
+      ],
       policy,
     });
     expect(decision.servedModel).toBe('small');
@@ -120,7 +162,12 @@ describe('decideRoute', () => {
   });
 
   it('never chooses or tests a candidate that costs as much as the requested model or more', () => {
-    const decision = decideRoute({ requestedModel: 'big', requestedCostPerCall: 10, candidates: [certified('pricier', 12), certified('same', 10), testing('dearer', 11)], policy });
+    const decision = decideRoute({
+      requestedModel: 'big',
+      requestedCostPerCall: 10,
+      candidates: [certified('pricier', 12), certified('same', 10), testing('dearer', 11)],
+      policy,
+    });
     expect(decision.servedModel).toBe('big');
     expect(decision.certificate).toBeNull();
     expect(decision.toTest).toEqual([]);
@@ -135,6 +182,11 @@ describe('decideRoute', () => {
 
 describe('defaults', () => {
   it('keep the policy and the routing settings in step', () => {
-    expect(DEFAULT_POLICY).toEqual({ passRate: DEFAULT_ROUTING.passRate, confidence: DEFAULT_ROUTING.confidence, minSamples: DEFAULT_ROUTING.minSamples, maxSamples: DEFAULT_ROUTING.maxSamples });
+    expect(DEFAULT_POLICY).toEqual({
+      passRate: DEFAULT_ROUTING.passRate,
+      confidence: DEFAULT_ROUTING.confidence,
+      minSamples: DEFAULT_ROUTING.minSamples,
+      maxSamples: DEFAULT_ROUTING.maxSamples,
+    });
   });
 });

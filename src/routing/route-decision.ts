@@ -111,7 +111,15 @@ export interface RouteDecision {
   /** The model that should serve: the cheapest certified candidate, else the requested model. */
   servedModel: string;
   /** The evidence for servedModel (null when it is the requested model). */
-  certificate: { model: string; evaluated: number; passed: number; lower: number; passRate: number; confidence: number; qualityBar?: number } | null;
+  certificate: {
+    model: string;
+    evaluated: number;
+    passed: number;
+    lower: number;
+    passRate: number;
+    confidence: number;
+    qualityBar?: number;
+  } | null;
   /** Cheapest first. */
   verdicts: CandidateVerdict[];
   /** Candidates still worth sampling (testing, cheaper than the served model), cheapest first: what the worker should replay on next. */
@@ -124,24 +132,47 @@ export interface RouteDecision {
  * certified.
  */
 export function judgeCandidate(evidence: CandidateEvidence, policy: DecisionPolicy): CandidateVerdict {
-  const { lower, upper } = passRateBounds(evidence.evaluated, evidence.passed, policy.confidence, { prior: policy.prior ?? thresholdPrior(policy.passRate) });
+  const { lower, upper } = passRateBounds(evidence.evaluated, evidence.passed, policy.confidence, {
+    prior: policy.prior ?? thresholdPrior(policy.passRate),
+  });
   const latency = evidence.latency ?? { state: 'ok' };
   let state: CandidateState = 'testing';
   let reason: string | undefined;
   if (upper < policy.passRate) state = 'eliminated';
   else if (latency.state === 'too_slow') [state, reason] = ['eliminated', latency.reason];
-  else if (evidence.certified === true || (lower >= policy.passRate && evidence.evaluated >= policy.minSamples && latency.state === 'ok')) state = 'certified';
+  else if (evidence.certified === true || (lower >= policy.passRate && evidence.evaluated >= policy.minSamples && latency.state === 'ok'))
+    state = 'certified';
   else if (evidence.evaluated >= policy.maxSamples) [state, reason] = ['eliminated', `not certified within ${policy.maxSamples} evals`];
   else if (latency.state === 'unknown' && lower >= policy.passRate) reason = latency.reason;
-  const verdict: CandidateVerdict = { model: evidence.model, state, lower, upper, evaluated: evidence.evaluated, passed: evidence.passed, costPerCall: evidence.costPerCall };
+  const verdict: CandidateVerdict = {
+    model: evidence.model,
+    state,
+    lower,
+    upper,
+    evaluated: evidence.evaluated,
+    passed: evidence.passed,
+    costPerCall: evidence.costPerCall,
+  };
   if (reason !== undefined) verdict.reason = reason;
   if (evidence.coolingDown === true) verdict.coolingDown = true;
   return verdict;
 }
 
-export function decideRoute(input: { requestedModel: string; requestedCostPerCall: number; candidates: CandidateEvidence[]; policy: DecisionPolicy }): RouteDecision {
-  const verdicts = input.candidates.filter((candidate) => candidate.model !== input.requestedModel).map((candidate) => judgeCandidate(candidate, input.policy));
-  return routeFromVerdicts({ requestedModel: input.requestedModel, requestedCostPerCall: input.requestedCostPerCall, verdicts, policy: input.policy });
+export function decideRoute(input: {
+  requestedModel: string;
+  requestedCostPerCall: number;
+  candidates: CandidateEvidence[];
+  policy: DecisionPolicy;
+}): RouteDecision {
+  const verdicts = input.candidates
+    .filter((candidate) => candidate.model !== input.requestedModel)
+    .map((candidate) => judgeCandidate(candidate, input.policy));
+  return routeFromVerdicts({
+    requestedModel: input.requestedModel,
+    requestedCostPerCall: input.requestedCostPerCall,
+    verdicts,
+    policy: input.policy,
+  });
 }
 
 /**
@@ -153,7 +184,12 @@ export function decideRoute(input: { requestedModel: string; requestedCostPerCal
  * tested: one costing the same saves nothing and one costing more is never
  * chosen. They stay in `verdicts` so a dashboard can show them.
  */
-export function routeFromVerdicts(input: { requestedModel: string; requestedCostPerCall: number; verdicts: CandidateVerdict[]; policy: Pick<DecisionPolicy, 'passRate' | 'confidence'> }): RouteDecision {
+export function routeFromVerdicts(input: {
+  requestedModel: string;
+  requestedCostPerCall: number;
+  verdicts: CandidateVerdict[];
+  policy: Pick<DecisionPolicy, 'passRate' | 'confidence'>;
+}): RouteDecision {
   const verdicts = [...input.verdicts].sort((left, right) => left.costPerCall - right.costPerCall || left.model.localeCompare(right.model));
   const usable = verdicts.filter((verdict) => verdict.costPerCall < input.requestedCostPerCall && verdict.coolingDown !== true);
   const served = usable.find((verdict) => verdict.state === 'certified');
@@ -163,7 +199,14 @@ export function routeFromVerdicts(input: { requestedModel: string; requestedCost
     certificate:
       served === undefined
         ? null
-        : { model: served.model, evaluated: served.evaluated, passed: served.passed, lower: served.lower, passRate: input.policy.passRate, confidence: input.policy.confidence },
+        : {
+            model: served.model,
+            evaluated: served.evaluated,
+            passed: served.passed,
+            lower: served.lower,
+            passRate: input.policy.passRate,
+            confidence: input.policy.confidence,
+          },
     verdicts,
     toTest: usable.filter((verdict) => verdict.state === 'testing' && verdict.costPerCall < servedCost).map((verdict) => verdict.model),
   };

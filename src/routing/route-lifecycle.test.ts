@@ -1,13 +1,30 @@
 import { describe, expect, it } from 'vitest';
 import type { RouteSplit } from '../store/routing-store.js';
-import { isAllowedTransition, phaseOf, PHASE_CAUSES, PHASE_TRANSITIONS, ROUTE_PHASES, type PhaseActivity, type PhaseCause, type PhaseRoute, type RoutePhase } from './route-lifecycle.js';
+import {
+  isAllowedTransition,
+  phaseOf,
+  PHASE_CAUSES,
+  PHASE_TRANSITIONS,
+  ROUTE_PHASES,
+  type PhaseActivity,
+  type PhaseCause,
+  type PhaseRoute,
+  type RoutePhase,
+} from './route-lifecycle.js';
 
 const NOW = 1_800_000_000_000;
 const LATER = NOW + 60_000;
 const EARLIER = NOW - 60_000;
 
 function split(shares: Array<[string, number]>): RouteSplit {
-  return { shares: shares.map(([model, share]) => ({ model, share, diffLower: -0.01, samples: 400 })), requestedLower: 0.8, qualityBar: 0.95, confidence: 0.95, contractVersion: 1, at: 0 };
+  return {
+    shares: shares.map(([model, share]) => ({ model, share, diffLower: -0.01, samples: 400 })),
+    requestedLower: 0.8,
+    qualityBar: 0.95,
+    confidence: 0.95,
+    contractVersion: 1,
+    at: 0,
+  };
 }
 
 const base: PhaseRoute = { requestedModel: 'big', servedModel: 'big', pinnedModel: null, split: null, cooldowns: {} };
@@ -25,11 +42,31 @@ describe('phaseOf', () => {
     ['small serves the whole workload', { ...base, servedModel: 'small' }, idle, 'certified'],
     ['small serves while tiny is tested', { ...base, servedModel: 'small' }, { exploring: ['tiny'], probation: [] }, 'certified'],
     ['small was demoted and cools down', { ...base, cooldowns: { small: LATER } }, idle, 'cooling_down'],
-    ['small cools down while tiny is tested', { ...base, cooldowns: { small: LATER } }, { exploring: ['tiny'], probation: [] }, 'cooling_down'],
+    [
+      'small cools down while tiny is tested',
+      { ...base, cooldowns: { small: LATER } },
+      { exploring: ['tiny'], probation: [] },
+      'cooling_down',
+    ],
     ['a cooldown that ended is no cooldown', { ...base, cooldowns: { small: EARLIER } }, testing, 'exploring'],
-    ['small could not be checked and sits out', { ...base, cooldowns: { small: LATER } }, { exploring: [], probation: ['small'] }, 'unmonitored'],
-    ['the wait for monitoring ended, small is on probation still', { ...base, cooldowns: { small: EARLIER } }, { exploring: [], probation: ['small'] }, 'requested'],
-    ['both waits run: the wait for monitoring is the one shown', { ...base, cooldowns: { small: LATER, tiny: LATER } }, { exploring: [], probation: ['tiny'] }, 'unmonitored'],
+    [
+      'small could not be checked and sits out',
+      { ...base, cooldowns: { small: LATER } },
+      { exploring: [], probation: ['small'] },
+      'unmonitored',
+    ],
+    [
+      'the wait for monitoring ended, small is on probation still',
+      { ...base, cooldowns: { small: EARLIER } },
+      { exploring: [], probation: ['small'] },
+      'requested',
+    ],
+    [
+      'both waits run: the wait for monitoring is the one shown',
+      { ...base, cooldowns: { small: LATER, tiny: LATER } },
+      { exploring: [], probation: ['tiny'] },
+      'unmonitored',
+    ],
     ['without the router state a cooldown reads as a demotion', { ...base, cooldowns: { small: LATER } }, undefined, 'cooling_down'],
     ['another model takes over during a cooldown', { ...base, servedModel: 'mid', cooldowns: { small: LATER } }, idle, 'certified'],
     ['shares of other models during a cooldown', { ...base, split: split([['tiny', 0.2]]), cooldowns: { small: LATER } }, idle, 'split'],
@@ -117,8 +154,18 @@ const ALLOWED: Array<[RoutePhase, RoutePhase, PhaseCause, string]> = [
   ['unmonitored', 'certified', 'contract_changed', 'a looser pass rate certifies another candidate'],
   ['unmonitored', 'cooling_down', 'cooldown_ended', 'the wait for monitoring ends while an older demotion cools down'],
   ['unmonitored', 'pinned', 'pinned', 'a person pins a model'],
-  ...ROUTE_PHASES.filter((phase) => phase !== 'pinned').map((phase): [RoutePhase, RoutePhase, PhaseCause, string] => ['pinned', phase, 'unpinned', 'the pin is removed: the router state shows again']),
-  ...PHASE_CAUSES.filter((cause) => cause !== 'unpinned').map((cause): [RoutePhase, RoutePhase, PhaseCause, string] => ['pinned', 'pinned', cause, 'the router goes on underneath a pin (or another pin)']),
+  ...ROUTE_PHASES.filter((phase) => phase !== 'pinned').map((phase): [RoutePhase, RoutePhase, PhaseCause, string] => [
+    'pinned',
+    phase,
+    'unpinned',
+    'the pin is removed: the router state shows again',
+  ]),
+  ...PHASE_CAUSES.filter((cause) => cause !== 'unpinned').map((cause): [RoutePhase, RoutePhase, PhaseCause, string] => [
+    'pinned',
+    'pinned',
+    cause,
+    'the router goes on underneath a pin (or another pin)',
+  ]),
 ];
 
 const FORBIDDEN: Array<[RoutePhase, RoutePhase, PhaseCause, string]> = [
@@ -144,7 +191,9 @@ describe('PHASE_TRANSITIONS', () => {
   });
 
   it('holds exactly the transitions listed above, each with its cause explained', () => {
-    const inTable = ROUTE_PHASES.flatMap((from) => ROUTE_PHASES.flatMap((to) => (PHASE_TRANSITIONS[from][to] ?? []).map((cause) => `${from} → ${to} on ${cause}`)));
+    const inTable = ROUTE_PHASES.flatMap((from) =>
+      ROUTE_PHASES.flatMap((to) => (PHASE_TRANSITIONS[from][to] ?? []).map((cause) => `${from} → ${to} on ${cause}`)),
+    );
     expect(new Set(inTable).size).toBe(inTable.length);
     expect(new Set(inTable)).toEqual(new Set(ALLOWED.map(([from, to, cause]) => `${from} → ${to} on ${cause}`)));
   });
@@ -176,20 +225,67 @@ describe('PHASE_TRANSITIONS', () => {
 describe('a route through its life', () => {
   type State = { route: PhaseRoute; activity: PhaseActivity; now: number };
   const steps: Array<[string, PhaseCause, (state: State) => State, RoutePhase]> = [
-    ['the first plan tests small and tiny', 'plan', (state) => ({ ...state, activity: { ...state.activity, exploring: ['tiny', 'small'] } }), 'exploring'],
+    [
+      'the first plan tests small and tiny',
+      'plan',
+      (state) => ({ ...state, activity: { ...state.activity, exploring: ['tiny', 'small'] } }),
+      'exploring',
+    ],
     ['small earns a share', 'split', (state) => ({ ...state, route: { ...state.route, split: split([['small', 0.3]]) } }), 'split'],
     ['the share grows', 'split', (state) => ({ ...state, route: { ...state.route, split: split([['small', 0.6]]) } }), 'split'],
-    ['small is certified for the whole workload', 'certified', (state) => ({ ...state, route: { ...state.route, servedModel: 'small', split: null } }), 'certified'],
+    [
+      'small is certified for the whole workload',
+      'certified',
+      (state) => ({ ...state, route: { ...state.route, servedModel: 'small', split: null } }),
+      'certified',
+    ],
     ['tiny, cheaper, is certified', 'certified', (state) => ({ ...state, route: { ...state.route, servedModel: 'tiny' } }), 'certified'],
-    ['tiny goes unchecked too long', 'unmonitored', (state) => ({ ...state, route: { ...state.route, servedModel: 'big', cooldowns: { tiny: state.now + 600_000 } }, activity: { exploring: [], probation: ['tiny'] } }), 'unmonitored'],
+    [
+      'tiny goes unchecked too long',
+      'unmonitored',
+      (state) => ({
+        ...state,
+        route: { ...state.route, servedModel: 'big', cooldowns: { tiny: state.now + 600_000 } },
+        activity: { exploring: [], probation: ['tiny'] },
+      }),
+      'unmonitored',
+    ],
     ['monitoring may resume', 'cooldown_ended', (state) => ({ ...state, now: state.now + 600_001 }), 'requested'],
-    ['tiny is back, its evidence kept', 'certified', (state) => ({ ...state, route: { ...state.route, servedModel: 'tiny' }, activity: { exploring: [], probation: [] } }), 'certified'],
-    ['the rollback detector demotes tiny', 'demoted', (state) => ({ ...state, route: { ...state.route, servedModel: 'big', cooldowns: { tiny: state.now + 86_400_000 } } }), 'cooling_down'],
-    ['small earns a share meanwhile', 'split', (state) => ({ ...state, route: { ...state.route, split: split([['small', 0.4]]) } }), 'split'],
+    [
+      'tiny is back, its evidence kept',
+      'certified',
+      (state) => ({ ...state, route: { ...state.route, servedModel: 'tiny' }, activity: { exploring: [], probation: [] } }),
+      'certified',
+    ],
+    [
+      'the rollback detector demotes tiny',
+      'demoted',
+      (state) => ({ ...state, route: { ...state.route, servedModel: 'big', cooldowns: { tiny: state.now + 86_400_000 } } }),
+      'cooling_down',
+    ],
+    [
+      'small earns a share meanwhile',
+      'split',
+      (state) => ({ ...state, route: { ...state.route, split: split([['small', 0.4]]) } }),
+      'split',
+    ],
     ['a person pins big', 'pinned', (state) => ({ ...state, route: { ...state.route, pinnedModel: 'big' } }), 'pinned'],
-    ['small is too slow, underneath the pin', 'too_slow', (state) => ({ ...state, route: { ...state.route, split: null, cooldowns: { ...state.route.cooldowns, small: state.now + 86_400_000 } } }), 'pinned'],
+    [
+      'small is too slow, underneath the pin',
+      'too_slow',
+      (state) => ({
+        ...state,
+        route: { ...state.route, split: null, cooldowns: { ...state.route.cooldowns, small: state.now + 86_400_000 } },
+      }),
+      'pinned',
+    ],
     ['the pin is removed', 'unpinned', (state) => ({ ...state, route: { ...state.route, pinnedModel: null } }), 'cooling_down'],
-    ['the cooldowns end, both are tested again', 'cooldown_ended', (state) => ({ ...state, now: state.now + 86_400_001, activity: { exploring: ['tiny', 'small'], probation: [] } }), 'exploring'],
+    [
+      'the cooldowns end, both are tested again',
+      'cooldown_ended',
+      (state) => ({ ...state, now: state.now + 86_400_001, activity: { exploring: ['tiny', 'small'], probation: [] } }),
+      'exploring',
+    ],
     ['nothing is worth testing', 'plan', (state) => ({ ...state, activity: { exploring: [], probation: [] } }), 'requested'],
   ];
 

@@ -32,12 +32,31 @@ import type { RouteActivity } from './route-activity.js';
 
 export type RoutePhase = 'requested' | 'exploring' | 'split' | 'certified' | 'cooling_down' | 'unmonitored' | 'pinned';
 
-export const ROUTE_PHASES: readonly RoutePhase[] = ['requested', 'exploring', 'split', 'certified', 'cooling_down', 'unmonitored', 'pinned'];
+export const ROUTE_PHASES: readonly RoutePhase[] = [
+  'requested',
+  'exploring',
+  'split',
+  'certified',
+  'cooling_down',
+  'unmonitored',
+  'pinned',
+];
 
 /** What moves a route from one phase to another: a route change's reason, or an event of the router's own. */
 export type PhaseCause = RouteChangeReason | 'plan' | 'cooldown_ended';
 
-export const PHASE_CAUSES: readonly PhaseCause[] = ['certified', 'split', 'demoted', 'too_slow', 'unmonitored', 'pinned', 'unpinned', 'contract_changed', 'plan', 'cooldown_ended'];
+export const PHASE_CAUSES: readonly PhaseCause[] = [
+  'certified',
+  'split',
+  'demoted',
+  'too_slow',
+  'unmonitored',
+  'pinned',
+  'unpinned',
+  'contract_changed',
+  'plan',
+  'cooldown_ended',
+];
 
 /** The route's facts a phase is read from (absent: the workload has no route for the model yet). */
 export type PhaseRoute = Pick<RouteRecord, 'requestedModel' | 'servedModel' | 'pinnedModel' | 'split' | 'cooldowns'>;

@@ -5,7 +5,14 @@ import { routesToCandidate } from './call-policy.js';
 import type { PairedSample, QualityBarContract } from './paired-quality.js';
 import { learnPolicy, offeredPolicies, policyPotentials, type CandidatePolicies } from './route-policies.js';
 
-const contract: QualityBarContract = { qualityBar: 0.95, confidence: 0.95, minSamples: 50, judgeError: 0.02, gradeError: 0.02, agreementGradesSampled: true };
+const contract: QualityBarContract = {
+  qualityBar: 0.95,
+  confidence: 0.95,
+  minSamples: 50,
+  judgeError: 0.02,
+  gradeError: 0.02,
+  agreementGradesSampled: true,
+};
 const call = (content: string): GenerationParameters => ({ messages: [{ role: 'user', content }] });
 
 /** tiny right on the easy questions, wrong on the hard ones: samples as the worker records them. */
@@ -13,7 +20,8 @@ function learn(policies: Map<string, CandidatePolicies>, samples: number, eviden
   for (let index = 0; index < samples; index++) {
     const easy = index % 2 === 0;
     const lost = easyLossEvery > 0 && index % (2 * easyLossEvery) === 0;
-    const sample: PairedSample = easy && !lost ? (index % 10 === 0 ? { outcome: 'same', requestedRight: true } : { outcome: 'same' }) : { outcome: 'loss' };
+    const sample: PairedSample =
+      easy && !lost ? (index % 10 === 0 ? { outcome: 'same', requestedRight: true } : { outcome: 'same' }) : { outcome: 'loss' };
     learnPolicy(policies, 'tiny', evidenceVersion, call(`${easy ? 'easy' : 'hard'} question ${index}`), sample, contract);
   }
 }
@@ -46,7 +54,8 @@ describe('route policies', () => {
     // The easy calls lose one time in 25: the share of them certified depends on the requested model's quality, which grades bound.
     learn(policies, 1_400, 1, 25);
     const graded = offeredPolicies(policies, 1, contract)[0]?.certified.verdict.share ?? 0;
-    const dropped = offeredPolicies(policies, 1, { ...contract, gradeError: 0, agreementGradesSampled: false }, true)[0]?.certified.verdict.share ?? 0;
+    const dropped =
+      offeredPolicies(policies, 1, { ...contract, gradeError: 0, agreementGradesSampled: false }, true)[0]?.certified.verdict.share ?? 0;
     expect(graded).toBeGreaterThan(0);
     // Without grades an agreement says nothing of the requested model's quality: the slack, and so the share, is smaller.
     expect(dropped).toBeLessThan(graded);

@@ -22,7 +22,14 @@
 import type { GenerationParameters } from '../api/chat-types.js';
 import type { StoredCallPolicy } from '../store/routing-store.js';
 import { callFeatures, DEFAULT_FEATURE_DIMENSION, requestSize } from './call-features.js';
-import { pairedSampleCount, sampleValues, withoutGrades, type PairedSample, type PolicyEvidence, type QualityBarContract } from './paired-quality.js';
+import {
+  pairedSampleCount,
+  sampleValues,
+  withoutGrades,
+  type PairedSample,
+  type PolicyEvidence,
+  type QualityBarContract,
+} from './paired-quality.js';
 import { shareFromBounds } from './workload-shares.js';
 import { certifiedPolicies, emptyPolicyEpochs, recordEpochSample, type CertifiedPolicy, type PolicyEpochs } from './policy-epochs.js';
 
@@ -49,8 +56,12 @@ export function learnPolicy(
   contract: QualityBarContract,
 ): void {
   const held = policies.get(model);
-  const epochs = held === undefined || held.evidenceVersion !== evidenceVersion ? emptyPolicyEpochs(DEFAULT_FEATURE_DIMENSION) : held.epochs;
-  policies.set(model, { evidenceVersion, epochs: recordEpochSample(epochs, { features: callFeatures(parameters), sample, saving: requestSize(parameters) }, contract) });
+  const epochs =
+    held === undefined || held.evidenceVersion !== evidenceVersion ? emptyPolicyEpochs(DEFAULT_FEATURE_DIMENSION) : held.epochs;
+  policies.set(model, {
+    evidenceVersion,
+    epochs: recordEpochSample(epochs, { features: callFeatures(parameters), sample, saving: requestSize(parameters) }, contract),
+  });
 }
 
 /**
@@ -59,7 +70,12 @@ export function learnPolicy(
  * evidence without grades (its grader was found unreliable), and so do the
  * policies' certificates.
  */
-export function offeredPolicies(policies: ReadonlyMap<string, CandidatePolicies>, evidenceVersion: number, contract: QualityBarContract, gradesDropped = false): OfferedPolicy[] {
+export function offeredPolicies(
+  policies: ReadonlyMap<string, CandidatePolicies>,
+  evidenceVersion: number,
+  contract: QualityBarContract,
+  gradesDropped = false,
+): OfferedPolicy[] {
   const offered: OfferedPolicy[] = [];
   for (const [model, held] of policies) {
     if (held.evidenceVersion !== evidenceVersion) continue;
@@ -67,7 +83,11 @@ export function offeredPolicies(policies: ReadonlyMap<string, CandidatePolicies>
     const epoch = held.epochs.epochs.find((active) => active.epoch === best?.epoch);
     if (best === null || epoch === undefined || best.verdict.share <= 0) continue;
     const { dimension, weights, bias, threshold } = epoch.policy;
-    offered.push({ model, certified: best, stored: { epoch: best.epoch, dimension, weights, bias, threshold, routedShare: best.routedShare } });
+    offered.push({
+      model,
+      certified: best,
+      stored: { epoch: best.epoch, dimension, weights, bias, threshold, routedShare: best.routedShare },
+    });
   }
   return offered;
 }
@@ -79,19 +99,35 @@ export function offeredPolicies(policies: ReadonlyMap<string, CandidatePolicies>
  * held-out samples it picks × the fraction of those its sample means would
  * certify (no margin; all of them before `min_samples` held-out samples).
  */
-export function policyPotentials(policies: ReadonlyMap<string, CandidatePolicies>, evidenceVersion: number, contract: QualityBarContract, gradesDropped = false): Map<string, number> {
+export function policyPotentials(
+  policies: ReadonlyMap<string, CandidatePolicies>,
+  evidenceVersion: number,
+  contract: QualityBarContract,
+  gradesDropped = false,
+): Map<string, number> {
   const potentials = new Map<string, number>();
   for (const [model, held] of policies) {
     if (held.evidenceVersion !== evidenceVersion) continue;
     const newest = held.epochs.epochs.at(-1);
-    const evidence = newest === undefined ? null : gradesDropped ? { routed: withoutGrades(newest.evidence.routed), kept: withoutGrades(newest.evidence.kept) } : newest.evidence;
+    const evidence =
+      newest === undefined
+        ? null
+        : gradesDropped
+          ? { routed: withoutGrades(newest.evidence.routed), kept: withoutGrades(newest.evidence.kept) }
+          : newest.evidence;
     potentials.set(model, evidence === null ? 1 : policyPotential(evidence, contract));
   }
   return potentials;
 }
 
 function withoutPolicyGrades(epochs: PolicyEpochs): PolicyEpochs {
-  return { ...epochs, epochs: epochs.epochs.map((epoch) => ({ ...epoch, evidence: { routed: withoutGrades(epoch.evidence.routed), kept: withoutGrades(epoch.evidence.kept) } })) };
+  return {
+    ...epochs,
+    epochs: epochs.epochs.map((epoch) => ({
+      ...epoch,
+      evidence: { routed: withoutGrades(epoch.evidence.routed), kept: withoutGrades(epoch.evidence.kept) },
+    })),
+  };
 }
 
 function policyPotential(evidence: PolicyEvidence, contract: QualityBarContract): number {
@@ -100,6 +136,14 @@ function policyPotential(evidence: PolicyEvidence, contract: QualityBarContract)
   if (samples === 0) return 1;
   if (samples < (contract.minSamples ?? 0)) return routed / samples;
   const values = sampleValues(evidence, contract);
-  const mean = (pick: (value: (typeof values)[number]) => number): number => values.reduce((sum, value) => sum + value.count * pick(value), 0) / samples;
-  return shareFromBounds(mean((value) => value.diff), mean((value) => value.requested), contract.qualityBar) * (routed / samples);
+  const mean = (pick: (value: (typeof values)[number]) => number): number =>
+    values.reduce((sum, value) => sum + value.count * pick(value), 0) / samples;
+  return (
+    shareFromBounds(
+      mean((value) => value.diff),
+      mean((value) => value.requested),
+      contract.qualityBar,
+    ) *
+    (routed / samples)
+  );
 }

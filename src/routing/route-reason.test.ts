@@ -14,12 +14,24 @@ beforeEach(() => {
 });
 
 function split(shares: Array<[string, number]>): RouteSplit {
-  return { shares: shares.map(([model, share]) => ({ model, share, diffLower: -0.01, samples: 100 })), requestedLower: 0.8, qualityBar: 0.95, confidence: 0.95, contractVersion: 0, at: 0 };
+  return {
+    shares: shares.map(([model, share]) => ({ model, share, diffLower: -0.01, samples: 100 })),
+    requestedLower: 0.8,
+    qualityBar: 0.95,
+    confidence: 0.95,
+    contractVersion: 0,
+    at: 0,
+  };
 }
 
 const plain = { servedModel: 'big', pinnedModel: null, split: null };
 
-const ask = (content: string): CallRequest => ({ messages: [{ role: 'system', content: 'You answer questions.' }, { role: 'user', content }] });
+const ask = (content: string): CallRequest => ({
+  messages: [
+    { role: 'system', content: 'You answer questions.' },
+    { role: 'user', content },
+  ],
+});
 
 /**
  * A policy that picks the calls whose last user message says "easy": that
@@ -45,7 +57,13 @@ const untouchable = (): CallRequest =>
 
 describe('drawRoute', () => {
   it('sends each call of a split route to a share at random, the rest to the serving model', () => {
-    const route = { ...plain, split: split([['small', 0.3], ['tiny', 0.2]]) };
+    const route = {
+      ...plain,
+      split: split([
+        ['small', 0.3],
+        ['tiny', 0.2],
+      ]),
+    };
     expect(drawRoute(route, 'big', () => 0.1)).toEqual({ model: 'small', share: 0.3, policy: false });
     expect(drawRoute(route, 'big', () => 0.35)).toEqual({ model: 'tiny', share: 0.2, policy: false });
     expect(drawRoute(route, 'big', () => 0.5)).toEqual({ model: 'big', share: null, policy: false });
@@ -61,23 +79,37 @@ describe('drawRoute', () => {
   });
 
   it('follows a pin whatever the shares, and the requested model without a route', () => {
-    expect(drawRoute({ ...plain, pinnedModel: 'pin', split: split([['small', 0.9]]) }, 'big', () => 0)).toEqual({ model: 'pin', share: null, policy: false });
+    expect(drawRoute({ ...plain, pinnedModel: 'pin', split: split([['small', 0.9]]) }, 'big', () => 0)).toEqual({
+      model: 'pin',
+      share: null,
+      policy: false,
+    });
     expect(drawRoute(undefined, 'big', () => 0)).toEqual({ model: 'big', share: null, policy: false });
   });
 
-  it("sends a share of the calls a policy picks to its model, and keeps every call it does not pick on the serving model", () => {
+  it('sends a share of the calls a policy picks to its model, and keeps every call it does not pick on the serving model', () => {
     const policy = easyPolicy();
     expect(routesToCandidate(policy, callFeatures(ask('an easy one: 2 + 2?')))).toBe(true);
     expect(lossProbability(policy, callFeatures(ask('a hard one: prove it')))).toBeGreaterThan(0.5);
-    const route = { ...plain, split: { ...split([['small', 0.6]]), shares: [{ model: 'small', share: 0.6, diffLower: -0.01, samples: 100, policy }] } };
+    const route = {
+      ...plain,
+      split: { ...split([['small', 0.6]]), shares: [{ model: 'small', share: 0.6, diffLower: -0.01, samples: 100, policy }] },
+    };
 
     expect(drawRoute(route, 'big', () => 0.59, ask('an easy one: 2 + 2?'))).toEqual({ model: 'small', share: 0.6, policy: true });
     expect(drawRoute(route, 'big', () => 0.61, ask('an easy one: 2 + 2?'))).toEqual({ model: 'big', share: null, policy: false });
-    for (const draw of [0, 0.3, 0.99]) expect(drawRoute(route, 'big', () => draw, ask('a hard one: prove it'))).toEqual({ model: 'big', share: null, policy: false });
+    for (const draw of [0, 0.3, 0.99])
+      expect(drawRoute(route, 'big', () => draw, ask('a hard one: prove it'))).toEqual({ model: 'big', share: null, policy: false });
     // Without the request no call can be judged: none is picked.
     expect(drawRoute(route, 'big', () => 0)).toEqual({ model: 'big', share: null, policy: false });
     // Nor under a policy on features of another dimension than this process computes (it would throw): it picks none.
-    const other = { ...route, split: { ...route.split, shares: [{ model: 'small', share: 0.6, diffLower: -0.01, samples: 100, policy: { ...policy, dimension: 1_024 } }] } };
+    const other = {
+      ...route,
+      split: {
+        ...route.split,
+        shares: [{ model: 'small', share: 0.6, diffLower: -0.01, samples: 100, policy: { ...policy, dimension: 1_024 } }],
+      },
+    };
     expect(drawRoute(other, 'big', () => 0, ask('easy'))).toEqual({ model: 'big', share: null, policy: false });
     // The share is of the picked calls, not of all calls.
     let seed = 7;
@@ -91,16 +123,42 @@ describe('drawRoute', () => {
     const policy = easyPolicy();
     vi.mocked(callFeatures).mockClear();
     const untouched = untouchable();
-    const shares = { ...plain, split: split([['small', 0.3], ['tiny', 0.2]]) };
+    const shares = {
+      ...plain,
+      split: split([
+        ['small', 0.3],
+        ['tiny', 0.2],
+      ]),
+    };
     for (const draw of [0.1, 0.35, 0.9]) expect(() => drawRoute(shares, 'big', () => draw, untouched)).not.toThrow();
     expect(() => drawRoute(plain, 'big', () => 0, untouched)).not.toThrow();
     expect(() => drawRoute(undefined, 'big', () => 0, untouched)).not.toThrow();
-    expect(() => drawRoute({ ...plain, pinnedModel: 'pin', split: { ...split([]), shares: [{ model: 'small', share: 0.5, diffLower: 0, samples: 1, policy }] } }, 'big', () => 0, untouched)).not.toThrow();
+    expect(() =>
+      drawRoute(
+        {
+          ...plain,
+          pinnedModel: 'pin',
+          split: { ...split([]), shares: [{ model: 'small', share: 0.5, diffLower: 0, samples: 1, policy }] },
+        },
+        'big',
+        () => 0,
+        untouched,
+      ),
+    ).not.toThrow();
 
     expect(callFeatures).not.toHaveBeenCalled();
 
     // Two policies on one split (not written today): the features are computed once.
-    const twice = { ...plain, split: { ...split([]), shares: [{ model: 'small', share: 0.5, diffLower: 0, samples: 1, policy }, { model: 'tiny', share: 0.5, diffLower: 0, samples: 1, policy }] } };
+    const twice = {
+      ...plain,
+      split: {
+        ...split([]),
+        shares: [
+          { model: 'small', share: 0.5, diffLower: 0, samples: 1, policy },
+          { model: 'tiny', share: 0.5, diffLower: 0, samples: 1, policy },
+        ],
+      },
+    };
     expect(drawRoute(twice, 'big', () => 0, ask('a hard one'))).toEqual({ model: 'big', share: null, policy: false });
     expect(callFeatures).toHaveBeenCalledTimes(1);
     // A call not drawn into the policy's share is not featurised at all.
@@ -110,7 +168,16 @@ describe('drawRoute', () => {
 
   it('draws the random shares of a split with a policy as before, in order', () => {
     const policy = easyPolicy();
-    const route = { ...plain, split: { ...split([]), shares: [{ model: 'small', share: 0.3, diffLower: 0, samples: 1 }, { model: 'tiny', share: 0.5, diffLower: 0, samples: 1, policy }] } };
+    const route = {
+      ...plain,
+      split: {
+        ...split([]),
+        shares: [
+          { model: 'small', share: 0.3, diffLower: 0, samples: 1 },
+          { model: 'tiny', share: 0.5, diffLower: 0, samples: 1, policy },
+        ],
+      },
+    };
     expect(drawRoute(route, 'big', () => 0.2, ask('a hard one'))).toEqual({ model: 'small', share: 0.3, policy: false });
     expect(drawRoute(route, 'big', () => 0.4, ask('a hard one'))).toEqual({ model: 'big', share: null, policy: false });
     expect(drawRoute(route, 'big', () => 0.4, ask('easy'))).toEqual({ model: 'tiny', share: 0.5, policy: true });

@@ -60,7 +60,13 @@ export function drawRoute(route: Routed | undefined, requestedId: string, random
  * comes before it). The features are computed at most once, for the first
  * policy whose share the call is drawn into.
  */
-function drawWithPolicies(route: Routed, shares: RouteSplit['shares'], draw: number, random: () => number, request: CallRequest | undefined): RouteDraw {
+function drawWithPolicies(
+  route: Routed,
+  shares: RouteSplit['shares'],
+  draw: number,
+  random: () => number,
+  request: CallRequest | undefined,
+): RouteDraw {
   let features: CallFeatures | undefined;
   let size = 0;
   let point = draw;
@@ -91,7 +97,13 @@ function picks(policy: StoredCallPolicy, features: CallFeatures, size: number): 
  * requested one when the route's model left the catalog or has no engine);
  * `servedId`: the model that serves after the content check.
  */
-export function routeReason(route: Pick<RouteRecord, 'pinnedModel'> | undefined, draw: RouteDraw, requestedId: string, routedId: string, servedId: string): RouteReason {
+export function routeReason(
+  route: Pick<RouteRecord, 'pinnedModel'> | undefined,
+  draw: RouteDraw,
+  requestedId: string,
+  routedId: string,
+  servedId: string,
+): RouteReason {
   if (route === undefined || draw.model === requestedId) return 'requested';
   if (routedId === requestedId) return 'no_engine';
   if (servedId === requestedId) return 'content';

@@ -14,7 +14,18 @@ import { createRouteTable, type RouteTable } from './route-table.js';
 const scope = { accountId: 'acct-1', project: 'shop', workload: 'sums' };
 
 function route(fields: Partial<RouteRecord>, updatedAt: number): RouteRecord {
-  return { scope, requestedModel: 'big', servedModel: 'big', pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, ...fields, updatedAt };
+  return {
+    scope,
+    requestedModel: 'big',
+    servedModel: 'big',
+    pinnedModel: null,
+    certificate: null,
+    cooldowns: {},
+    fallbacks: [],
+    split: null,
+    ...fields,
+    updatedAt,
+  };
 }
 
 /**
@@ -140,7 +151,14 @@ describe('route table', () => {
   });
 
   it('a split read from the store is drawn call by call, and a pin over it serves every call', async () => {
-    const split = { shares: [{ model: 'small', share: 0.3, diffLower: -0.01, samples: 200 }], requestedLower: 0.8, qualityBar: 0.95, confidence: 0.95, contractVersion: 1, at: now };
+    const split = {
+      shares: [{ model: 'small', share: 0.3, diffLower: -0.01, samples: 200 }],
+      requestedLower: 0.8,
+      qualityBar: 0.95,
+      confidence: 0.95,
+      contractVersion: 1,
+      at: now,
+    };
     await store.routing.saveRoute(route({ split }, now + 1), null);
     await table.refresh();
     expect(table.route(scope, 'big')?.split).toEqual(split);

@@ -89,7 +89,9 @@ export function createRouteTable(options: RouteTableOptions): RouteTable {
     keyOf: scopeKey,
     read: async (scope) => {
       const stored = await routing.getContract(scope);
-      return stored === null ? null : { contract: parseEvalContract(stored.contract), version: stored.version, evidenceVersion: stored.evidenceVersion };
+      return stored === null
+        ? null
+        : { contract: parseEvalContract(stored.contract), version: stored.version, evidenceVersion: stored.evidenceVersion };
     },
     fallback: defaultContract,
     ttlMs: options.contractTtlMs ?? 5_000,
@@ -118,7 +120,8 @@ export function createRouteTable(options: RouteTableOptions): RouteTable {
     // finished meanwhile has already brought: the store's order, not this call's, says which
     // is newer, so the next read reads the route again. An edit of the route held (the same
     // updatedAt: cooldowns noted before the write that stores them) is not a write.
-    if (held !== undefined && held.revision > 0 && held.route.updatedAt !== route.updatedAt) rereadAfter = Math.min(rereadAfter, held.revision - 1);
+    if (held !== undefined && held.revision > 0 && held.route.updatedAt !== route.updatedAt)
+      rereadAfter = Math.min(rereadAfter, held.revision - 1);
     byModel.set(route.requestedModel, { route, revision: held?.revision ?? 0, appliedLocally: ++localApplies });
   }
 

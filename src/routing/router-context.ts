@@ -168,7 +168,12 @@ export function routeKey(scope: Scope, requestedModel: string): string {
 }
 
 /** The route's state, made on first use; `key` is its `routeKey`, when the caller has it already. */
-export function routeState(context: RouterContext, scope: Scope, requestedModel: string, key = routeKey(scope, requestedModel)): RouteState {
+export function routeState(
+  context: RouterContext,
+  scope: Scope,
+  requestedModel: string,
+  key = routeKey(scope, requestedModel),
+): RouteState {
   let state = context.states.get(key);
   if (state === undefined) {
     state = {

@@ -69,20 +69,23 @@ describe('router leadership', () => {
     await vi.waitFor(() => expect(follower.isLeader()).toBe(true), { timeout: 2_000 });
   });
 
-  it.each(['failing', 'hanging'] as const)('a leader whose renewals are %s steps down before another can take over, so two never lead at once', async (trouble) => {
-    const [first, second] = await twoStores();
-    const troubled = switchableLeases(first.leases);
-    const a = lead(troubled.leases);
-    await a.start();
-    expect(a.isLeader()).toBe(true);
-    const b = lead(second.leases);
-    await b.start();
-    expect(b.isLeader()).toBe(false);
+  it.each(['failing', 'hanging'] as const)(
+    'a leader whose renewals are %s steps down before another can take over, so two never lead at once',
+    async (trouble) => {
+      const [first, second] = await twoStores();
+      const troubled = switchableLeases(first.leases);
+      const a = lead(troubled.leases);
+      await a.start();
+      expect(a.isLeader()).toBe(true);
+      const b = lead(second.leases);
+      await b.start();
+      expect(b.isLeader()).toBe(false);
 
-    const stop = watchForTwoLeaders(a, b);
-    troubled.mode.value = trouble;
-    await vi.waitFor(() => expect(a.isLeader()).toBe(false), { timeout: 2_000 });
-    await vi.waitFor(() => expect(b.isLeader()).toBe(true), { timeout: 3_000 });
-    expect(stop()).toBe(false);
-  });
+      const stop = watchForTwoLeaders(a, b);
+      troubled.mode.value = trouble;
+      await vi.waitFor(() => expect(a.isLeader()).toBe(false), { timeout: 2_000 });
+      await vi.waitFor(() => expect(b.isLeader()).toBe(true), { timeout: 3_000 });
+      expect(stop()).toBe(false);
+    },
+  );
 });

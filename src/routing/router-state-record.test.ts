@@ -5,8 +5,27 @@ import type { RouteState } from './router-context.js';
 import { decodeRouteState, emptyRouteStateRecord, encodeRouteState, restoreRouteState } from './router-state-record.js';
 
 const verdicts: CandidateVerdict[] = [
-  { model: 'tiny', state: 'testing', reason: 'fewer than 50 paired samples', lower: Number.NEGATIVE_INFINITY, upper: Number.POSITIVE_INFINITY, evaluated: 12, passed: 11, costPerCall: 0.0001, share: 0 },
-  { model: 'small', state: 'certified', lower: -0.021, upper: Number.POSITIVE_INFINITY, evaluated: 412, passed: 398, costPerCall: 0.001, share: 0.34 },
+  {
+    model: 'tiny',
+    state: 'testing',
+    reason: 'fewer than 50 paired samples',
+    lower: Number.NEGATIVE_INFINITY,
+    upper: Number.POSITIVE_INFINITY,
+    evaluated: 12,
+    passed: 11,
+    costPerCall: 0.0001,
+    share: 0,
+  },
+  {
+    model: 'small',
+    state: 'certified',
+    lower: -0.021,
+    upper: Number.POSITIVE_INFINITY,
+    evaluated: 412,
+    passed: 398,
+    costPerCall: 0.001,
+    share: 0.34,
+  },
 ];
 
 function leaderState(): RouteState {
@@ -67,6 +86,15 @@ describe('route state record', () => {
     const record = decodeRouteState(encodeRouteState(state, 1_500))!;
     const fromLeader = activityOf(state, 1_500);
     expect(activityOf(record, record.callsPerDay)).toEqual(fromLeader);
-    expect(fromLeader).toMatchObject({ sampleRate: 0.2, exploring: ['tiny'], callsPerDay: 1_500, uncheckedCalls: 7, droppedSamples: 2, judges: [{ model: 'judge', sameFamily: true }], probation: ['mid'], verdicts });
+    expect(fromLeader).toMatchObject({
+      sampleRate: 0.2,
+      exploring: ['tiny'],
+      callsPerDay: 1_500,
+      uncheckedCalls: 7,
+      droppedSamples: 2,
+      judges: [{ model: 'judge', sameFamily: true }],
+      probation: ['mid'],
+      verdicts,
+    });
   });
 });

@@ -134,6 +134,8 @@ export function emptyRouteStateRecord(): RouteStateRecord {
  * JSON writes an unbounded bound (a relative verdict's `lower` without a
  * share is −∞, its `upper` always +∞) as null: read back as the infinity it was.
  */
-function revivedVerdict(verdict: Omit<CandidateVerdict, 'lower' | 'upper'> & { lower: number | null; upper: number | null }): CandidateVerdict {
+function revivedVerdict(
+  verdict: Omit<CandidateVerdict, 'lower' | 'upper'> & { lower: number | null; upper: number | null },
+): CandidateVerdict {
   return { ...verdict, lower: verdict.lower ?? Number.NEGATIVE_INFINITY, upper: verdict.upper ?? Number.POSITIVE_INFINITY };
 }

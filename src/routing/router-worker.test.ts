@@ -33,7 +33,10 @@ function pairwiseVerdict(content: string): string {
 }
 
 function answeringPool(calls: GenerationParameters[], model = ''): ModelPool {
-  const answer = (content: string) => ({ choices: [{ index: 0, message: { role: 'assistant' as const, content }, finish_reason: 'stop' as const }], usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 } });
+  const answer = (content: string) => ({
+    choices: [{ index: 0, message: { role: 'assistant' as const, content }, finish_reason: 'stop' as const }],
+    usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 },
+  });
   return {
     complete: () => Promise.reject(new Error('replays go through replay()')),
     async replay(request) {
@@ -41,7 +44,11 @@ function answeringPool(calls: GenerationParameters[], model = ''): ModelPool {
       if (failing.has(model)) throw new EngineError(`engine of ${model} is down`);
       const text = request.messages.map((message) => (typeof message.content === 'string' ? message.content : '')).join('\n');
       const grading = text.includes('<rubric>');
-      const content = grading ? 'PASS: right.' : text.includes("Assistant A's Answer]") ? pairwiseVerdict(text) : (answerOf?.(model, text) ?? '4');
+      const content = grading
+        ? 'PASS: right.'
+        : text.includes("Assistant A's Answer]")
+          ? pairwiseVerdict(text)
+          : (answerOf?.(model, text) ?? '4');
       return { replica: 'fake', completion: answer(content), latencyMs: 1, ttftMs: null };
     },
     openStream: () => Promise.reject(new Error('not used')),
@@ -58,7 +65,14 @@ beforeEach(async () => {
   await store.migrate();
   routes = createRouteTable({ routing: store.routing, logger: silentLogger });
   routes.applyContract(scope, {
-    contract: { ...DEFAULT_CONTRACT, checks: [{ type: 'agreement', method: 'auto' }], pass_rate: 0.9, quality_bar: null, min_samples: 5, sample_rate: 1 },
+    contract: {
+      ...DEFAULT_CONTRACT,
+      checks: [{ type: 'agreement', method: 'auto' }],
+      pass_rate: 0.9,
+      quality_bar: null,
+      min_samples: 5,
+      sample_rate: 1,
+    },
     version: 1,
     evidenceVersion: 1,
   });
@@ -77,7 +91,12 @@ function servedModel(draw = 0.5): string {
   return drawRoute(routes.route(scope, 'big'), 'big', () => draw).model;
 }
 
-function setUp(busy: ReadonlySet<string> = new Set(), settings: Partial<RouterSettings> = {}, now: () => number = Date.now, logger = silentLogger) {
+function setUp(
+  busy: ReadonlySet<string> = new Set(),
+  settings: Partial<RouterSettings> = {},
+  now: () => number = Date.now,
+  logger = silentLogger,
+) {
   const config = parseConfig(
     `engines: [{ id: e, type: openai, base_url: "http://127.0.0.1:1/v1" }]
 models:
@@ -89,9 +108,29 @@ models:
   );
   const calls = { big: [] as GenerationParameters[], small: [] as GenerationParameters[], tiny: [] as GenerationParameters[] };
   const pools = new Map(Object.entries(calls).map(([id, list]) => [id, answeringPool(list, id)]));
-  const worker = createRouterWorker({ routing: store.routing, routes, catalog: createCatalog(config.models), pools, logger, isBusy: (model) => busy.has(model), settings, now });
+  const worker = createRouterWorker({
+    routing: store.routing,
+    routes,
+    catalog: createCatalog(config.models),
+    pools,
+    logger,
+    isBusy: (model) => busy.has(model),
+    settings,
+    now,
+  });
   const offer = (environment: 'production' | 'staging' = 'production', servedModel = 'big', target = scope) =>
-    worker.offer({ scope: target, environment, requestedModel: 'big', servedModel, parameters, reply: { role: 'assistant', content: '4' }, usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 }, latencyMs: 1, ttftMs: null, stream: false });
+    worker.offer({
+      scope: target,
+      environment,
+      requestedModel: 'big',
+      servedModel,
+      parameters,
+      reply: { role: 'assistant', content: '4' },
+      usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 },
+      latencyMs: 1,
+      ttftMs: null,
+      stream: false,
+    });
   return { worker, calls, offer };
 }
 
@@ -131,7 +170,8 @@ describe('router worker, relative contract (quality_bar)', () => {
     const { logger, lines } = capturingLogger();
     const { worker, calls, offer } = setUp(new Set(), {}, Date.now, logger);
     const route = () => routes.route(scope, 'big');
-    const tinyShare = () => (route()?.servedModel === 'tiny' ? 1 : (route()?.split?.shares.find((entry) => entry.model === 'tiny')?.share ?? 0));
+    const tinyShare = () =>
+      route()?.servedModel === 'tiny' ? 1 : (route()?.split?.shares.find((entry) => entry.model === 'tiny')?.share ?? 0);
     let sawSplit = false;
     for (let sample = 0; sample < 600 && route()?.servedModel !== 'tiny'; sample++) {
       offer();
@@ -156,15 +196,29 @@ describe('router worker, relative contract (quality_bar)', () => {
   });
 });
 
-describe('router worker, a project\'s pooled prior', () => {
-  it('gives a new workload a share on the evidence of its project\'s workloads that ask the same model, and says so', async () => {
+describe("router worker, a project's pooled prior", () => {
+  it("gives a new workload a share on the evidence of its project's workloads that ask the same model, and says so", async () => {
     const relative = { contract: { ...DEFAULT_CONTRACT, sample_rate: 1 }, version: 1, evidenceVersion: 1 };
     routes.applyContract(scope, relative);
     const neighbours = ['totals', 'dates', 'units'].map((workload) => ({ ...scope, workload }));
     // A fourth neighbour under the absolute semantics (pass_rate without quality_bar) is not pooled: its evidence means another thing.
     const absolute = { ...scope, workload: 'legacy' };
-    routes.applyContract(absolute, { contract: { ...DEFAULT_CONTRACT, pass_rate: 0.9, quality_bar: null }, version: 1, evidenceVersion: 1 });
-    const delta = (outcome: 'same' | 'loss' | 'win', grade: 'right' | 'ungraded') => ({ evaluated: 1, passed: outcome === 'loss' ? 0 : 1, errors: 0, promptTokens: 10, completionTokens: 1, costUsd: 0, latencyMsTotal: 1, latencyMs: 1, paired: { outcome, grade } });
+    routes.applyContract(absolute, {
+      contract: { ...DEFAULT_CONTRACT, pass_rate: 0.9, quality_bar: null },
+      version: 1,
+      evidenceVersion: 1,
+    });
+    const delta = (outcome: 'same' | 'loss' | 'win', grade: 'right' | 'ungraded') => ({
+      evaluated: 1,
+      passed: outcome === 'loss' ? 0 : 1,
+      errors: 0,
+      promptTokens: 10,
+      completionTokens: 1,
+      costUsd: 0,
+      latencyMsTotal: 1,
+      latencyMs: 1,
+      paired: { outcome, grade },
+    });
     for (const neighbour of [...neighbours, absolute]) {
       if (neighbour !== absolute) routes.applyContract(neighbour, relative);
       // 40 samples each: 34 agreements graded right, 4 losses, 2 wins: tiny about 95% as good as big.
@@ -172,7 +226,14 @@ describe('router worker, a project\'s pooled prior', () => {
         const kind = sample < 34 ? delta('same', 'right') : sample < 38 ? delta('loss', 'ungraded') : delta('win', 'ungraded');
         await store.routing.addEvidence(neighbour, 'big', 'tiny', 1, kind, 1);
         // The requested model's own latency on each workload: the yardstick of the latency limit.
-        await store.routing.addEvidence(neighbour, 'big', 'big', 1, { ...delta('same', 'right'), evaluated: 0, passed: 0, paired: undefined }, 1);
+        await store.routing.addEvidence(
+          neighbour,
+          'big',
+          'big',
+          1,
+          { ...delta('same', 'right'), evaluated: 0, passed: 0, paired: undefined },
+          1,
+        );
       }
     }
     const { worker, offer } = setUp();
@@ -206,7 +267,11 @@ describe('router worker, per-call policies (per_call)', () => {
   it('learns which calls the cheap model gets right, certifies the policy on later samples, and serves the calls it picks', async () => {
     // Stored too: the route table reads contracts again every few seconds, and this test runs longer.
     const stored = await store.routing.putContract(scope, { ...DEFAULT_CONTRACT, sample_rate: 1, per_call: true }, Date.now());
-    routes.applyContract(scope, { contract: { ...DEFAULT_CONTRACT, sample_rate: 1, per_call: true }, version: stored.version, evidenceVersion: stored.evidenceVersion });
+    routes.applyContract(scope, {
+      contract: { ...DEFAULT_CONTRACT, sample_rate: 1, per_call: true },
+      version: stored.version,
+      evidenceVersion: stored.evidenceVersion,
+    });
     // tiny is right on the easy questions only (half the calls): a random share of it could take a tenth of the calls. small is never right.
     answerOf = (model, prompt) => (model === 'small' ? '7' : model === 'tiny' && prompt.includes('hard') ? '5' : '4');
     const { worker } = setUp();
@@ -237,7 +302,12 @@ describe('router worker, per-call policies (per_call)', () => {
     expect(share?.share).toBeGreaterThan(0.5);
     const policy = share?.policy;
     if (policy === undefined) throw new Error('no policy');
-    const picks = (content: string) => routesToCandidate(policy, callFeatures({ messages: [{ role: 'user', content }] }), requestSize({ messages: [{ role: 'user', content }] }));
+    const picks = (content: string) =>
+      routesToCandidate(
+        policy,
+        callFeatures({ messages: [{ role: 'user', content }] }),
+        requestSize({ messages: [{ role: 'user', content }] }),
+      );
     expect(picks('easy question 5001: what is 2 + 2?')).toBe(true);
     expect(picks('hard question 5002: what is 2 + 2?')).toBe(false);
     const [change] = await store.routing.listRouteChanges(scope, 1);
@@ -300,12 +370,28 @@ describe('router worker under faults', () => {
 
 describe('fallbacksOf', () => {
   it('lists the certified models dearer than the served one, cheapest first, leaving out those cooling down', () => {
-    const verdict = (model: string, costPerCall: number, state: 'certified' | 'testing' | 'eliminated', coolingDown = false) => ({ model, costPerCall, state, lower: 0, upper: 1, evaluated: 0, passed: 0, ...(coolingDown ? { coolingDown } : {}) });
+    const verdict = (model: string, costPerCall: number, state: 'certified' | 'testing' | 'eliminated', coolingDown = false) => ({
+      model,
+      costPerCall,
+      state,
+      lower: 0,
+      upper: 1,
+      evaluated: 0,
+      passed: 0,
+      ...(coolingDown ? { coolingDown } : {}),
+    });
     const decision = {
       servedModel: 'small',
       certificate: null,
       toTest: [],
-      verdicts: [verdict('tiny', 0.1, 'certified', true), verdict('small', 1, 'certified'), verdict('large', 5, 'certified'), verdict('mid', 3, 'certified'), verdict('other', 2, 'testing'), verdict('gone', 4, 'certified', true)],
+      verdicts: [
+        verdict('tiny', 0.1, 'certified', true),
+        verdict('small', 1, 'certified'),
+        verdict('large', 5, 'certified'),
+        verdict('mid', 3, 'certified'),
+        verdict('other', 2, 'testing'),
+        verdict('gone', 4, 'certified', true),
+      ],
     };
     expect(fallbacksOf(decision)).toEqual(['mid', 'large']);
   });

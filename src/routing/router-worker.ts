@@ -19,7 +19,16 @@ import type { Scope } from '../api/scope.js';
 import type { RouterStateRecord, RoutingStore } from '../store/routing-store.js';
 import { createReplayGate, type ReplayGate } from './replay-gate.js';
 import { decideAgain, fallBack } from './route-changes.js';
-import { explorationRate, routeKey, routeState, remember, DEFAULT_ROUTER_SETTINGS, type RouteState, type RouterContext, type RouterSettings } from './router-context.js';
+import {
+  explorationRate,
+  routeKey,
+  routeState,
+  remember,
+  DEFAULT_ROUTER_SETTINGS,
+  type RouteState,
+  type RouterContext,
+  type RouterSettings,
+} from './router-context.js';
 import { scopeKey, type RouteTable } from './route-table.js';
 import type { RouterWorkloadCounters } from '../tracking/metrics.js';
 import type { QueuedSample, ReplaySample } from './replay-sample.js';
@@ -138,7 +147,8 @@ export function createRouterWorker(options: RouterWorkerOptions): LeaderWorker {
     const routed = sample.servedModel !== requested.id;
     if (routed) {
       const served = context.catalog.resolve(sample.servedModel);
-      if (served !== undefined) state.savedUsd += costAt(context.priceOf, requested, sample.usage) - costAt(context.priceOf, served, sample.usage);
+      if (served !== undefined)
+        state.savedUsd += costAt(context.priceOf, requested, sample.usage) - costAt(context.priceOf, served, sample.usage);
       state.uncheckedCalls += 1;
       remember(state.servedLatencies, sample.latencyMs, settings.latencyWindow);
       remember(state.servedTtfts, sample.ttftMs, settings.latencyWindow);
@@ -184,7 +194,11 @@ export function createRouterWorker(options: RouterWorkerOptions): LeaderWorker {
     const now = Date.now();
     if (now - lastFailureLogAt < 10_000) return;
     lastFailureLogAt = now;
-    context.logger.warn('router sample failed', { workload: sample.scope.workload, failed_samples: unloggedFailures, ...errorFields(error) });
+    context.logger.warn('router sample failed', {
+      workload: sample.scope.workload,
+      failed_samples: unloggedFailures,
+      ...errorFields(error),
+    });
     unloggedFailures = 0;
   }
 
@@ -229,11 +243,16 @@ export function createRouterWorker(options: RouterWorkerOptions): LeaderWorker {
     countGuardFailure(scope, requestedModel, servedModel) {
       const { evidenceVersion } = context.routes.contract(scope);
       const failed = { evaluated: 1, passed: 0, errors: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMsTotal: 0 };
-      context.routing.addEvidence(scope, requestedModel, servedModel, evidenceVersion, failed, context.now()).catch((error: unknown) => context.logger.warn('guard failure not recorded', errorFields(error)));
+      context.routing
+        .addEvidence(scope, requestedModel, servedModel, evidenceVersion, failed, context.now())
+        .catch((error: unknown) => context.logger.warn('guard failure not recorded', errorFields(error)));
     },
     decideAgain: (scope, detail) => decideAgain(context, scope, detail),
     activity(scope, requestedModel) {
-      return activityOf(routeState(context, scope, requestedModel), context.traffic.callsPerDay(routeKey(scope, requestedModel), context.now()));
+      return activityOf(
+        routeState(context, scope, requestedModel),
+        context.traffic.callsPerDay(routeKey(scope, requestedModel), context.now()),
+      );
     },
     async idle() {
       while (running.size > 0 || queue.length > 0) await Promise.all(running);

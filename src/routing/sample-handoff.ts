@@ -18,7 +18,16 @@ import type { QueuedSample } from './replay-sample.js';
 
 export type Handoff =
   | { type: 'sample'; sample: QueuedSample }
-  | { type: 'tally'; scope: Scope; requestedModel: string; calls: number; routedCalls: number; latencies: number[]; ttfts: number[]; at: number }
+  | {
+      type: 'tally';
+      scope: Scope;
+      requestedModel: string;
+      calls: number;
+      routedCalls: number;
+      latencies: number[];
+      ttfts: number[];
+      at: number;
+    }
   | { type: 'decide_again'; scope: Scope; detail: string };
 
 type Tally = Extract<Handoff, { type: 'tally' }>;
@@ -37,7 +46,13 @@ export interface HandoffOutbox {
 /** Latencies kept per route and flush: enough for the leader's window, bounded whatever the traffic. */
 const LATENCIES_PER_TALLY = 50;
 
-export function createHandoffOutbox(options: { routing: RoutingStore; logger: Logger; flushMs?: number; maxSamples?: number; now?: () => number }): HandoffOutbox {
+export function createHandoffOutbox(options: {
+  routing: RoutingStore;
+  logger: Logger;
+  flushMs?: number;
+  maxSamples?: number;
+  now?: () => number;
+}): HandoffOutbox {
   const { routing, logger } = options;
   const now = options.now ?? Date.now;
   const maxSamples = options.maxSamples ?? 1_000;
@@ -74,7 +89,8 @@ export function createHandoffOutbox(options: { routing: RoutingStore; logger: Lo
     count(scope, requestedModel, routed, latencyMs, ttftMs) {
       const key = `${scope.accountId}\u0000${scope.project}\u0000${scope.workload}\u0000${requestedModel}`;
       let tally = tallies.get(key);
-      if (tally === undefined) tallies.set(key, (tally = { type: 'tally', scope, requestedModel, calls: 0, routedCalls: 0, latencies: [], ttfts: [], at: now() }));
+      if (tally === undefined)
+        tallies.set(key, (tally = { type: 'tally', scope, requestedModel, calls: 0, routedCalls: 0, latencies: [], ttfts: [], at: now() }));
       tally.calls += 1;
       if (!routed) return;
       tally.routedCalls += 1;

@@ -54,14 +54,26 @@ export async function processSample(context: RouterContext, sample: QueuedSample
   // A call a per-call policy picked is no random sample: it enters the evidence only when sampled at the exploration rate, as every call is.
   const picked = shareEntry?.policy !== undefined;
   // Relative contracts: a sample taken to remake a stale plan pays no reference when the new plan has nothing to test.
-  const explore = sample.explore && !drawn && (!run.relative || !routed || sample.monitor || (await replanExploration(context, state, requested, contract, run.exploreBudgetLeft())).candidates.length > 0);
+  const explore =
+    sample.explore &&
+    !drawn &&
+    (!run.relative ||
+      !routed ||
+      sample.monitor ||
+      (await replanExploration(context, state, requested, contract, run.exploreBudgetLeft())).candidates.length > 0);
   const wanted = (sample.monitor && run.monitorBudgetLeft() > 0) || (explore && run.exploreBudgetLeft() > 0);
   let reference: AssistantMessage | null = routed ? null : sample.reply;
   if (!routed) {
     // The requested model's own latency on this workload: the yardstick of the candidates'.
     await run.record(requested.id, { ...NO_EVIDENCE, latencyMs: sample.latencyMs, ttftMs: sample.ttftMs });
   } else if (wanted) {
-    const replayed = await replay(context, requested, boundedReplay(sample.parameters, sample.usage.completion_tokens), sample.stream, sample);
+    const replayed = await replay(
+      context,
+      requested,
+      boundedReplay(sample.parameters, sample.usage.completion_tokens),
+      sample.stream,
+      sample,
+    );
     if (replayed.kind === 'reply') {
       await run.spend(replayed.costUsd);
       reference = replayed.message;
@@ -80,14 +92,26 @@ export async function processSample(context: RouterContext, sample: QueuedSample
     if (!routed) await selfCheckJudge(run.scoring, sample, reference);
   }
   const shape = state.shape;
-  await change(context, state, async () => applyDecision(context, scope, requested, await decideFromEvidence(context, scope, requested, shape)));
+  await change(context, state, async () =>
+    applyDecision(context, scope, requested, await decideFromEvidence(context, scope, requested, shape)),
+  );
   await replanExploration(context, state, requested, contract, run.exploreBudgetLeft());
 }
 
 /** The route row exists from the first sample on, so the API lists what is being tested. */
 async function ensureRoute(context: RouterContext, scope: Scope, requestedModel: string): Promise<void> {
   if (context.routes.route(scope, requestedModel) !== undefined) return;
-  const route = { scope, requestedModel, servedModel: requestedModel, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, updatedAt: context.now() };
+  const route = {
+    scope,
+    requestedModel,
+    servedModel: requestedModel,
+    pinnedModel: null,
+    certificate: null,
+    cooldowns: {},
+    fallbacks: [],
+    split: null,
+    updatedAt: context.now(),
+  };
   // Only if absent: another process may have written this route (a pin) since this table last read.
   context.routes.apply(await context.routing.createRoute(route));
 }

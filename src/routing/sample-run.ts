@@ -38,7 +38,15 @@ export interface SampleRun {
 }
 
 /** Evidence that counts nothing: spread under what a reply adds. */
-export const NO_EVIDENCE: EvidenceDelta = { evaluated: 0, passed: 0, errors: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMsTotal: 0 };
+export const NO_EVIDENCE: EvidenceDelta = {
+  evaluated: 0,
+  passed: 0,
+  errors: 0,
+  promptTokens: 0,
+  completionTokens: 0,
+  costUsd: 0,
+  latencyMsTotal: 0,
+};
 
 /** The run of one sample of `requested`'s route; reads what the route's workload has spent today. */
 export async function startSampleRun(

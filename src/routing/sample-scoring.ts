@@ -48,7 +48,12 @@ export interface Scoring {
  * answered without a verdict, or no judge at all, fails the reply: counting
  * only the replies that pass by rule would certify anything.
  */
-export async function score(scoring: Scoring, reference: AssistantMessage, candidate: AssistantMessage, candidateModel: CatalogModel): Promise<boolean | null | 'judge_down'> {
+export async function score(
+  scoring: Scoring,
+  reference: AssistantMessage,
+  candidate: AssistantMessage,
+  candidateModel: CatalogModel,
+): Promise<boolean | null | 'judge_down'> {
   const { context, contract } = scoring;
   const judging = judgeRunner(scoring);
   const result = await evaluateContract(
@@ -58,7 +63,11 @@ export async function score(scoring: Scoring, reference: AssistantMessage, candi
       signal: context.signal,
       judgeModel: (checkIndex) => {
         const check = contract.checks[checkIndex];
-        return pickJudge(scoring, candidateModel, check?.type === 'judge' ? check.model : check?.type === 'agreement' ? check.judge_model : undefined);
+        return pickJudge(
+          scoring,
+          candidateModel,
+          check?.type === 'judge' ? check.model : check?.type === 'agreement' ? check.judge_model : undefined,
+        );
       },
       judge: judging.run,
     },
@@ -76,7 +85,12 @@ export interface Scored {
 }
 
 /** A reply scored under the contract's semantics: paired against the reference when relative (`scorePaired`), else by every check (`score`). */
-export async function scoreReply(scoring: Scoring, reference: AssistantMessage, candidate: AssistantMessage, candidateModel: CatalogModel): Promise<Scored | null | 'judge_down'> {
+export async function scoreReply(
+  scoring: Scoring,
+  reference: AssistantMessage,
+  candidate: AssistantMessage,
+  candidateModel: CatalogModel,
+): Promise<Scored | null | 'judge_down'> {
   if (qualitySemantics(scoring.contract) === 'relative') return scorePaired(scoring, reference, candidate, candidateModel);
   return toScored(await score(scoring, reference, candidate, candidateModel));
 }
@@ -101,12 +115,30 @@ function toScored(passed: boolean | null | 'judge_down'): Scored | null | 'judge
  * check), so a contract set back to the absolute semantics never reads
  * these samples as better than they were.
  */
-export async function scorePaired(scoring: Scoring, reference: AssistantMessage, candidate: AssistantMessage, candidateModel: CatalogModel): Promise<Scored | null | 'judge_down'> {
+export async function scorePaired(
+  scoring: Scoring,
+  reference: AssistantMessage,
+  candidate: AssistantMessage,
+  candidateModel: CatalogModel,
+): Promise<Scored | null | 'judge_down'> {
   const { context, contract } = scoring;
   const request = scoring.parameters;
   const absolute: EvalContract = { ...contract, checks: contract.checks.filter(isAbsoluteCheck) };
   const judging = judgeRunner(scoring);
-  const constraints = absolute.checks.length === 0 ? null : (await evaluateContract(absolute, { request, reference, candidate }, { signal: context.signal, judge: judging.run, judgeModel: (index) => pickJudge(scoring, candidateModel, judgeCheckModel(absolute.checks[index])) })).passed;
+  const constraints =
+    absolute.checks.length === 0
+      ? null
+      : (
+          await evaluateContract(
+            absolute,
+            { request, reference, candidate },
+            {
+              signal: context.signal,
+              judge: judging.run,
+              judgeModel: (index) => pickJudge(scoring, candidateModel, judgeCheckModel(absolute.checks[index])),
+            },
+          )
+        ).passed;
   const agreement = contract.checks.find((check) => check.type === 'agreement') ?? { type: 'agreement' as const, method: 'auto' as const };
   let outcome: PairedOutcomeName = 'same';
   if (!repliesAgree(agreement, { request, reference, candidate })) {
@@ -123,18 +155,31 @@ export async function scorePaired(scoring: Scoring, reference: AssistantMessage,
     const graded = await gradeReply({ run: judging.run, model, signal: context.signal }, request, reference);
     return graded === 'right' || graded === 'wrong' ? graded : null;
   };
-  if (grader !== null && (outcome === 'tie' || (outcome === 'same' && (await gradesAllAgreements(scoring, candidateModel) || context.random() < context.settings.gradeShare)))) {
+  if (
+    grader !== null &&
+    (outcome === 'tie' ||
+      (outcome === 'same' && ((await gradesAllAgreements(scoring, candidateModel)) || context.random() < context.settings.gradeShare)))
+  ) {
     grade = (await gradeReference(grader)) ?? 'ungraded';
   } else if (grader !== null && (outcome === 'win' || outcome === 'loss') && context.random() < context.settings.graderCheckShare) {
     // The verdict says who was right: the grader is measured against it (a grade without a verdict counts as a wrong one).
     const graded = await gradeReference(grader);
     const counts = scoring.state.graderChecks[grader] ?? { compared: 0, differed: 0 };
-    scoring.state.graderChecks[grader] = { compared: counts.compared + 1, differed: counts.differed + Number(graded !== (outcome === 'loss' ? 'right' : 'wrong')) };
+    scoring.state.graderChecks[grader] = {
+      compared: counts.compared + 1,
+      differed: counts.differed + Number(graded !== (outcome === 'loss' ? 'right' : 'wrong')),
+    };
   }
   judging.settle();
   const passed = outcome !== 'loss' && constraints !== false;
   return {
-    delta: { evaluated: 1, passed: passed ? 1 : 0, paired: { outcome, grade }, constraintsEvaluated: constraints === null ? 0 : 1, constraintsPassed: constraints === true ? 1 : 0 },
+    delta: {
+      evaluated: 1,
+      passed: passed ? 1 : 0,
+      paired: { outcome, grade },
+      constraintsEvaluated: constraints === null ? 0 : 1,
+      constraintsPassed: constraints === true ? 1 : 0,
+    },
     passed,
   };
 }
@@ -146,17 +191,28 @@ export async function scorePaired(scoring: Scoring, reference: AssistantMessage,
  * share of the reference judge's verdicts (`judgeCalibrationShare`) are
  * asked of it too, and whether the two differ is counted. Null: no verdict.
  */
-async function comparePaired(scoring: Scoring, run: JudgeRunner, preferred: string | undefined, candidateModel: CatalogModel, reference: AssistantMessage, candidate: AssistantMessage): Promise<PairedVerdict | null> {
+async function comparePaired(
+  scoring: Scoring,
+  run: JudgeRunner,
+  preferred: string | undefined,
+  candidateModel: CatalogModel,
+  reference: AssistantMessage,
+  candidate: AssistantMessage,
+): Promise<PairedVerdict | null> {
   const { context, state } = scoring;
   const judge = pickJudge(scoring, candidateModel, preferred);
   if (judge === null) return null;
-  const ladder = preferred === undefined ? judgeLadder(judge, candidateModel.family, judgeOptions(scoring), state.judgeCalibration) : { reference: judge, active: judge, measuring: null };
+  const ladder =
+    preferred === undefined
+      ? judgeLadder(judge, candidateModel.family, judgeOptions(scoring), state.judgeCalibration)
+      : { reference: judge, active: judge, measuring: null };
   if (ladder.active !== judge) {
     state.lastJudge = ladder.active;
     state.judges.set(ladder.active, { sameFamily: false });
   }
   const referenceFirst = context.random() < 0.5;
-  const ask = (model: string) => comparePair({ run, model, signal: context.signal }, scoring.parameters, reference, candidate, referenceFirst);
+  const ask = (model: string) =>
+    comparePair({ run, model, signal: context.signal }, scoring.parameters, reference, candidate, referenceFirst);
   const verdict = await ask(ladder.active);
   if (typeof verdict !== 'string') return null;
   if (ladder.active === ladder.reference && ladder.measuring !== null && context.random() < context.settings.judgeCalibrationShare) {
@@ -172,7 +228,9 @@ async function comparePaired(scoring: Scoring, run: JudgeRunner, preferred: stri
 async function gradesAllAgreements(scoring: Scoring, candidateModel: CatalogModel): Promise<boolean> {
   const { context, state, requested } = scoring;
   const { evidenceVersion } = context.routes.contract(state.scope);
-  const counts = (await context.routing.listEvidence(state.scope, requested.id, evidenceVersion)).find((row) => row.candidateModel === candidateModel.id);
+  const counts = (await context.routing.listEvidence(state.scope, requested.id, evidenceVersion)).find(
+    (row) => row.candidateModel === candidateModel.id,
+  );
   return (counts?.paired.same.right ?? 0) + (counts?.paired.same.wrong ?? 0) < context.settings.gradeAllAgreementsUntil;
 }
 
@@ -198,7 +256,10 @@ function pickJudge(scoring: Scoring, judged: CatalogModel, preferred: string | u
 /** The models a judge may be picked from: those with an engine, at their cost for a call of the route's shape. */
 function judgeOptions({ context, state }: Scoring): JudgeOption[] {
   const shape = state.shape ?? NO_CALL_SHAPE;
-  return context.catalog.list().filter((model) => context.pools.has(model.id)).map((model) => ({ id: model.id, family: model.family, costPerCall: costPerCall(model, shape) }));
+  return context.catalog
+    .list()
+    .filter((model) => context.pools.has(model.id))
+    .map((model) => ({ id: model.id, family: model.family, costPerCall: costPerCall(model, shape) }));
 }
 
 /**
@@ -216,7 +277,9 @@ function judgeRunner(scoring: Scoring): { run: JudgeRunner; settle: () => void; 
       used = true;
       const judge = context.catalog.resolve(modelId);
       if (judge === undefined) throw new Error(`no judge model '${modelId}'`);
-      const replayed = await replay(context, judge, { messages, temperature: 0, max_tokens: JUDGE_MAX_TOKENS }, false, { scope: state.scope });
+      const replayed = await replay(context, judge, { messages, temperature: 0, max_tokens: JUDGE_MAX_TOKENS }, false, {
+        scope: state.scope,
+      });
       if (replayed.kind !== 'reply') {
         down = true;
         throw new Error(replayed.reason);
@@ -258,7 +321,15 @@ export async function selfCheckJudge(scoring: Scoring, sample: ReplaySample, ref
   if (qualitySemantics(scoring.contract) === 'relative') {
     // As the paired comparison judges: one order, at random; a preference either way between two replies of one model is an error.
     const judging = judgeRunner(judged);
-    const verdict = sameReply(reference, second.message) ? 'tie' : await comparePair({ run: judging.run, model: judge, signal: context.signal }, sample.parameters, reference, second.message, context.random() < 0.5);
+    const verdict = sameReply(reference, second.message)
+      ? 'tie'
+      : await comparePair(
+          { run: judging.run, model: judge, signal: context.signal },
+          sample.parameters,
+          reference,
+          second.message,
+          context.random() < 0.5,
+        );
     wrong = typeof verdict === 'string' ? verdict !== 'tie' : null;
   } else {
     const selfCheck: EvalContract = { ...scoring.contract, checks: [{ type: 'agreement', method: 'judge', judge_model: judge }] };

@@ -33,7 +33,14 @@
  */
 import { passRateBounds, thresholdPrior } from './confidence-sequence.js';
 import type { LatencyVerdict } from './latency-limit.js';
-import { DIFF_RANGE, emptyPairedEvidence, pairedSampleCount, sampleValues, type PairedEvidence, type QualityBarContract } from './paired-quality.js';
+import {
+  DIFF_RANGE,
+  emptyPairedEvidence,
+  pairedSampleCount,
+  sampleValues,
+  type PairedEvidence,
+  type QualityBarContract,
+} from './paired-quality.js';
 import type { RouteSplit, StoredCallPolicy } from '../store/routing-store.js';
 import type { CandidateVerdict, RouteDecision } from './route-decision.js';
 import type { PriorShare } from './pooled-prior.js';
@@ -103,13 +110,17 @@ interface Block {
 function blockOf(candidate: RelativeEvidence, policy: RelativePolicy): Block | null {
   if (candidate.coolingDown === true) return { reason: 'cooling down after a demotion', final: false };
   if (candidate.constraintsEvaluated > 0) {
-    const { lower, upper } = passRateBounds(candidate.constraintsEvaluated, candidate.constraintsPassed, policy.confidence, { prior: thresholdPrior(policy.passRate) });
-    if (upper < policy.passRate) return { reason: `fails the absolute checks: its pass rate is at most ${upper.toFixed(3)}, below ${policy.passRate}`, final: true };
+    const { lower, upper } = passRateBounds(candidate.constraintsEvaluated, candidate.constraintsPassed, policy.confidence, {
+      prior: thresholdPrior(policy.passRate),
+    });
+    if (upper < policy.passRate)
+      return { reason: `fails the absolute checks: its pass rate is at most ${upper.toFixed(3)}, below ${policy.passRate}`, final: true };
     if (lower < policy.passRate) return { reason: `its absolute checks are not yet certified at ${policy.passRate}`, final: false };
   }
   const latency = candidate.latency ?? { state: 'ok' as const };
   if (latency.state !== 'ok') return { reason: latency.reason, final: latency.state === 'too_slow' };
-  if (pairedSampleCount(candidate.paired) < policy.minSamples) return { reason: `fewer than ${policy.minSamples} paired samples`, final: false };
+  if (pairedSampleCount(candidate.paired) < policy.minSamples)
+    return { reason: `fewer than ${policy.minSamples} paired samples`, final: false };
   return null;
 }
 
@@ -125,19 +136,33 @@ export function decideSplit(input: {
   policyPotentials?: ReadonlyMap<string, number>;
 }): SplitDecision {
   const { policy } = input;
-  const candidates = input.candidates.filter((candidate) => candidate.model !== input.requestedModel).sort((left, right) => left.costPerCall - right.costPerCall || left.model.localeCompare(right.model));
+  const candidates = input.candidates
+    .filter((candidate) => candidate.model !== input.requestedModel)
+    .sort((left, right) => left.costPerCall - right.costPerCall || left.model.localeCompare(right.model));
   const cheaper = candidates.filter((candidate) => candidate.costPerCall < input.requestedCostPerCall);
   const blocks = new Map(cheaper.map((candidate) => [candidate.model, blockOf(candidate, policy)]));
   // E[r] from the stream with the most samples: the same calls replayed on two candidates must not count twice.
-  const requested = cheaper.reduce<PairedEvidence>((most, candidate) => (pairedSampleCount(candidate.paired) > pairedSampleCount(most) ? candidate.paired : most), emptyPairedEvidence());
+  const requested = cheaper.reduce<PairedEvidence>(
+    (most, candidate) => (pairedSampleCount(candidate.paired) > pairedSampleCount(most) ? candidate.paired : most),
+    emptyPairedEvidence(),
+  );
   const allocation = certifiedShares(
     requested,
-    cheaper.map((candidate) => ({ model: candidate.model, evidence: candidate.paired, savingPerCall: blocks.get(candidate.model) === null ? input.requestedCostPerCall - candidate.costPerCall : 0 })),
+    cheaper.map((candidate) => ({
+      model: candidate.model,
+      evidence: candidate.paired,
+      savingPerCall: blocks.get(candidate.model) === null ? input.requestedCostPerCall - candidate.costPerCall : 0,
+    })),
     policy,
     { minPairGain: MIN_PAIR_GAIN },
   );
   const whole = allocation.shares.find((entry) => entry.share >= 1);
-  const own: SplitShare[] = whole === undefined ? allocation.shares.filter((entry) => entry.share > 0).map((entry) => ({ ...entry, samples: pairedSampleCount(evidenceOf(cheaper, entry.model)) })) : [];
+  const own: SplitShare[] =
+    whole === undefined
+      ? allocation.shares
+          .filter((entry) => entry.share > 0)
+          .map((entry) => ({ ...entry, samples: pairedSampleCount(evidenceOf(cheaper, entry.model)) }))
+      : [];
   const prior = whole === undefined ? priorOffer(input.prior, cheaper, policy, input.requestedCostPerCall, allocation.shares) : null;
   const picked = whole === undefined ? policyOffer(input.policies ?? [], cheaper, policy, input.requestedCostPerCall) : null;
   const onPicked = picked !== null && picked.saving > Math.max(allocation.savingPerCall, prior?.saving ?? 0);
@@ -145,14 +170,23 @@ export function decideSplit(input: {
   const shares = onPicked ? [picked.share] : onPrior ? [prior.share] : own;
   // Verdicts carry what the workload's own evidence certifies: what exploring may still win is measured from it, prior or not.
   const shareOf = new Map(allocation.shares.map((entry) => [entry.model, entry]));
-  const possibleShares = new Map(cheaper.map((candidate) => [candidate.model, Math.max(possibleShare(candidate.paired, policy), input.policyPotentials?.get(candidate.model) ?? 0)]));
+  const possibleShares = new Map(
+    cheaper.map((candidate) => [
+      candidate.model,
+      Math.max(possibleShare(candidate.paired, policy), input.policyPotentials?.get(candidate.model) ?? 0),
+    ]),
+  );
 
   const verdicts: CandidateVerdict[] = candidates.map((candidate) => {
     const samples = pairedSampleCount(candidate.paired);
     const entry = shareOf.get(candidate.model);
     // A policy's share of all calls, when it serves: what exploring has won for this candidate.
-    const share = onPicked && picked.share.model === candidate.model ? picked.share.share * picked.share.policy.routedShare : (entry?.share ?? 0);
-    const block = candidate.costPerCall < input.requestedCostPerCall ? blocks.get(candidate.model) ?? null : { reason: 'not cheaper than the requested model', final: true };
+    const share =
+      onPicked && picked.share.model === candidate.model ? picked.share.share * picked.share.policy.routedShare : (entry?.share ?? 0);
+    const block =
+      candidate.costPerCall < input.requestedCostPerCall
+        ? (blocks.get(candidate.model) ?? null)
+        : { reason: 'not cheaper than the requested model', final: true };
     const verdict: CandidateVerdict = {
       model: candidate.model,
       state: share > 0 ? 'certified' : block?.final === true ? 'eliminated' : 'testing',
@@ -175,13 +209,28 @@ export function decideSplit(input: {
   });
   const servedCost = cheaper.find((candidate) => candidate.model === whole?.model)?.costPerCall ?? input.requestedCostPerCall;
   const toTest = verdicts
-    .filter((verdict) => verdict.costPerCall < servedCost && verdict.coolingDown !== true && verdict.state !== 'eliminated' && verdict.share !== undefined && verdict.share < (possibleShares.get(verdict.model) ?? 0))
+    .filter(
+      (verdict) =>
+        verdict.costPerCall < servedCost &&
+        verdict.coolingDown !== true &&
+        verdict.state !== 'eliminated' &&
+        verdict.share !== undefined &&
+        verdict.share < (possibleShares.get(verdict.model) ?? 0),
+    )
     .map((verdict) => verdict.model);
   const wholeEvidence = whole === undefined ? null : evidenceOf(cheaper, whole.model);
   const certificate =
     whole === undefined || wholeEvidence === null
       ? null
-      : { model: whole.model, evaluated: pairedSampleCount(wholeEvidence), passed: pairedSampleCount(wholeEvidence) - lossesOf(wholeEvidence), lower: whole.diffLower, passRate: policy.qualityBar, confidence: policy.confidence, qualityBar: policy.qualityBar };
+      : {
+          model: whole.model,
+          evaluated: pairedSampleCount(wholeEvidence),
+          passed: pairedSampleCount(wholeEvidence) - lossesOf(wholeEvidence),
+          lower: whole.diffLower,
+          passRate: policy.qualityBar,
+          confidence: policy.confidence,
+          qualityBar: policy.qualityBar,
+        };
   return {
     servedModel: whole?.model ?? input.requestedModel,
     certificate,
@@ -215,7 +264,10 @@ function priorOffer(
   if (blockOf(candidate, { ...policy, minSamples: 0 }) !== null) return null;
   const diffLower = allocated.find((entry) => entry.model === prior.model)?.diffLower ?? DIFF_RANGE.min;
   const pooled = { workloads: prior.workloads, samples: prior.samples, notLossRate: prior.notLossRate };
-  return { share: { model: prior.model, share: prior.share, diffLower, samples: pairedSampleCount(candidate.paired), pooled }, saving: prior.share * (requestedCostPerCall - candidate.costPerCall) };
+  return {
+    share: { model: prior.model, share: prior.share, diffLower, samples: pairedSampleCount(candidate.paired), pooled },
+    saving: prior.share * (requestedCostPerCall - candidate.costPerCall),
+  };
 }
 
 /**
@@ -238,7 +290,10 @@ function policyOffer(
     const saving = item.certified.savingShare * (requestedCostPerCall - candidate.costPerCall);
     if (saving <= (best?.saving ?? 0)) continue;
     const { verdict } = item.certified;
-    best = { share: { model: item.model, share: verdict.share, diffLower: verdict.diffLower, samples: verdict.samples, policy: item.stored }, saving };
+    best = {
+      share: { model: item.model, share: verdict.share, diffLower: verdict.diffLower, samples: verdict.samples, policy: item.stored },
+      saving,
+    };
   }
   return best;
 }
@@ -261,14 +316,17 @@ export function possibleShare(evidence: PairedEvidence, policy: RelativePolicy):
   const samples = pairedSampleCount(evidence);
   if (samples < policy.minSamples) return 1;
   const values = sampleValues({ routed: evidence, kept: emptyPairedEvidence() }, policy);
-  const total = (pick: (value: (typeof values)[number]) => number): number => values.reduce((sum, value) => sum + value.count * pick(value), 0);
+  const total = (pick: (value: (typeof values)[number]) => number): number =>
+    values.reduce((sum, value) => sum + value.count * pick(value), 0);
   const diff = total((value) => value.diff) / samples;
   let requested = total((value) => value.requested) / samples;
   if (policy.agreementGradesSampled === true) {
     const graded = values.filter((value) => value.agreement && value.graded);
     const gradedCount = graded.reduce((sum, value) => sum + value.count, 0);
     const gradedMean = gradedCount === 0 ? 1 : graded.reduce((sum, value) => sum + value.count * value.requested, 0) / gradedCount;
-    requested = total((value) => (value.agreement ? 0 : value.requested)) / samples + (total((value) => Number(value.agreement)) / samples) * gradedMean;
+    requested =
+      total((value) => (value.agreement ? 0 : value.requested)) / samples +
+      (total((value) => Number(value.agreement)) / samples) * gradedMean;
   }
   return shareFromBounds(diff, requested, policy.qualityBar);
 }

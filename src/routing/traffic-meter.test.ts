@@ -19,7 +19,8 @@ describe('createTrafficMeter', () => {
     // Scaled up from its first minutes, as before, this was 4.6 million calls a day.
     expect(meter.traffic('burst', end)).toMatchObject({ seen: 16_000, callsPerDay: 16_000 });
     // However long it has been since, the estimate never makes more than 1.67 times the burst of it.
-    for (let hours = 1; hours <= 30; hours += 0.25) expect(meter.callsPerDay('burst', START + hours * HOUR_MS)).toBeLessThanOrEqual(1.67 * 16_000);
+    for (let hours = 1; hours <= 30; hours += 0.25)
+      expect(meter.callsPerDay('burst', START + hours * HOUR_MS)).toBeLessThanOrEqual(1.67 * 16_000);
     // When the same hour comes the next day the burst is still in the last day, and an hour later it is out of it.
     expect(meter.traffic('burst', START + DAY_MS).seen).toBe(16_000);
     expect(meter.traffic('burst', START + DAY_MS + HOUR_MS)).toMatchObject({ seen: 0, callsPerDay: 0 });

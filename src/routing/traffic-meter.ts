@@ -68,7 +68,11 @@ export function createTrafficMeter(): TrafficMeter {
   const routes = new Map<string, Buckets>();
   const bucketsOf = (key: string, at: number): Buckets => {
     let buckets = routes.get(key);
-    if (buckets === undefined) routes.set(key, (buckets = { firstSeen: at, counts: new Float64Array(SLOTS), hours: new Float64Array(SLOTS).fill(-1), sampleDay: -1, samples: 0 }));
+    if (buckets === undefined)
+      routes.set(
+        key,
+        (buckets = { firstSeen: at, counts: new Float64Array(SLOTS), hours: new Float64Array(SLOTS).fill(-1), sampleDay: -1, samples: 0 }),
+      );
     return buckets;
   };
   const traffic = (key: string, at: number): RouteTraffic => {

@@ -16,11 +16,24 @@ import { demote } from './route-changes.js';
 import type { RouteState, RouterContext } from './router-context.js';
 
 /** The rollback detector and the latency watch of the serving model, after a check that `passed` or not; true when it was demoted. */
-export async function watchServingModel(context: RouterContext, state: RouteState, requested: CatalogModel, servedModel: string, passed: boolean, contract: EvalContract): Promise<boolean> {
+export async function watchServingModel(
+  context: RouterContext,
+  state: RouteState,
+  requested: CatalogModel,
+  servedModel: string,
+  passed: boolean,
+  contract: EvalContract,
+): Promise<boolean> {
   const { evidenceVersion } = context.routes.contract(state.scope);
   const rows = await context.routing.listEvidence(state.scope, requested.id, evidenceVersion);
   const pooled = context.routes.route(state.scope, requested.id)?.split?.shares.find((entry) => entry.model === servedModel)?.pooled;
-  const options = cusumOptionsFor(healthyRateOf(contract, rows.find((row) => row.candidateModel === servedModel), pooled?.notLossRate));
+  const options = cusumOptionsFor(
+    healthyRateOf(
+      contract,
+      rows.find((row) => row.candidateModel === servedModel),
+      pooled?.notLossRate,
+    ),
+  );
   if (state.detectorModel !== servedModel) {
     // Back after going unchecked: its evidence predates the gap, so its detector starts halfway to the alarm.
     const onProbation = state.probation.delete(servedModel);
@@ -30,7 +43,14 @@ export async function watchServingModel(context: RouterContext, state: RouteStat
   const { state: detector, alarm } = updateCusum(state.detector ?? initialCusum(), passed, options);
   state.detector = detector;
   if (alarm) {
-    await demote(context, state, requested, servedModel, 'demoted', `the pass rate of ${servedModel} dropped: rollback alarm after ${detector.observed} shadow comparisons`);
+    await demote(
+      context,
+      state,
+      requested,
+      servedModel,
+      'demoted',
+      `the pass rate of ${servedModel} dropped: rollback alarm after ${detector.observed} shadow comparisons`,
+    );
     return true;
   }
   const policy = latencyPolicyOf(contract);
@@ -39,7 +59,14 @@ export async function watchServingModel(context: RouterContext, state: RouteStat
   for (const latency of state.servedLatencies) recent.accept(latency);
   const observed = percentileOf(recent, policy.percentile, Math.max(policy.minObservations, 50));
   if (typeof limit === 'number' && observed !== null && observed > limit) {
-    await demote(context, state, requested, servedModel, 'too_slow', `p${policy.percentile} latency of ${servedModel} rose to ${Math.round(observed)} ms over its last ${state.servedLatencies.length} calls, past the limit of ${Math.round(limit)} ms`);
+    await demote(
+      context,
+      state,
+      requested,
+      servedModel,
+      'too_slow',
+      `p${policy.percentile} latency of ${servedModel} rose to ${Math.round(observed)} ms over its last ${state.servedLatencies.length} calls, past the limit of ${Math.round(limit)} ms`,
+    );
     return true;
   }
   return false;
@@ -56,6 +83,11 @@ function healthyRateOf(contract: EvalContract, counts: CandidateCounts | undefin
   if (qualitySemantics(contract) !== 'relative') return contract.pass_rate;
   const evaluated = counts?.evaluated ?? 0;
   // A share on the project's prior, before the workload's own evidence can tell its rate: the pool's.
-  const rate = pooledRate !== undefined && evaluated < contract.min_samples ? pooledRate : counts === undefined || evaluated === 0 ? null : counts.passed / evaluated;
+  const rate =
+    pooledRate !== undefined && evaluated < contract.min_samples
+      ? pooledRate
+      : counts === undefined || evaluated === 0
+        ? null
+        : counts.passed / evaluated;
   return rate === null ? contract.pass_rate : Math.min(0.99, Math.max(0.5, rate));
 }

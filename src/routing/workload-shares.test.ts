@@ -82,7 +82,9 @@ describe('certifiedShare', () => {
       if (above) aboveOracle += 1;
     }
     const medians = figures.map(median);
-    process.stdout.write(`certifiedShare on RouteLLM-like numbers (oracle ${ORACLE_SHARE.toFixed(3)}): ${checkpoints.map((count, index) => `N=${count}: ${medians[index]?.toFixed(3)}`).join(', ')}\n`);
+    process.stdout.write(
+      `certifiedShare on RouteLLM-like numbers (oracle ${ORACLE_SHARE.toFixed(3)}): ${checkpoints.map((count, index) => `N=${count}: ${medians[index]?.toFixed(3)}`).join(', ')}\n`,
+    );
     expect(medians[0]).toBeGreaterThan(0.1);
     expect(medians[1]).toBeGreaterThan(medians[0] ?? 1);
     expect(medians[2]).toBeGreaterThan(medians[1] ?? 1);

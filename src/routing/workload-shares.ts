@@ -114,12 +114,19 @@ export function certifiedPolicyShare(evidence: PolicyEvidence, contract: Quality
  * the most samples). Two candidates share the calls only when that saves
  * `minPairGain` (a fraction, default 0) more than the best one alone.
  */
-export function certifiedShares(requested: PairedEvidence, candidates: readonly ShareCandidate[], contract: QualityBarContract, options: { minPairGain?: number } = {}): ShareAllocation {
+export function certifiedShares(
+  requested: PairedEvidence,
+  candidates: readonly ShareCandidate[],
+  contract: QualityBarContract,
+  options: { minPairGain?: number } = {},
+): ShareAllocation {
   checkContract(contract);
   const level = 1 - (1 - contract.confidence) / (candidates.length + 1);
   const requestedLower = lowerBounds({ routed: requested, kept: emptyPairedEvidence() }, contract, level).requestedLower;
   const budget = (1 - contract.qualityBar) * Math.max(0, requestedLower);
-  const diffLowers = candidates.map((candidate) => lowerBounds({ routed: candidate.evidence, kept: emptyPairedEvidence() }, contract, level).diffLower);
+  const diffLowers = candidates.map(
+    (candidate) => lowerBounds({ routed: candidate.evidence, kept: emptyPairedEvidence() }, contract, level).diffLower,
+  );
   const eligible = candidates.flatMap((candidate, index) =>
     candidate.savingPerCall > 0 && pairedSampleCount(candidate.evidence) >= (contract.minSamples ?? 0)
       ? [{ index, saving: candidate.savingPerCall, cost: -(diffLowers[index] ?? DIFF_RANGE.min) }]
@@ -139,12 +146,23 @@ export function certifiedShares(requested: PairedEvidence, candidates: readonly 
       if (one.cost === other.cost) continue;
       // Both constraints tight: s_one + s_other = 1 and s_one·cost_one + s_other·cost_other = budget.
       const shareOne = (budget - other.cost) / (one.cost - other.cost);
-      if (shareOne >= 0 && shareOne <= 1) pair = consider(pair, new Map([[one.index, shareOne], [other.index, 1 - shareOne]]));
+      if (shareOne >= 0 && shareOne <= 1)
+        pair = consider(
+          pair,
+          new Map([
+            [one.index, shareOne],
+            [other.index, 1 - shareOne],
+          ]),
+        );
     }
   }
   const best = pair.saving > single.saving * (1 + (options.minPairGain ?? 0)) ? pair : single;
   return {
-    shares: candidates.map((candidate, index) => ({ model: candidate.model, share: best.shares.get(index) ?? 0, diffLower: diffLowers[index] ?? DIFF_RANGE.min })),
+    shares: candidates.map((candidate, index) => ({
+      model: candidate.model,
+      share: best.shares.get(index) ?? 0,
+      diffLower: diffLowers[index] ?? DIFF_RANGE.min,
+    })),
     requestedLower,
     savingPerCall: best.saving,
   };
@@ -153,7 +171,11 @@ export function certifiedShares(requested: PairedEvidence, candidates: readonly 
 function lowerBounds(evidence: PolicyEvidence, contract: QualityBarContract, level: number): { diffLower: number; requestedLower: number } {
   const values = sampleValues(evidence, contract);
   return {
-    diffLower: meanLowerBound(values.map((value) => ({ value: value.diff, count: value.count })), DIFF_RANGE, level),
+    diffLower: meanLowerBound(
+      values.map((value) => ({ value: value.diff, count: value.count })),
+      DIFF_RANGE,
+      level,
+    ),
     requestedLower: requestedQualityLower(mergeEvidence(evidence.routed, evidence.kept), level, contract),
   };
 }

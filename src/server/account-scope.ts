@@ -15,7 +15,9 @@ export async function accountProject(store: Store, key: ApiKey, project: string)
 }
 
 export async function accountWorkload(store: Store, key: ApiKey, project: string, workload: string): Promise<Scope> {
-  const found = isValidProjectSlug(project) && isValidWorkloadName(workload) ? await store.projects.getProject(key.accountId, project) : null;
-  if (found === null) throw new NotFoundError(`No workload '${workload.slice(0, 64)}' in project '${project.slice(0, 64)}'.`, 'workload_not_found');
+  const found =
+    isValidProjectSlug(project) && isValidWorkloadName(workload) ? await store.projects.getProject(key.accountId, project) : null;
+  if (found === null)
+    throw new NotFoundError(`No workload '${workload.slice(0, 64)}' in project '${project.slice(0, 64)}'.`, 'workload_not_found');
   return { accountId: key.accountId, project, workload };
 }

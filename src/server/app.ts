@@ -66,14 +66,24 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
   const { gate, store, engines, catalog, logger } = dependencies;
   const chat = createChatCompletionsHandler(dependencies);
   const management = createManagementHandlers({ store, authenticator: dependencies.authenticator });
-  const routing = createRoutingHandlers({ store, catalog, routes: dependencies.routes, router: dependencies.router, priceOf: dependencies.priceOf });
+  const routing = createRoutingHandlers({
+    store,
+    catalog,
+    routes: dependencies.routes,
+    router: dependencies.router,
+    priceOf: dependencies.priceOf,
+  });
   const tracking = createTrackingHandlers({ store, stats: dependencies.stats, retention: dependencies.retention, routing });
   const startedAt = Math.floor(Date.now() / 1000);
   const { mount } = dependencies;
   const mountedUnder = `${mount?.prefix ?? ''}/`;
 
   /** An authenticated JSON endpoint: admit, run, reply. */
-  function json(role: 'admin' | undefined, produce: (context: RouteContext, key: Awaited<ReturnType<CallGate['admit']>>) => Promise<unknown> | unknown, status = 200): Handler {
+  function json(
+    role: 'admin' | undefined,
+    produce: (context: RouteContext, key: Awaited<ReturnType<CallGate['admit']>>) => Promise<unknown> | unknown,
+    status = 200,
+  ): Handler {
     return async (context) => {
       const key = await gate.admit(context.request, context.headers, role);
       sendJson(context.response, status, await produce(context, key), context.headers);
@@ -81,10 +91,14 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
   }
 
   /** A management write's JSON body: 415 for another content type, 413 over `maxBytes`, 408 when it trickles. */
-  const body = (context: RouteContext, maxBytes: number) => readJsonBody(context.request, { maxBytes, timeoutMs: dependencies.bodyTimeoutMs });
+  const body = (context: RouteContext, maxBytes: number) =>
+    readJsonBody(context.request, { maxBytes, timeoutMs: dependencies.bodyTimeoutMs });
 
   const routes: Route[] = [
-    { pattern: ['v1', 'chat', 'completions'], methods: { POST: (context) => chat(context.request, context.response, context.requestId, context.headers) } },
+    {
+      pattern: ['v1', 'chat', 'completions'],
+      methods: { POST: (context) => chat(context.request, context.response, context.requestId, context.headers) },
+    },
     { pattern: ['v1', 'models'], methods: { GET: json(undefined, () => modelList(catalog, startedAt)) } },
     {
       // Behind an admin key here (Prometheus sends it as a Bearer token); `server.metrics` serves it keyless on its own address.
@@ -101,7 +115,14 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
       pattern: ['readyz'],
       methods: {
         GET: async (context) => {
-          const report = await checkReadiness({ store, engines, catalog, storeWrites: dependencies.storeWrites, limits: dependencies.limits, routerLeads: () => dependencies.router.isLeader() });
+          const report = await checkReadiness({
+            store,
+            engines,
+            catalog,
+            storeWrites: dependencies.storeWrites,
+            limits: dependencies.limits,
+            routerLeads: () => dependencies.router.isLeader(),
+          });
           sendJson(context.response, report.ready ? 200 : 503, report, context.headers);
         },
       },
@@ -113,7 +134,10 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
         POST: json('admin', async (context, key) => management.createKey(key, await body(context, 65_536)), 201),
       },
     },
-    { pattern: ['v1', 'keys', '*'], methods: { DELETE: json('admin', (context, key) => management.revokeKey(key, context.parameters[0] as string)) } },
+    {
+      pattern: ['v1', 'keys', '*'],
+      methods: { DELETE: json('admin', (context, key) => management.revokeKey(key, context.parameters[0] as string)) },
+    },
     { pattern: ['v1', 'projects'], methods: { GET: json(undefined, (context, key) => management.listProjects(key, context.query)) } },
     {
       pattern: ['v1', 'projects', '*', 'workloads'],
@@ -127,7 +151,13 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
             ...list,
             data: list.data.map((workload) => {
               const summary = summaries.get(workload.name) ?? none;
-              return { ...workload, calls: summary.calls, errors: summary.errors, error_rate: summary.errorRate, cost_usd: summary.costUsd };
+              return {
+                ...workload,
+                calls: summary.calls,
+                errors: summary.errors,
+                error_rate: summary.errorRate,
+                cost_usd: summary.costUsd,
+              };
             }),
           };
         }),
@@ -137,16 +167,31 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
       pattern: ['v1', 'projects', '*', 'retention'],
       methods: {
         GET: json(undefined, (context, key) => tracking.getRetention(key, context.parameters[0] as string)),
-        PUT: json('admin', async (context, key) => tracking.putRetention(key, context.parameters[0] as string, await body(context, 65_536))),
+        PUT: json('admin', async (context, key) =>
+          tracking.putRetention(key, context.parameters[0] as string, await body(context, 65_536)),
+        ),
       },
     },
-    { pattern: ['v1', 'projects', '*', 'workloads', '*'], methods: { GET: json(undefined, (context, key) => tracking.workload(key, ...workloadOf(context), context.query)) } },
-    { pattern: ['v1', 'projects', '*', 'workloads', '*', 'failures'], methods: { GET: json(undefined, (context, key) => tracking.failures(key, ...workloadOf(context), context.query)) } },
+    {
+      pattern: ['v1', 'projects', '*', 'workloads', '*'],
+      methods: { GET: json(undefined, (context, key) => tracking.workload(key, ...workloadOf(context), context.query)) },
+    },
+    {
+      pattern: ['v1', 'projects', '*', 'workloads', '*', 'failures'],
+      methods: { GET: json(undefined, (context, key) => tracking.failures(key, ...workloadOf(context), context.query)) },
+    },
     {
       pattern: ['v1', 'projects', '*', 'workloads', '*', 'traces'],
-      methods: { GET: json(undefined, (context, key) => management.listTraces(key, context.parameters[0] as string, context.parameters[1] as string, context.query)) },
+      methods: {
+        GET: json(undefined, (context, key) =>
+          management.listTraces(key, context.parameters[0] as string, context.parameters[1] as string, context.query),
+        ),
+      },
     },
-    { pattern: ['v1', 'traces', '*'], methods: { GET: json(undefined, (context, key) => management.getTrace(key, context.parameters[0] as string)) } },
+    {
+      pattern: ['v1', 'traces', '*'],
+      methods: { GET: json(undefined, (context, key) => management.getTrace(key, context.parameters[0] as string)) },
+    },
     {
       pattern: ['v1', 'projects', '*', 'workloads', '*', 'eval'],
       methods: {
@@ -154,19 +199,29 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
         PUT: json('admin', async (context, key) => routing.putEval(key, ...workloadOf(context), await body(context, 1_048_576))),
       },
     },
-    { pattern: ['v1', 'projects', '*', 'workloads', '*', 'routes'], methods: { GET: json(undefined, (context, key) => routing.getRoutes(key, ...workloadOf(context))) } },
+    {
+      pattern: ['v1', 'projects', '*', 'workloads', '*', 'routes'],
+      methods: { GET: json(undefined, (context, key) => routing.getRoutes(key, ...workloadOf(context))) },
+    },
     {
       pattern: ['v1', 'projects', '*', 'workloads', '*', 'routes', '*', 'pin'],
       methods: {
-        PUT: json('admin', async (context, key) => routing.pin(key, ...workloadOf(context), context.parameters[2] as string, await body(context, 65_536))),
+        PUT: json('admin', async (context, key) =>
+          routing.pin(key, ...workloadOf(context), context.parameters[2] as string, await body(context, 65_536)),
+        ),
         DELETE: json('admin', (context, key) => routing.unpin(key, ...workloadOf(context), context.parameters[2] as string)),
       },
     },
-    { pattern: ['v1', 'feedback'], methods: { POST: json(undefined, async (context, key) => routing.feedback(key, await body(context, 65_536))) } },
+    {
+      pattern: ['v1', 'feedback'],
+      methods: { POST: json(undefined, async (context, key) => routing.feedback(key, await body(context, 65_536))) },
+    },
   ];
 
   // Paths without a parameter (the inference endpoint among them) are found with one lookup.
-  const staticRoutes = new Map(routes.filter((route) => !route.pattern.includes('*')).map((route) => [`/${route.pattern.join('/')}`, route]));
+  const staticRoutes = new Map(
+    routes.filter((route) => !route.pattern.includes('*')).map((route) => [`/${route.pattern.join('/')}`, route]),
+  );
   const noParameters: string[] = [];
   /** Shared by every request without a query string (the inference calls): handlers only read a query. */
   const noQuery = new URLSearchParams();
@@ -204,7 +259,9 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
     if (mount !== undefined && (path === mount.prefix || path.startsWith(mountedUnder))) {
       work = mount.handler(request, response, path, new URLSearchParams(queryStart === -1 ? '' : url.slice(queryStart + 1)), headers);
     } else if (found === undefined) {
-      work = Promise.reject(new NotFoundError(`Unknown path ${path.slice(0, 200)}. The inference endpoint is POST /v1/chat/completions.`, 'unknown_path'));
+      work = Promise.reject(
+        new NotFoundError(`Unknown path ${path.slice(0, 200)}. The inference endpoint is POST /v1/chat/completions.`, 'unknown_path'),
+      );
     } else if (handler === undefined) {
       work = Promise.reject(new MethodNotAllowedError(method, path, Object.keys(found.route.methods)));
     } else {
@@ -213,7 +270,8 @@ export function createApp(dependencies: AppDependencies): (request: IncomingMess
     }
     return work.catch((thrown: unknown) => {
       const error = asGatewayError(thrown);
-      if (error.status >= 500) logger.error('request failed', { request_id: requestId, path: path.slice(0, 200), ...errorFields(error.cause ?? error) });
+      if (error.status >= 500)
+        logger.error('request failed', { request_id: requestId, path: path.slice(0, 200), ...errorFields(error.cause ?? error) });
       sendError(response, error, headers);
     });
   };

@@ -66,7 +66,8 @@ export function createCallGate(options: CallGateOptions): CallGate {
     async admit(request, headers, role) {
       const key = await authenticator.authenticate(request.headers.authorization);
       await limit(key, headers);
-      if (role === 'admin' && key.role !== 'admin') throw new PermissionError('This action needs an admin key; the key used has the inference role.');
+      if (role === 'admin' && key.role !== 'admin')
+        throw new PermissionError('This action needs an admin key; the key used has the inference role.');
       return key;
     },
     spendTokens(key, tokens) {

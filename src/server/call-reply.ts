@@ -47,7 +47,11 @@ export async function engineReply(reply: CallReply, model: CatalogModel, pool: M
   const engine = reply.span.startEngineCall(model.id, reask);
   try {
     const result = await reply.call.waitUpstream(performance.now(), pool.complete(reply.parameters, reply.signal, reply.call));
-    engine.end({ replica: result.replica, usage: result.completion.usage, finishReason: result.completion.choices[0]?.finish_reason ?? null });
+    engine.end({
+      replica: result.replica,
+      usage: result.completion.usage,
+      finishReason: result.completion.choices[0]?.finish_reason ?? null,
+    });
     return result;
   } catch (error) {
     engine.end({ replica: reply.call.replica, error });

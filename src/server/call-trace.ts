@@ -61,7 +61,8 @@ export class CallTrace {
   }
 
   finish(httpStatus: number, error: GatewayError | null): Trace {
-    const status: TraceStatus = error === null ? 'ok' : error.code === 'client_closed' || error.code === 'client_stalled' ? 'aborted' : 'error';
+    const status: TraceStatus =
+      error === null ? 'ok' : error.code === 'client_closed' || error.code === 'client_stalled' ? 'aborted' : 'error';
     // The last attempt ended as the call did (a stream's pool knows only that it began).
     const last = this.attempts?.[this.attempts.length - 1];
     if (last !== undefined) last.outcome = error?.code ?? 'ok';

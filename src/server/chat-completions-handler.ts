@@ -79,21 +79,31 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
   /** Offers a finished production call to the router's sampler (it decides; nothing waits). */
   function offerSample(reply: CallReply, message: AssistantMessage | null | undefined, usage: Usage | null): void {
     if (message == null || usage === null) return;
-    router.offer({
-      scope: reply.scope,
-      environment: reply.call.key.environment,
-      requestedModel: reply.requested.id,
-      servedModel: reply.model.id,
-      latencyMs: performance.now() - reply.call.startedClock,
-      ttftMs: reply.call.ttftMs,
-      stream: reply.chat.stream,
-      parameters: reply.parameters,
-      reply: message,
-      usage,
-    }, () => reply.span.origin(reply.call.requestId));
+    router.offer(
+      {
+        scope: reply.scope,
+        environment: reply.call.key.environment,
+        requestedModel: reply.requested.id,
+        servedModel: reply.model.id,
+        latencyMs: performance.now() - reply.call.startedClock,
+        ttftMs: reply.call.ttftMs,
+        stream: reply.chat.stream,
+        parameters: reply.parameters,
+        reply: message,
+        usage,
+      },
+      () => reply.span.origin(reply.call.requestId),
+    );
   }
 
-  async function serve(call: CallTrace, span: CallSpan, request: IncomingMessage, response: ServerResponse, headers: OutgoingHttpHeaders, signal: AbortSignal): Promise<void> {
+  async function serve(
+    call: CallTrace,
+    span: CallSpan,
+    request: IncomingMessage,
+    response: ServerResponse,
+    headers: OutgoingHttpHeaders,
+    signal: AbortSignal,
+  ): Promise<void> {
     const reading = readJsonBody(request, { maxBytes: dependencies.maxBodyBytes, timeoutMs: dependencies.bodyTimeoutMs });
     const text = typeof reading === 'string' ? reading : await reading;
     if (keepBodies) call.requestBody = text;
@@ -102,12 +112,16 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     // The scope is settled before the rest of the body is checked, so even a
     // 400 reports the project and workload it was counted against.
     const task = typeof body.task === 'string' && isValidWorkloadName(body.task) ? body.task : undefined;
-    const scope = scopeOf(call.key.accountId, resolveScope({ projectHeader: request.headers[SCOPE_PROJECT_HEADER], workloadHeader: request.headers[SCOPE_WORKLOAD_HEADER], task }));
+    const scope = scopeOf(
+      call.key.accountId,
+      resolveScope({ projectHeader: request.headers[SCOPE_PROJECT_HEADER], workloadHeader: request.headers[SCOPE_WORKLOAD_HEADER], task }),
+    );
     call.scope = scope;
     setScopeHeaders(headers, scope);
 
     const chat = validateChatRequest(body);
-    if (chat.notes !== undefined && chat.notes.ignoredFields.length > 0) headers['x-taskgate-ignored-fields'] = chat.notes.ignoredFields.join(', ');
+    if (chat.notes !== undefined && chat.notes.ignoredFields.length > 0)
+      headers['x-taskgate-ignored-fields'] = chat.notes.ignoredFields.join(', ');
     call.stream = chat.stream;
     call.requestedModel = chat.model;
     call.user = chat.user ?? null;
@@ -132,7 +146,16 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     if (created !== undefined) await created;
 
     const reply: CallReply = {
-      call, span, scope, requested, model, chat, pool, response, headers, signal,
+      call,
+      span,
+      scope,
+      requested,
+      model,
+      chat,
+      pool,
+      response,
+      headers,
+      signal,
       parameters: generationParameters(chat),
       id: `chatcmpl-${call.requestId.slice(4)}`,
       created: Math.floor(call.startedAt / 1000),
@@ -157,7 +180,14 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     const usage = completion.usage ?? noUsage;
     recordUsage(call, model, usage, completion.choices[0]?.finish_reason ?? null);
     call.costUsd += extraCostUsd;
-    const body: ChatCompletion = { id, object: 'chat.completion', created, model: model.id, choices: replyChoices(completion.choices, chat.notes), usage };
+    const body: ChatCompletion = {
+      id,
+      object: 'chat.completion',
+      created,
+      model: model.id,
+      choices: replyChoices(completion.choices, chat.notes),
+      usage,
+    };
     if (completion.system_fingerprint != null) body.system_fingerprint = completion.system_fingerprint;
     if (chat.metadata !== undefined) body.metadata = chat.metadata;
     const text = JSON.stringify(body);
@@ -176,7 +206,16 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     const since = performance.now();
     // The engine request is sent within this call; what the reply needs is made while the engine works.
     const opening = pool.openStream(parameters, signal, call);
-    const writer = new SseWriter(response, { id, created, model: model.id, metadata: chat.metadata, notes: chat.notes, includeUsage: chat.stream_options?.include_usage === true, pings, stallTimeoutMs: dependencies.stallTimeoutMs });
+    const writer = new SseWriter(response, {
+      id,
+      created,
+      model: model.id,
+      metadata: chat.metadata,
+      notes: chat.notes,
+      includeUsage: chat.stream_options?.include_usage === true,
+      pings,
+      stallTimeoutMs: dependencies.stallTimeoutMs,
+    });
     // The assembled reply is what the router samples, bodies kept or not.
     const recorder = new StreamRecorder(true);
     let opened: Awaited<typeof opening>;
@@ -208,7 +247,11 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       engine.end({ replica, usage: recorder.usage, finishReason: recorder.finishReason });
       offerSample(reply, recorder.message(), recorder.usage);
     } catch (thrown) {
-      const error = writer.stalled ? new ClientStalledError(dependencies.stallTimeoutMs) : signal.aborted ? new ClientAbortError() : asGatewayError(thrown);
+      const error = writer.stalled
+        ? new ClientStalledError(dependencies.stallTimeoutMs)
+        : signal.aborted
+          ? new ClientAbortError()
+          : asGatewayError(thrown);
       engine.end({ replica, error });
       if (signal.aborted) writer.close();
       else writer.fail(error);
@@ -222,7 +265,12 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
     }
   }
 
-  return async function handleChatCompletions(request: IncomingMessage, response: ServerResponse, requestId: string, headers: OutgoingHttpHeaders): Promise<void> {
+  return async function handleChatCompletions(
+    request: IncomingMessage,
+    response: ServerResponse,
+    requestId: string,
+    headers: OutgoingHttpHeaders,
+  ): Promise<void> {
     const startedClock = performance.now();
     let call: CallTrace;
     try {
@@ -251,7 +299,8 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
       await serve(call, span, request, response, headers, signal);
     } catch (thrown) {
       failure = thrown instanceof ClientStalledError ? thrown : signal.aborted ? new ClientAbortError() : asGatewayError(thrown);
-      if (failure.status >= 500) logger.warn('call failed', { request_id: requestId, status: failure.status, ...errorFields(failure), cause: causeOf(failure) });
+      if (failure.status >= 500)
+        logger.warn('call failed', { request_id: requestId, status: failure.status, ...errorFields(failure), cause: causeOf(failure) });
       // Refused before the body could name the workload (429, 413, 415, 408, a body that is not JSON):
       // the call is counted against, and its reply names, the scope its headers give.
       if (call.scope === null) {
@@ -266,12 +315,20 @@ export function createChatCompletionsHandler(dependencies: ChatCompletionsDepend
         sendError(response, failure, headers);
       }
     }
-    const httpStatus = failure?.code === 'client_closed' && !response.headersSent ? 499 : response.headersSent ? response.statusCode : failure?.status ?? 200;
+    const httpStatus =
+      failure?.code === 'client_closed' && !response.headersSent
+        ? 499
+        : response.headersSent
+          ? response.statusCode
+          : (failure?.status ?? 200);
     const finished = call.finish(httpStatus, failure);
     span.end(finished, failure);
     // The key's token budget pays for what the call used, failed or aborted ones included.
     gate.spendTokens(call.key, finished.promptTokens + finished.completionTokens);
-    const trace = finished.requestBody === null || retention.keepsBodies(finished.accountId, finished.project) ? finished : { ...finished, requestBody: null, replyBody: null };
+    const trace =
+      finished.requestBody === null || retention.keepsBodies(finished.accountId, finished.project)
+        ? finished
+        : { ...finished, requestBody: null, replyBody: null };
     traces.enqueue(trace);
     metrics.observeCall(trace);
     dependencies.measuredPrices.observe(trace);
@@ -286,7 +343,15 @@ function stampHead(headers: OutgoingHttpHeaders, startedClock: number, upstreamM
 }
 
 function generationParameters(chat: ChatCompletionRequest): GenerationParameters {
-  const { model: _model, stream: _stream, stream_options: _streamOptions, task: _task, metadata: _metadata, notes: _notes, ...parameters } = chat;
+  const {
+    model: _model,
+    stream: _stream,
+    stream_options: _streamOptions,
+    task: _task,
+    metadata: _metadata,
+    notes: _notes,
+    ...parameters
+  } = chat;
   return parameters;
 }
 

@@ -13,10 +13,19 @@ const cases: Record<string, unknown[]> = {
   otherOrder: [{ delta: { content: 'x' }, index: 0, finish_reason: null }],
   logprobsNull: [{ index: 0, delta: { content: 'x' }, finish_reason: null, logprobs: null }],
   logprobs: [{ index: 0, delta: { content: 'x' }, finish_reason: null, logprobs: { content: [], refusal: null } }],
-  toolCalls: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 't', type: 'function', function: { name: 'f', arguments: '{}' } }] }, finish_reason: null }],
+  toolCalls: [
+    {
+      index: 0,
+      delta: { tool_calls: [{ index: 0, id: 't', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      finish_reason: null,
+    },
+  ],
   reasoning: [{ index: 0, delta: { reasoning_content: 'hmm', content: 'x' }, finish_reason: null }],
   otherRole: [{ index: 0, delta: { role: 'user', content: 'x' }, finish_reason: null }],
-  twoChoices: [{ index: 0, delta: { content: 'a' }, finish_reason: null }, { index: 1, delta: { content: 'b' }, finish_reason: null }],
+  twoChoices: [
+    { index: 0, delta: { content: 'a' }, finish_reason: null },
+    { index: 1, delta: { content: 'b' }, finish_reason: null },
+  ],
   none: [],
   extraKey: [{ index: 0, delta: { content: 'x' }, finish_reason: null, matched_stop: null }],
   undefinedFinish: [{ index: 0, delta: { content: 'x' }, finish_reason: undefined }],

@@ -10,7 +10,11 @@ import { resolveScope, SCOPE_PROJECT_HEADER, SCOPE_WORKLOAD_HEADER, type ScopeNa
  */
 export function headerScope(request: IncomingMessage): ScopeNames | undefined {
   try {
-    return resolveScope({ projectHeader: request.headers[SCOPE_PROJECT_HEADER], workloadHeader: request.headers[SCOPE_WORKLOAD_HEADER], task: undefined });
+    return resolveScope({
+      projectHeader: request.headers[SCOPE_PROJECT_HEADER],
+      workloadHeader: request.headers[SCOPE_WORKLOAD_HEADER],
+      task: undefined,
+    });
   } catch {
     return undefined;
   }

@@ -39,7 +39,10 @@ export interface ListenOptions {
   onShed?: (cap: 'address' | 'total') => void;
 }
 
-export async function listen(handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>, options: ListenOptions): Promise<HttpServer> {
+export async function listen(
+  handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>,
+  options: ListenOptions,
+): Promise<HttpServer> {
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   const slow = createSlowConnections({
     caps: { perAddress: options.maxSlowPerAddress ?? 64, total: options.maxSlowTotal ?? 1_024 },

@@ -88,7 +88,8 @@ function perMinute(value: unknown, field: string, maximum: number): number | nul
 export function pageRequest(query: URLSearchParams): PageRequest {
   const limitText = query.get('limit');
   const limit = limitText === null ? 20 : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new InvalidRequestError('limit must be an integer from 1 to 100.', 'limit');
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+    throw new InvalidRequestError('limit must be an integer from 1 to 100.', 'limit');
   return { limit, cursor: query.get('cursor') };
 }
 
@@ -102,17 +103,27 @@ export function createManagementHandlers({ store, authenticator }: ManagementDep
     async createKey(key: ApiKey, body: string) {
       const input = body.trim() === '' ? {} : parseJsonObject(body);
       for (const field of Object.keys(input)) {
-        if (!['environment', 'role', 'name', 'requests_per_minute', 'tokens_per_minute'].includes(field)) throw new InvalidRequestError(`Unrecognized argument: ${field}`, field, 'unknown_parameter');
+        if (!['environment', 'role', 'name', 'requests_per_minute', 'tokens_per_minute'].includes(field))
+          throw new InvalidRequestError(`Unrecognized argument: ${field}`, field, 'unknown_parameter');
       }
       const environment = input.environment ?? 'production';
-      if (environment !== 'production' && environment !== 'staging') throw new InvalidRequestError("environment must be 'production' or 'staging'.", 'environment');
+      if (environment !== 'production' && environment !== 'staging')
+        throw new InvalidRequestError("environment must be 'production' or 'staging'.", 'environment');
       const role = input.role ?? 'inference';
       if (role !== 'inference' && role !== 'admin') throw new InvalidRequestError("role must be 'inference' or 'admin'.", 'role');
       const name = input.name ?? null;
-      if (name !== null && (typeof name !== 'string' || name.length > 128)) throw new InvalidRequestError('name must be a string of at most 128 characters.', 'name');
+      if (name !== null && (typeof name !== 'string' || name.length > 128))
+        throw new InvalidRequestError('name must be a string of at most 128 characters.', 'name');
       const requestsPerMinute = perMinute(input.requests_per_minute, 'requests_per_minute', 1_000_000);
       const tokensPerMinute = perMinute(input.tokens_per_minute, 'tokens_per_minute', 1_000_000_000);
-      const issued = await issueKey(store.accounts, { accountId: key.accountId, environment, role, name, requestsPerMinute, tokensPerMinute });
+      const issued = await issueKey(store.accounts, {
+        accountId: key.accountId,
+        environment,
+        role,
+        name,
+        requestsPerMinute,
+        tokensPerMinute,
+      });
       return { ...keyView(issued.key), key: issued.text };
     },
 
@@ -126,13 +137,21 @@ export function createManagementHandlers({ store, authenticator }: ManagementDep
 
     async listProjects(key: ApiKey, query: URLSearchParams) {
       const page = await store.projects.listProjects(key.accountId, pageRequest(query));
-      return { object: 'list', data: page.items.map((project) => ({ object: 'project', slug: project.slug, created_at: seconds(project.createdAt) })), next_cursor: page.nextCursor };
+      return {
+        object: 'list',
+        data: page.items.map((project) => ({ object: 'project', slug: project.slug, created_at: seconds(project.createdAt) })),
+        next_cursor: page.nextCursor,
+      };
     },
 
     async listWorkloads(key: ApiKey, project: string, query: URLSearchParams) {
       const page = isValidProjectSlug(project) ? await store.projects.listWorkloads(key.accountId, project, pageRequest(query)) : null;
       if (page === null) throw new NotFoundError(`No project '${project.slice(0, 64)}'.`, 'project_not_found');
-      return { object: 'list', data: page.items.map((workload) => ({ object: 'workload', project, name: workload.name, created_at: seconds(workload.createdAt) })), next_cursor: page.nextCursor };
+      return {
+        object: 'list',
+        data: page.items.map((workload) => ({ object: 'workload', project, name: workload.name, created_at: seconds(workload.createdAt) })),
+        next_cursor: page.nextCursor,
+      };
     },
 
     async listTraces(key: ApiKey, project: string, workload: string, query: URLSearchParams) {
@@ -141,7 +160,8 @@ export function createManagementHandlers({ store, authenticator }: ManagementDep
       const filter: TraceFilter = { project, workload };
       const status = query.get('status');
       if (status !== null) {
-        if (status !== 'ok' && status !== 'error' && status !== 'aborted') throw new InvalidRequestError("status must be 'ok', 'error' or 'aborted'.", 'status');
+        if (status !== 'ok' && status !== 'error' && status !== 'aborted')
+          throw new InvalidRequestError("status must be 'ok', 'error' or 'aborted'.", 'status');
         filter.status = status;
       }
       const model = query.get('model');
@@ -158,11 +178,18 @@ export function createManagementHandlers({ store, authenticator }: ManagementDep
 
     async getTrace(key: ApiKey, requestId: string) {
       const trace = await store.traces.get(key.accountId, requestId);
-      if (trace === null) throw new NotFoundError(`No trace for request '${requestId.slice(0, 64)}'. Traces are written within a second of the call.`, 'trace_not_found');
+      if (trace === null)
+        throw new NotFoundError(
+          `No trace for request '${requestId.slice(0, 64)}'. Traces are written within a second of the call.`,
+          'trace_not_found',
+        );
       const feedback = await store.routing.getFeedback(key.accountId, requestId);
       return {
         ...traceView(trace),
-        feedback: feedback === null ? null : { pass: feedback.pass, score: feedback.score, comment: feedback.comment, created_at: seconds(feedback.createdAt) },
+        feedback:
+          feedback === null
+            ? null
+            : { pass: feedback.pass, score: feedback.score, comment: feedback.comment, created_at: seconds(feedback.createdAt) },
       };
     },
   };

@@ -12,7 +12,13 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:
  * headers (the request id), which the handler adds its own to. A rejection
  * becomes an error reply, as a route handler's does.
  */
-export type MountedHandler = (request: IncomingMessage, response: ServerResponse, path: string, query: URLSearchParams, headers?: OutgoingHttpHeaders) => Promise<void>;
+export type MountedHandler = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  path: string,
+  query: URLSearchParams,
+  headers?: OutgoingHttpHeaders,
+) => Promise<void>;
 
 export interface Mount {
   /** Where it is mounted: a path of one segment or more, starting with `/`, without a trailing `/` (`/dashboard`). */

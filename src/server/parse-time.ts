@@ -9,6 +9,7 @@ export function parseTime(text: string, now: number, param: string): number {
   if (relative !== null) return now - Number(relative[1]) * units[relative[2]!]!;
   if (/^\d{9,11}$/.test(text)) return Number(text) * 1000;
   const parsed = Date.parse(text);
-  if (Number.isNaN(parsed)) throw new InvalidRequestError(`${param} must be a duration back from now (30m, 24h, 7d), epoch seconds or an ISO 8601 time.`, param);
+  if (Number.isNaN(parsed))
+    throw new InvalidRequestError(`${param} must be a duration back from now (30m, 24h, 7d), epoch seconds or an ISO 8601 time.`, param);
   return parsed;
 }

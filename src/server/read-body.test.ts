@@ -25,7 +25,13 @@ async function echoServer(maxBytes = 1_000_000): Promise<{ server: Server; port:
 /** POSTs `pieces` (the first with the head, each later one after a pause) and resolves with the reply's text and whether the connection was reused. */
 async function post(port: number, agent: Agent, pieces: string[]): Promise<{ text: string; reused: boolean }> {
   const length = pieces.reduce((sum, piece) => sum + Buffer.byteLength(piece), 0);
-  const call = httpRequest({ port, host: '127.0.0.1', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': length } });
+  const call = httpRequest({
+    port,
+    host: '127.0.0.1',
+    method: 'POST',
+    agent,
+    headers: { 'content-type': 'application/json', 'content-length': length },
+  });
   const replied = once(call, 'response');
   for (const [index, piece] of pieces.entries()) {
     if (index > 0) await new Promise((resolve) => setTimeout(resolve, 30));

@@ -55,7 +55,10 @@ export async function checkReadiness(parts: ReadinessParts, timeoutMs = 2_000): 
       () => 'ok',
       (error: unknown) => (error instanceof Error ? error.message : String(error)),
     );
-  const [storeState, ...engineStates] = await Promise.all([describe(parts.store.ping()), ...parts.engines.map((engine) => describe(engine.checkReady(signal)))]);
+  const [storeState, ...engineStates] = await Promise.all([
+    describe(parts.store.ping()),
+    ...parts.engines.map((engine) => describe(engine.checkReady(signal))),
+  ]);
   const engines: Record<string, string> = {};
   parts.engines.forEach((engine, index) => (engines[engine.id] = engineStates[index] as string));
 
@@ -85,7 +88,17 @@ export async function checkReadiness(parts: ReadinessParts, timeoutMs = 2_000): 
     const [firstId, firstReason] = entries.find(([, text]) => text.includes('downloading')) ?? (entries[0] as [string, string]);
     reason = `no model can answer yet (${firstId}: ${firstReason}${Object.keys(unavailable).length > 1 ? '; the others are in models.unavailable' : ''})`;
   }
-  return { ready: reason === null, reason, store: storeState as string, store_writes: storeWrites, limits, engines, models, degraded, router: parts.routerLeads() ? 'leader' : 'follower' };
+  return {
+    ready: reason === null,
+    reason,
+    store: storeState as string,
+    store_writes: storeWrites,
+    limits,
+    engines,
+    models,
+    degraded,
+    router: parts.routerLeads() ? 'leader' : 'follower',
+  };
 }
 
 /** `storeWrites` from the trace writer and the scope registry: what fails and what waits for the store. */

@@ -44,7 +44,10 @@ export function createReplyGuard(dependencies: ReplyGuardDependencies): ReplyGua
     const { contract } = routes.contract(reply.scope);
     if (guardChecks(contract, { request: reply.parameters, candidate: message }).passed !== false) return unchanged;
     const route = routes.route(reply.scope, reply.requested.id);
-    const stronger = route?.pinnedModel === null ? route.fallbacks.map((id) => catalog.resolve(id)).find((model) => model !== undefined && pools.has(model.id)) : undefined;
+    const stronger =
+      route?.pinnedModel === null
+        ? route.fallbacks.map((id) => catalog.resolve(id)).find((model) => model !== undefined && pools.has(model.id))
+        : undefined;
     const fallbackModel = stronger ?? reply.requested;
     const fallback = pools.get(fallbackModel.id);
     if (fallback === undefined) return unchanged;
@@ -54,6 +57,11 @@ export function createReplyGuard(dependencies: ReplyGuardDependencies): ReplyGua
     reply.call.routeShare = null;
     reply.span.setRouteReason('guard_fallback');
     const second = await engineReply(reply, fallbackModel, fallback, true);
-    return { completion: second.completion, replica: second.replica, model: fallbackModel, extraCostUsd: costOf(reply.model, first.completion.usage ?? noUsage) };
+    return {
+      completion: second.completion,
+      replica: second.replica,
+      model: fallbackModel,
+      extraCostUsd: costOf(reply.model, first.completion.usage ?? noUsage),
+    };
   };
 }

@@ -17,11 +17,20 @@ export function resolveModel(catalog: Catalog, name: string): CatalogModel {
       'no_models_configured',
     );
   }
-  throw new NotFoundError(`The model '${name.slice(0, 256)}' does not exist. GET /v1/models lists the models this gateway serves.`, 'model_not_found', 'model');
+  throw new NotFoundError(
+    `The model '${name.slice(0, 256)}' does not exist. GET /v1/models lists the models this gateway serves.`,
+    'model_not_found',
+    'model',
+  );
 }
 
 /** The model the route named for the call, unless it has left the catalog or has no engine (then the requested one serves). */
-export function servedModelFor(catalog: Catalog, pools: ReadonlyMap<string, ModelPool>, servedId: string, requested: CatalogModel): CatalogModel {
+export function servedModelFor(
+  catalog: Catalog,
+  pools: ReadonlyMap<string, ModelPool>,
+  servedId: string,
+  requested: CatalogModel,
+): CatalogModel {
   if (servedId === requested.id) return requested;
   const served = catalog.resolve(servedId);
   return served !== undefined && pools.has(served.id) ? served : requested;

@@ -53,18 +53,31 @@ const empty = (requestedModel: string, candidateModel: string, contractVersion: 
   latencyMsTotal: 0,
   latency: null,
   ttft: null,
-  paired: { same: { right: 0, wrong: 0, ungraded: 0 }, win: { right: 0, wrong: 0, ungraded: 0 }, loss: { right: 0, wrong: 0, ungraded: 0 }, tie: { right: 0, wrong: 0, ungraded: 0 } },
+  paired: {
+    same: { right: 0, wrong: 0, ungraded: 0 },
+    win: { right: 0, wrong: 0, ungraded: 0 },
+    loss: { right: 0, wrong: 0, ungraded: 0 },
+    tie: { right: 0, wrong: 0, ungraded: 0 },
+  },
   constraintsEvaluated: 0,
   constraintsPassed: 0,
   updatedAt: 0,
 });
 
-export async function routesView({ store, catalog, router, priceOf = catalogPrices, now = Date.now }: RoutesViewDependencies, scope: Scope) {
+export async function routesView(
+  { store, catalog, router, priceOf = catalogPrices, now = Date.now }: RoutesViewDependencies,
+  scope: Scope,
+) {
   const stored = await store.routing.getContract(scope);
   const contract = stored === null ? DEFAULT_CONTRACT : parseEvalContract(stored.contract);
   const evidenceVersion = stored?.evidenceVersion ?? 0;
   const semantics = qualitySemantics(contract);
-  const policy = { passRate: contract.pass_rate, confidence: contract.confidence, minSamples: contract.min_samples, maxSamples: DEFAULT_ROUTING.maxSamples };
+  const policy = {
+    passRate: contract.pass_rate,
+    confidence: contract.confidence,
+    minSamples: contract.min_samples,
+    maxSamples: DEFAULT_ROUTING.maxSamples,
+  };
   const latencyPolicy = latencyPolicyOf(contract);
   const percentile = latencyPolicy.percentile;
   const usage = await store.routing.usageByModel(scope);
@@ -85,19 +98,27 @@ export async function routesView({ store, catalog, router, priceOf = catalogPric
     const fromRouter = activity !== undefined && verdictsHold(activity.verdicts, route, countsOf, semantics);
     const verdicts = fromRouter
       ? routerVerdicts(activity.verdicts, rows)
-      : rows.map((counts) => evidenceVerdict(counts, route, policy, latencyPolicy, reference)).sort((left, right) => left.verdict.costPerCall - right.verdict.costPerCall);
+      : rows
+          .map((counts) => evidenceVerdict(counts, route, policy, latencyPolicy, reference))
+          .sort((left, right) => left.verdict.costPerCall - right.verdict.costPerCall);
     const candidates = verdicts.map(({ verdict, considered }) => {
       const counts = countsOf.get(verdict.model) ?? empty(route.requestedModel, verdict.model, evidenceVersion);
       const sketches = sketchesOf(counts);
       const coolingUntil = route.cooldowns[verdict.model] ?? 0;
       // Still open, but the plan does not test it: its tests would cost more than they may save, or it saves nothing on the model serving.
-      const paused = verdict.state === 'testing' && activity !== undefined && activity.sampleRate !== null && !activity.exploring.includes(verdict.model);
+      const paused =
+        verdict.state === 'testing' &&
+        activity !== undefined &&
+        activity.sampleRate !== null &&
+        !activity.exploring.includes(verdict.model);
       const state = !considered ? 'not_considered' : coolingUntil > now() ? 'cooling_down' : paused ? 'paused' : verdict.state;
       return {
         model: verdict.model,
         state,
         /** Why it is out or paused, or what it waits for, when that is not its pass rate alone. */
-        reason: !considered ? 'not weighed by the router now: left the catalog or its engines, or the contract leaves it out' : (verdict.reason ?? (paused ? 'not tested further: more tests are expected to cost more than they would save' : null)),
+        reason: !considered
+          ? 'not weighed by the router now: left the catalog or its engines, or the contract leaves it out'
+          : (verdict.reason ?? (paused ? 'not tested further: more tests are expected to cost more than they would save' : null)),
         cooling_down_until: coolingUntil > now() ? Math.floor(coolingUntil / 1000) : null,
         /** The share of the workload's calls the router certified for it (relative contracts; 1: the whole workload); null under absolute ones. */
         share: verdict.share ?? null,
@@ -143,7 +164,10 @@ export async function routesView({ store, catalog, router, priceOf = catalogPric
           };
     const calls = usage.filter((row) => requested !== undefined && catalog.resolve(row.requestedModel)?.id === requested.id);
     const routed = calls.filter((row) => row.servedModel !== requested?.id);
-    const savings = requested === undefined ? 0 : routed.reduce((sum, row) => sum + savedOn(row, requested, catalog.resolve(row.servedModel), priceOf), 0);
+    const savings =
+      requested === undefined
+        ? 0
+        : routed.reduce((sum, row) => sum + savedOn(row, requested, catalog.resolve(row.servedModel), priceOf), 0);
     const evalSpend = spendByRoute[route.requestedModel] ?? 0;
     routes.push({
       requested_model: route.requestedModel,
@@ -160,7 +184,12 @@ export async function routesView({ store, catalog, router, priceOf = catalogPric
       fallbacks: route.fallbacks,
       verdicts_from: fromRouter ? ('router' as const) : ('evidence' as const),
       candidates,
-      latency: { percentile, requested_model_ms: percentileOf(reference.latency, percentile, 1), requested_model_measured: reference.latency?.count ?? 0, limit_ms: limit ?? null },
+      latency: {
+        percentile,
+        requested_model_ms: percentileOf(reference.latency, percentile, 1),
+        requested_model_measured: reference.latency?.count ?? 0,
+        limit_ms: limit ?? null,
+      },
       calls: calls.reduce((sum, row) => sum + row.calls, 0),
       routed_calls: routed.reduce((sum, row) => sum + row.calls, 0),
       savings_usd: savings,
@@ -178,7 +207,9 @@ export async function routesView({ store, catalog, router, priceOf = catalogPric
     });
   }
   const judgeUse = new Map<string, boolean>();
-  for (const route of routes) for (const judge of router?.activity(scope, route.requested_model).judges ?? []) judgeUse.set(judge.model, judge.sameFamily || judgeUse.get(judge.model) === true);
+  for (const route of routes)
+    for (const judge of router?.activity(scope, route.requested_model).judges ?? [])
+      judgeUse.set(judge.model, judge.sameFamily || judgeUse.get(judge.model) === true);
   const judges = (await store.routing.listJudgeChecks(scope)).map((counts) => ({
     model: counts.judgeModel,
     same_family: judgeUse.get(counts.judgeModel) ?? false,
@@ -186,7 +217,9 @@ export async function routesView({ store, catalog, router, priceOf = catalogPric
     false_losses: counts.falseLosses,
     error_rate: counts.checks > 0 ? counts.falseLosses / counts.checks : null,
   }));
-  for (const [model, sameFamily] of judgeUse) if (!judges.some((judge) => judge.model === model)) judges.push({ model, same_family: sameFamily, self_checks: 0, false_losses: 0, error_rate: null });
+  for (const [model, sameFamily] of judgeUse)
+    if (!judges.some((judge) => judge.model === model))
+      judges.push({ model, same_family: sameFamily, self_checks: 0, false_losses: 0, error_rate: null });
   const history = (await store.routing.listRouteChanges(scope, 50)).map((change) => ({
     requested_model: change.requestedModel,
     from_model: change.fromModel,
@@ -231,11 +264,19 @@ interface ShownVerdict {
  * serves (not a decision made since on the same evidence, such as a stricter
  * pass rate, before the router decided again).
  */
-function verdictsHold(verdicts: readonly CandidateVerdict[], route: RouteRecord, countsOf: ReadonlyMap<string, CandidateCounts>, semantics: QualitySemantics): boolean {
+function verdictsHold(
+  verdicts: readonly CandidateVerdict[],
+  route: RouteRecord,
+  countsOf: ReadonlyMap<string, CandidateCounts>,
+  semantics: QualitySemantics,
+): boolean {
   if (verdicts.length === 0) return false;
-  const counted = (counts: CandidateCounts | undefined) => (counts === undefined ? 0 : semantics === 'relative' ? pairedSampleCount(counts.paired) : counts.evaluated);
+  const counted = (counts: CandidateCounts | undefined) =>
+    counts === undefined ? 0 : semantics === 'relative' ? pairedSampleCount(counts.paired) : counts.evaluated;
   if (verdicts.some((verdict) => verdict.evaluated > counted(countsOf.get(verdict.model)))) return false;
-  const serves = (verdict: CandidateVerdict) => verdict.coolingDown !== true && (semantics === 'relative' ? (verdict.share ?? 0) >= 1 : verdict.state === 'certified' && !route.fallbacks.includes(verdict.model));
+  const serves = (verdict: CandidateVerdict) =>
+    verdict.coolingDown !== true &&
+    (semantics === 'relative' ? (verdict.share ?? 0) >= 1 : verdict.state === 'certified' && !route.fallbacks.includes(verdict.model));
   const served = verdicts.find(serves)?.model ?? route.requestedModel;
   if (served !== route.servedModel) return false;
   if (semantics === 'absolute') return true;
@@ -249,7 +290,18 @@ function routerVerdicts(verdicts: readonly CandidateVerdict[], rows: readonly Ca
   const weighed = new Set(verdicts.map((verdict) => verdict.model));
   const dropped = rows
     .filter((counts) => !weighed.has(counts.candidateModel))
-    .map((counts) => ({ verdict: { model: counts.candidateModel, state: 'eliminated' as const, lower: Number.NaN, upper: Number.NaN, evaluated: counts.evaluated, passed: counts.passed, costPerCall: counts.evaluated > 0 ? counts.costUsd / counts.evaluated : 0 }, considered: false }));
+    .map((counts) => ({
+      verdict: {
+        model: counts.candidateModel,
+        state: 'eliminated' as const,
+        lower: Number.NaN,
+        upper: Number.NaN,
+        evaluated: counts.evaluated,
+        passed: counts.passed,
+        costPerCall: counts.evaluated > 0 ? counts.costUsd / counts.evaluated : 0,
+      },
+      considered: false,
+    }));
   return [...verdicts.map((verdict) => ({ verdict, considered: true })), ...dropped];
 }
 
@@ -259,12 +311,23 @@ function routerVerdicts(verdicts: readonly CandidateVerdict[], rows: readonly Ca
  * the route serves (its certificate, or a share) is certified: the route
  * record is the router's word on that.
  */
-function evidenceVerdict(counts: CandidateCounts, route: RouteRecord, policy: DecisionPolicy, latencyPolicy: ReturnType<typeof latencyPolicyOf>, reference: ReturnType<typeof sketchesOf>): ShownVerdict {
+function evidenceVerdict(
+  counts: CandidateCounts,
+  route: RouteRecord,
+  policy: DecisionPolicy,
+  latencyPolicy: ReturnType<typeof latencyPolicyOf>,
+  reference: ReturnType<typeof sketchesOf>,
+): ShownVerdict {
   const model = counts.candidateModel;
-  const serving = (route.servedModel === model && route.certificate?.model === model) || route.split?.shares.some((entry) => entry.model === model) === true;
+  const serving =
+    (route.servedModel === model && route.certificate?.model === model) ||
+    route.split?.shares.some((entry) => entry.model === model) === true;
   const latency = judgeLatency(latencyPolicy, sketchesOf(counts), reference);
   const costPerCall = counts.evaluated > 0 ? counts.costUsd / counts.evaluated : 0;
-  const verdict = judgeCandidate({ model, costPerCall, evaluated: counts.evaluated, passed: counts.passed, errors: counts.errors, latency, certified: serving }, policy);
+  const verdict = judgeCandidate(
+    { model, costPerCall, evaluated: counts.evaluated, passed: counts.passed, errors: counts.errors, latency, certified: serving },
+    policy,
+  );
   const share = route.split?.shares.find((entry) => entry.model === model)?.share;
   return { verdict: share === undefined ? verdict : { ...verdict, share }, considered: true };
 }

@@ -42,7 +42,8 @@ export function createScopeRegistry(options: ScopeRegistryOptions): ScopeRegistr
 
   function keep(cacheKey: string, scope: Scope, error: unknown): void {
     known.set(cacheKey, true);
-    if (unwritten.size === 0) logger.warn('store refused a new scope; serving it from memory until the store takes writes', { ...scope, ...errorFields(error) });
+    if (unwritten.size === 0)
+      logger.warn('store refused a new scope; serving it from memory until the store takes writes', { ...scope, ...errorFields(error) });
     unwritten.set(cacheKey, scope);
     scheduleRetry();
   }

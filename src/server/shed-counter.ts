@@ -23,7 +23,10 @@ export function createShedCounter(logger: Logger, now: () => number = Date.now):
       counts[cap] += 1;
       sinceLog += 1;
       if (now() - loggedAt < logEveryMs) return;
-      logger.warn('slow connections closed: over a second without a whole request, past server.max_slow_connections_per_address or server.max_slow_connections', { closed: sinceLog, by_address_cap: counts.address, by_total_cap: counts.total });
+      logger.warn(
+        'slow connections closed: over a second without a whole request, past server.max_slow_connections_per_address or server.max_slow_connections',
+        { closed: sinceLog, by_address_cap: counts.address, by_total_cap: counts.total },
+      );
       loggedAt = now();
       sinceLog = 0;
     },

@@ -33,7 +33,11 @@ describe('whichToShed', () => {
 
   it('applies the per-address cap first, then the total to what is left', () => {
     // a holds 4 against a cap of 2: its two oldest go. Left: a@30, a@40, b@5, b@25; the total of 3 then takes b@5, the oldest left.
-    expect(shedKeys(slow('a@10', 'a@20', 'a@30', 'a@40', 'b@5', 'b@25'), 2, 3)).toEqual(['a@10 (address)', 'a@20 (address)', 'b@5 (total)']);
+    expect(shedKeys(slow('a@10', 'a@20', 'a@30', 'a@40', 'b@5', 'b@25'), 2, 3)).toEqual([
+      'a@10 (address)',
+      'a@20 (address)',
+      'b@5 (total)',
+    ]);
   });
 
   it('a cap of 0 is no cap', () => {
@@ -50,6 +54,11 @@ describe('whichToShed', () => {
   });
 
   it('a cap of 1 keeps only the newest of each address', () => {
-    expect(shedKeys(slow('a@3', 'b@1', 'a@1', 'b@3', 'a@2', 'b@2'), 1, 0)).toEqual(['b@1 (address)', 'a@1 (address)', 'a@2 (address)', 'b@2 (address)']);
+    expect(shedKeys(slow('a@3', 'b@1', 'a@1', 'b@3', 'a@2', 'b@2'), 1, 0)).toEqual([
+      'b@1 (address)',
+      'a@1 (address)',
+      'a@2 (address)',
+      'b@2 (address)',
+    ]);
   });
 });

@@ -160,7 +160,8 @@ export function createSlowConnections(options: SlowConnectionsOptions): SlowConn
           continue;
         }
       }
-      if (now - watch.since - (lagMs - watch.lagAtStart) >= slowAfterMs) slow.push({ key: socket, address: watch.address, since: watch.since });
+      if (now - watch.since - (lagMs - watch.lagAtStart) >= slowAfterMs)
+        slow.push({ key: socket, address: watch.address, since: watch.since });
     }
     if (slow.length === 0) return;
     for (const { connection, cap } of whichToShed(slow, caps)) {
@@ -168,7 +169,11 @@ export function createSlowConnections(options: SlowConnectionsOptions): SlowConn
       // A request under way belongs to its handler, which may be answering it: no reply of ours on top.
       const requestUnderWay = waiting.get(socket)?.request !== null;
       waiting.delete(socket);
-      options.shed(socket, requestUnderWay ? null : new SlowConnectionShedError(cap, cap === 'address' ? caps.perAddress : caps.total), cap);
+      options.shed(
+        socket,
+        requestUnderWay ? null : new SlowConnectionShedError(cap, cap === 'address' ? caps.perAddress : caps.total),
+        cap,
+      );
     }
   }
 

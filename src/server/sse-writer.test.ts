@@ -14,7 +14,14 @@ import { SseWriter } from './sse-writer.js';
 async function serveChunks(chunks: EngineChunk[]): Promise<{ held: number; body: string }> {
   let held = -1;
   const server = createServer((_request, response) => {
-    const writer = new SseWriter(response, { id: 'chatcmpl-1', created: 7, model: 'm', includeUsage: false, pings: new SsePings(60_000), stallTimeoutMs: 60_000 });
+    const writer = new SseWriter(response, {
+      id: 'chatcmpl-1',
+      created: 7,
+      model: 'm',
+      includeUsage: false,
+      pings: new SsePings(60_000),
+      stallTimeoutMs: 60_000,
+    });
     writer.open({});
     void writer.writeChunks(chunks, new AbortController().signal);
     held = response.socket?.writableLength ?? -1;
@@ -35,7 +42,9 @@ async function bodyOf(chunks: EngineChunk[]): Promise<string> {
   return (await serveChunks(chunks)).body;
 }
 
-const content = (text: string): EngineChunk => ({ choices: [{ index: 0, delta: { content: text }, finish_reason: null, logprobs: undefined }] });
+const content = (text: string): EngineChunk => ({
+  choices: [{ index: 0, delta: { content: text }, finish_reason: null, logprobs: undefined }],
+});
 
 describe('SseWriter', () => {
   it("writes each chunk as one event with the gateway's id, created and model, the first with its role, then [DONE]", async () => {

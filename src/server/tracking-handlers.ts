@@ -28,7 +28,8 @@ function statsWindow(query: URLSearchParams, now: number): StatsWindow {
   const until = untilText === null ? now + 1 : parseTime(untilText, now, 'until');
   if (until <= since) throw new InvalidRequestError('until must be after since.', 'until');
   const env = query.get('env') ?? 'production';
-  if (env !== 'production' && env !== 'staging' && env !== 'all') throw new InvalidRequestError("env must be 'production', 'staging' or 'all'.", 'env');
+  if (env !== 'production' && env !== 'staging' && env !== 'all')
+    throw new InvalidRequestError("env must be 'production', 'staging' or 'all'.", 'env');
   return { since, until, environment: env as Environment | 'all' };
 }
 
@@ -44,12 +45,15 @@ function callStatsView(stats: CallStats): Record<string, unknown> {
     // The catalog's cost per call and per million tokens, and beside it what the engines' time cost (null without a cost_per_hour).
     cost_per_call_usd: stats.calls === 0 ? null : stats.costUsd / stats.calls,
     cost_per_million_tokens_usd: tokens === 0 ? null : (stats.costUsd / tokens) * 1_000_000,
-    measured: stats.measured === null ? null : {
-      calls: stats.measured.calls,
-      cost_usd: stats.measured.costUsd,
-      cost_per_call_usd: stats.measured.costPerCallUsd,
-      cost_per_million_tokens_usd: stats.measured.costPerMillionTokensUsd,
-    },
+    measured:
+      stats.measured === null
+        ? null
+        : {
+            calls: stats.measured.calls,
+            cost_usd: stats.measured.costUsd,
+            cost_per_call_usd: stats.measured.costPerCallUsd,
+            cost_per_million_tokens_usd: stats.measured.costPerMillionTokensUsd,
+          },
     latency_ms: stats.latencyMs,
     ttft_ms: stats.ttftMs,
   };
@@ -102,9 +106,17 @@ export function createTrackingHandlers({ store, stats, retention, routing, now =
         project,
         workload,
         window: { since: Math.floor(window.since / 1000), until: Math.floor(window.until / 1000), env: window.environment },
-        stats: { ...callStatsView(result), failures: Object.fromEntries(result.failures.map((failure) => [failure.errorClass, failure.count])) },
+        stats: {
+          ...callStatsView(result),
+          failures: Object.fromEntries(result.failures.map((failure) => [failure.errorClass, failure.count])),
+        },
         models: result.models.map((model) => ({ model: model.model, ...callStatsView(model) })),
-        routes: routes.routes.map((route) => ({ requested_model: route.requested_model, served_model: route.served_model, certificate: route.certificate, savings_usd: route.savings_usd })),
+        routes: routes.routes.map((route) => ({
+          requested_model: route.requested_model,
+          served_model: route.served_model,
+          certificate: route.certificate,
+          savings_usd: route.savings_usd,
+        })),
         quality: {
           contract_version: routes.contract_version,
           pass_rate: routes.pass_rate,
@@ -118,7 +130,13 @@ export function createTrackingHandlers({ store, stats, retention, routing, now =
               interval: [candidate.lower_bound, candidate.upper_bound],
             })),
           ),
-          feedback: (await store.routing.feedbackSummary(scope)).map((entry) => ({ model: entry.model, count: entry.count, passed: entry.passed, failed: entry.failed, mean_score: entry.meanScore })),
+          feedback: (await store.routing.feedbackSummary(scope)).map((entry) => ({
+            model: entry.model,
+            count: entry.count,
+            passed: entry.passed,
+            failed: entry.failed,
+            mean_score: entry.meanScore,
+          })),
           notice: routes.routes.length === 0 ? 'no evidence yet: the router has not sampled this workload' : null,
         },
       };
@@ -130,7 +148,11 @@ export function createTrackingHandlers({ store, stats, retention, routing, now =
       const examples = await latestFailures(key, project, workload, 3);
       return {
         object: 'list',
-        data: result.failures.map((failure) => ({ error_class: failure.errorClass, count: failure.count, latest: (examples.get(failure.errorClass) ?? []).map(traceView) })),
+        data: result.failures.map((failure) => ({
+          error_class: failure.errorClass,
+          count: failure.count,
+          latest: (examples.get(failure.errorClass) ?? []).map(traceView),
+        })),
       };
     },
   };
@@ -150,15 +172,19 @@ function retentionView(project: string, policy: RetentionPolicy & { own: boolean
 
 function parseRetention(input: Record<string, unknown>): RetentionPolicy {
   for (const field of Object.keys(input)) {
-    if (!['bodies', 'sample_rate', 'bodies_ttl_days', 'traces_ttl_days'].includes(field)) throw new InvalidRequestError(`Unrecognized argument: ${field}`, field, 'unknown_parameter');
+    if (!['bodies', 'sample_rate', 'bodies_ttl_days', 'traces_ttl_days'].includes(field))
+      throw new InvalidRequestError(`Unrecognized argument: ${field}`, field, 'unknown_parameter');
   }
   const bodies = input.bodies ?? 'all';
-  if (bodies !== 'all' && bodies !== 'sample' && bodies !== 'none') throw new InvalidRequestError("bodies must be 'all', 'sample' or 'none'.", 'bodies');
+  if (bodies !== 'all' && bodies !== 'sample' && bodies !== 'none')
+    throw new InvalidRequestError("bodies must be 'all', 'sample' or 'none'.", 'bodies');
   const sampleRate = input.sample_rate ?? (bodies === 'sample' ? 0.1 : 1);
-  if (typeof sampleRate !== 'number' || !(sampleRate >= 0 && sampleRate <= 1)) throw new InvalidRequestError('sample_rate must be a number from 0 to 1.', 'sample_rate');
+  if (typeof sampleRate !== 'number' || !(sampleRate >= 0 && sampleRate <= 1))
+    throw new InvalidRequestError('sample_rate must be a number from 0 to 1.', 'sample_rate');
   const days = (field: 'bodies_ttl_days' | 'traces_ttl_days'): number | null => {
     const value = input[field] ?? null;
-    if (value !== null && (typeof value !== 'number' || !(value > 0) || value > 36_500)) throw new InvalidRequestError(`${field} must be a number of days above 0, or null to keep.`, field);
+    if (value !== null && (typeof value !== 'number' || !(value > 0) || value > 36_500))
+      throw new InvalidRequestError(`${field} must be a number of days above 0, or null to keep.`, field);
     return value as number | null;
   };
   return { bodies, sampleRate, bodiesTtlDays: days('bodies_ttl_days'), tracesTtlDays: days('traces_ttl_days') };

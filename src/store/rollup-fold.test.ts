@@ -4,17 +4,58 @@ import { addRollupRows, DecodedSketches, foldTraces, MINUTE_MS, rollupKey } from
 import { decodeSketch } from './latency-sketch.js';
 
 const base: Trace = {
-  requestId: 'req_0', accountId: 'acct_a', keyId: 'key_a', environment: 'production', project: 'shop', workload: 'support', user: null,
-  requestedModel: 'big', servedModel: 'big', routeReason: null, routeShare: null, replica: 'mock', attempts: null, status: 'ok', errorClass: null, errorMessage: null, httpStatus: 200,
-  finishReason: 'stop', promptTokens: 10, completionTokens: 5, costUsd: 0.001, cached: false, costSavedUsd: null, engineSeconds: null, measuredCostUsd: null,
-  latencyMs: 100, ttftMs: null, stream: false, metadata: null, startedAt: 10 * MINUTE_MS, requestBody: null, replyBody: null,
+  requestId: 'req_0',
+  accountId: 'acct_a',
+  keyId: 'key_a',
+  environment: 'production',
+  project: 'shop',
+  workload: 'support',
+  user: null,
+  requestedModel: 'big',
+  servedModel: 'big',
+  routeReason: null,
+  routeShare: null,
+  replica: 'mock',
+  attempts: null,
+  status: 'ok',
+  errorClass: null,
+  errorMessage: null,
+  httpStatus: 200,
+  finishReason: 'stop',
+  promptTokens: 10,
+  completionTokens: 5,
+  costUsd: 0.001,
+  cached: false,
+  costSavedUsd: null,
+  engineSeconds: null,
+  measuredCostUsd: null,
+  latencyMs: 100,
+  ttftMs: null,
+  stream: false,
+  metadata: null,
+  startedAt: 10 * MINUTE_MS,
+  requestBody: null,
+  replyBody: null,
 };
 
 describe('foldTraces', () => {
   it('gives each trace to the row of its own scope, environment, model and minute, however the batch interleaves them', () => {
     const variations: Array<Partial<Trace>> = [
-      {}, {}, { workload: 'billing' }, {}, { project: null }, { workload: null }, { environment: 'staging' }, { servedModel: 'small' },
-      { servedModel: null }, { accountId: 'acct_b' }, { startedAt: 11 * MINUTE_MS }, {}, { workload: 'billing' }, { workload: 'billing' }, {},
+      {},
+      {},
+      { workload: 'billing' },
+      {},
+      { project: null },
+      { workload: null },
+      { environment: 'staging' },
+      { servedModel: 'small' },
+      { servedModel: null },
+      { accountId: 'acct_b' },
+      { startedAt: 11 * MINUTE_MS },
+      {},
+      { workload: 'billing' },
+      { workload: 'billing' },
+      {},
     ];
     const traces = variations.map((change, index) => ({ ...base, ...change, requestId: `req_${index}`, promptTokens: index + 1 }));
     const rows = foldTraces(traces);
@@ -22,8 +63,12 @@ describe('foldTraces', () => {
     const expected = new Map<string, { calls: number; promptTokens: number }>();
     for (const trace of traces) {
       const key = rollupKey({
-        accountId: trace.accountId, project: trace.project ?? '', workload: trace.workload ?? '', environment: trace.environment,
-        model: trace.servedModel ?? '', minute: Math.floor(trace.startedAt / MINUTE_MS) * MINUTE_MS,
+        accountId: trace.accountId,
+        project: trace.project ?? '',
+        workload: trace.workload ?? '',
+        environment: trace.environment,
+        model: trace.servedModel ?? '',
+        minute: Math.floor(trace.startedAt / MINUTE_MS) * MINUTE_MS,
       });
       const row = expected.get(key) ?? { calls: 0, promptTokens: 0 };
       row.calls += 1;
@@ -32,7 +77,10 @@ describe('foldTraces', () => {
     }
     expect(rows).toHaveLength(expected.size);
     for (const row of rows) {
-      expect({ calls: row.calls, promptTokens: row.promptTokens, latencyCount: row.latency.count }).toEqual({ ...expected.get(rollupKey(row)), latencyCount: row.calls });
+      expect({ calls: row.calls, promptTokens: row.promptTokens, latencyCount: row.latency.count }).toEqual({
+        ...expected.get(rollupKey(row)),
+        latencyCount: row.calls,
+      });
     }
   });
 });
@@ -56,11 +104,16 @@ describe('foldTraces, calls answered from the cache', () => {
 
 describe('addRollupRows with the sketches it wrote remembered', () => {
   const batch = (latencies: number[], first: number) =>
-    foldTraces(latencies.map((latencyMs, index) => ({ ...base, requestId: `req_${first + index}`, latencyMs, ttftMs: latencyMs / 2, stream: true })))[0]!;
+    foldTraces(
+      latencies.map((latencyMs, index) => ({ ...base, requestId: `req_${first + index}`, latencyMs, ttftMs: latencyMs / 2, stream: true })),
+    )[0]!;
   /** What a stored sketch says: its count and quantiles (its bytes also depend on how its bins were laid out in memory). */
   const summary = (bytes: Uint8Array | null) => {
     const sketch = decodeSketch(bytes!);
-    return { count: sketch.count, quantiles: [0, 0.25, 0.5, 0.75, 0.95, 1].map((quantile) => Math.round(sketch.getValueAtQuantile(quantile))) };
+    return {
+      count: sketch.count,
+      quantiles: [0, 0.25, 0.5, 0.75, 0.95, 1].map((quantile) => Math.round(sketch.getValueAtQuantile(quantile))),
+    };
   };
 
   it('writes what decoding the stored sketches writes, batch after batch', () => {

@@ -46,8 +46,20 @@ export function foldTraces(traces: readonly Trace[]): FoldedRollup[] {
       row = rows.get(key);
       if (row === undefined) {
         row = {
-          ...identity, calls: 0, errors: 0, errorClasses: {}, promptTokens: 0, completionTokens: 0, costUsd: 0,
-          measuredCalls: 0, measuredCostUsd: 0, measuredTokens: 0, cachedCalls: 0, costSavedUsd: 0, latency: newSketch(), ttft: null,
+          ...identity,
+          calls: 0,
+          errors: 0,
+          errorClasses: {},
+          promptTokens: 0,
+          completionTokens: 0,
+          costUsd: 0,
+          measuredCalls: 0,
+          measuredCostUsd: 0,
+          measuredTokens: 0,
+          cachedCalls: 0,
+          costSavedUsd: 0,
+          latency: newSketch(),
+          ttft: null,
         };
         rows.set(key, row);
       }
@@ -110,7 +122,9 @@ export class DecodedSketches {
     const entry = this.entries.get(entryKey);
     if (entry === undefined) return decodeSketch(bytes);
     this.entries.delete(entryKey);
-    return Buffer.from(entry.bytes.buffer, entry.bytes.byteOffset, entry.bytes.byteLength).equals(bytes) ? entry.sketch : decodeSketch(bytes);
+    return Buffer.from(entry.bytes.buffer, entry.bytes.byteOffset, entry.bytes.byteLength).equals(bytes)
+      ? entry.sketch
+      : decodeSketch(bytes);
   }
 
   /** Remembers a sketch just encoded to `bytes`; whoever made it must not change it after. */
@@ -153,9 +167,27 @@ export function addRollupRows(stored: RollupRow | undefined, added: FoldedRollup
 }
 
 /** A stored sketch with a live one merged in, encoded (and remembered, with `sketches`); null when there is neither. */
-function mergedEncoding(stored: Uint8Array | null, added: DDSketch, sketches: DecodedSketches | undefined, key: string, which: SketchName): Uint8Array;
-function mergedEncoding(stored: Uint8Array | null, added: DDSketch | null, sketches: DecodedSketches | undefined, key: string, which: SketchName): Uint8Array | null;
-function mergedEncoding(stored: Uint8Array | null, added: DDSketch | null, sketches: DecodedSketches | undefined, key: string, which: SketchName): Uint8Array | null {
+function mergedEncoding(
+  stored: Uint8Array | null,
+  added: DDSketch,
+  sketches: DecodedSketches | undefined,
+  key: string,
+  which: SketchName,
+): Uint8Array;
+function mergedEncoding(
+  stored: Uint8Array | null,
+  added: DDSketch | null,
+  sketches: DecodedSketches | undefined,
+  key: string,
+  which: SketchName,
+): Uint8Array | null;
+function mergedEncoding(
+  stored: Uint8Array | null,
+  added: DDSketch | null,
+  sketches: DecodedSketches | undefined,
+  key: string,
+  which: SketchName,
+): Uint8Array | null {
   let sketch = added;
   if (stored !== null) {
     sketch = sketches === undefined ? decodeSketch(stored) : sketches.take(key, which, stored);

@@ -81,7 +81,10 @@ export type RequestedGrade = 'right' | 'wrong' | 'ungraded';
 /** Counts of paired samples by outcome and grade of the requested model's reply. */
 export type PairedCounts = Record<PairedOutcomeName, Record<RequestedGrade, number>>;
 
-export interface EvidenceDelta extends Pick<CandidateCounts, 'evaluated' | 'passed' | 'errors' | 'promptTokens' | 'completionTokens' | 'costUsd' | 'latencyMsTotal'> {
+export interface EvidenceDelta extends Pick<
+  CandidateCounts,
+  'evaluated' | 'passed' | 'errors' | 'promptTokens' | 'completionTokens' | 'costUsd' | 'latencyMsTotal'
+> {
   /** One reply's latency to add to the sketch (null: none measured). */
   latencyMs?: number | null;
   ttftMs?: number | null;
@@ -251,7 +254,14 @@ export interface RoutingStore {
   putContract(scope: Scope, contract: unknown, at: number, keepEvidence?: boolean): Promise<StoredContract>;
 
   /** Adds to a candidate's counts (created at zero the first time). */
-  addEvidence(scope: Scope, requestedModel: string, candidateModel: string, contractVersion: number, delta: EvidenceDelta, at: number): Promise<void>;
+  addEvidence(
+    scope: Scope,
+    requestedModel: string,
+    candidateModel: string,
+    contractVersion: number,
+    delta: EvidenceDelta,
+    at: number,
+  ): Promise<void>;
   /** Forgets a candidate's counts (a demoted model starts testing afresh after its cooldown). */
   resetEvidence(scope: Scope, requestedModel: string, candidateModel: string, contractVersion: number): Promise<void>;
   /** Every candidate's counts for a requested model under one contract version. */

@@ -6,20 +6,45 @@
  */
 import { decodeSketch, encodeSketch, newSketch } from './latency-sketch.js';
 import type { Scope } from '../api/scope.js';
-import type { CandidateCounts, EvidenceDelta, Feedback, PairedCounts, PairedOutcomeName, RequestedGrade, Revised, RouteChange, RouteRecord, RouterStateRecord, StoredContract } from './routing-store.js';
+import type {
+  CandidateCounts,
+  EvidenceDelta,
+  Feedback,
+  PairedCounts,
+  PairedOutcomeName,
+  RequestedGrade,
+  Revised,
+  RouteChange,
+  RouteRecord,
+  RouterStateRecord,
+  StoredContract,
+} from './routing-store.js';
 import { bytesOf, jsonOrNull, selectList } from './sql-records.js';
 
 /** A row of `eval_contracts`: the contract as JSON; rows written before evidence versions have none. */
 export type ContractRow = Omit<StoredContract, 'evidenceVersion' | 'contract'> & { evidenceVersion: number | null; contract: string };
 
-export const contractColumns = selectList<ContractRow>({ version: 'version', evidenceVersion: 'evidence_version', contract: 'contract', createdAt: 'created_at' });
+export const contractColumns = selectList<ContractRow>({
+  version: 'version',
+  evidenceVersion: 'evidence_version',
+  contract: 'contract',
+  createdAt: 'created_at',
+});
 
 export function fromContractRow(row: ContractRow): StoredContract {
-  return { version: row.version, evidenceVersion: row.evidenceVersion ?? row.version, contract: JSON.parse(row.contract) as unknown, createdAt: row.createdAt };
+  return {
+    version: row.version,
+    evidenceVersion: row.evidenceVersion ?? row.version,
+    contract: JSON.parse(row.contract) as unknown,
+    createdAt: row.createdAt,
+  };
 }
 
 /** The version `putContract` stores after `latest` (none: the workload had the default), and the evidence version it uses. */
-export function nextContractVersion(latest: Pick<ContractRow, 'version' | 'evidenceVersion'> | undefined, keepEvidence: boolean): Pick<StoredContract, 'version' | 'evidenceVersion'> {
+export function nextContractVersion(
+  latest: Pick<ContractRow, 'version' | 'evidenceVersion'> | undefined,
+  keepEvidence: boolean,
+): Pick<StoredContract, 'version' | 'evidenceVersion'> {
   const version = (latest?.version ?? 0) + 1;
   const evidenceVersion = keepEvidence ? (latest === undefined ? 0 : (latest.evidenceVersion ?? latest.version)) : version;
   return { version, evidenceVersion };
@@ -33,8 +58,10 @@ export type PairedColumn = `paired_${PairedOutcomeName}_${RequestedGrade}`;
  * migrations add these columns from this list (SQLite 0014, PostgreSQL 0009),
  * so it only ever grows, and a cell added to it needs a migration of its own.
  */
-export const pairedCells: ReadonlyArray<{ outcome: PairedOutcomeName; grade: RequestedGrade; column: PairedColumn }> = (['same', 'win', 'loss', 'tie'] as const).flatMap(
-  (outcome) => (['right', 'wrong', 'ungraded'] as const).map((grade) => ({ outcome, grade, column: `paired_${outcome}_${grade}` as const })),
+export const pairedCells: ReadonlyArray<{ outcome: PairedOutcomeName; grade: RequestedGrade; column: PairedColumn }> = (
+  ['same', 'win', 'loss', 'tie'] as const
+).flatMap((outcome) =>
+  (['right', 'wrong', 'ungraded'] as const).map((grade) => ({ outcome, grade, column: `paired_${outcome}_${grade}` as const })),
 );
 
 /**
@@ -42,7 +69,11 @@ export const pairedCells: ReadonlyArray<{ outcome: PairedOutcomeName; grade: Req
  * latency_ms_total): the paired cells, then the constraint counts. Each back
  * end adds them up with `column = column + excluded.column`.
  */
-export const addedCountColumns: readonly string[] = [...pairedCells.map((cell) => cell.column), 'constraints_evaluated', 'constraints_passed'];
+export const addedCountColumns: readonly string[] = [
+  ...pairedCells.map((cell) => cell.column),
+  'constraints_evaluated',
+  'constraints_passed',
+];
 
 /** A delta's values for `addedCountColumns`, in that order: 1 in the cell of its paired sample (if any), 0 in the others, then its constraint counts. */
 export function addedCountValues(delta: EvidenceDelta): number[] {
@@ -55,7 +86,10 @@ export function addedCountValues(delta: EvidenceDelta): number[] {
 }
 
 /** A row of `route_evidence` (scope and key columns aside): the sketches as bytes, the paired counts in a column per cell. */
-export type EvidenceRow = Omit<CandidateCounts, 'latency' | 'ttft' | 'paired'> & { latency: Buffer | null; ttft: Buffer | null } & Record<PairedColumn, number>;
+export type EvidenceRow = Omit<CandidateCounts, 'latency' | 'ttft' | 'paired'> & { latency: Buffer | null; ttft: Buffer | null } & Record<
+    PairedColumn,
+    number
+  >;
 
 export const evidenceColumns = selectList<EvidenceRow>({
   requestedModel: 'requested_model',
@@ -77,7 +111,12 @@ export const evidenceColumns = selectList<EvidenceRow>({
 });
 
 export function fromEvidenceRow(row: EvidenceRow): CandidateCounts {
-  const paired: PairedCounts = { same: { right: 0, wrong: 0, ungraded: 0 }, win: { right: 0, wrong: 0, ungraded: 0 }, loss: { right: 0, wrong: 0, ungraded: 0 }, tie: { right: 0, wrong: 0, ungraded: 0 } };
+  const paired: PairedCounts = {
+    same: { right: 0, wrong: 0, ungraded: 0 },
+    win: { right: 0, wrong: 0, ungraded: 0 },
+    loss: { right: 0, wrong: 0, ungraded: 0 },
+    tie: { right: 0, wrong: 0, ungraded: 0 },
+  };
   for (const cell of pairedCells) paired[cell.outcome][cell.grade] = row[cell.column];
   return {
     requestedModel: row.requestedModel,
@@ -108,12 +147,13 @@ export function sketchWithValue(encoded: Buffer | null, value: number | null): B
 }
 
 /** A row of `routes`: the scope in three columns, certificate, cooldowns, fallbacks and split as JSON. */
-export type RouteRow = Scope & Omit<RouteRecord, 'scope' | 'certificate' | 'cooldowns' | 'fallbacks' | 'split'> & {
-  certificate: string | null;
-  cooldowns: string;
-  fallbacks: string;
-  split: string | null;
-};
+export type RouteRow = Scope &
+  Omit<RouteRecord, 'scope' | 'certificate' | 'cooldowns' | 'fallbacks' | 'split'> & {
+    certificate: string | null;
+    cooldowns: string;
+    fallbacks: string;
+    split: string | null;
+  };
 
 export const routeColumns = selectList<RouteRow>({
   accountId: 'account_id',
@@ -207,7 +247,12 @@ export const routerStateColumns = selectList<RouterStateRow>({
 });
 
 export function fromRouterStateRow(row: RouterStateRow): RouterStateRecord {
-  return { scope: { accountId: row.accountId, project: row.project, workload: row.workload }, requestedModel: row.requestedModel, state: row.state, updatedAt: row.updatedAt };
+  return {
+    scope: { accountId: row.accountId, project: row.project, workload: row.workload },
+    requestedModel: row.requestedModel,
+    state: row.state,
+    updatedAt: row.updatedAt,
+  };
 }
 
 /** A row read with its `revision` column, as polls read routes and router states. */

@@ -49,7 +49,12 @@ export const traceInsertColumns = traceProperties.map((property) => traceColumnO
 export const traceColumns = selectList<Trace>(traceColumnOf);
 
 /** A trace as stored; `Flag` is how the dialect keeps a boolean. */
-export type TraceRow<Flag> = Omit<Trace, 'stream' | 'cached' | 'metadata' | 'attempts'> & { stream: Flag; cached: Flag; metadata: string | null; attempts: string | null };
+export type TraceRow<Flag> = Omit<Trace, 'stream' | 'cached' | 'metadata' | 'attempts'> & {
+  stream: Flag;
+  cached: Flag;
+  metadata: string | null;
+  attempts: string | null;
+};
 
 /**
  * A trace's values as both back ends store them, in `traceProperties` order:
@@ -59,12 +64,38 @@ export type TraceRow<Flag> = Omit<Trace, 'stream' | 'cached' | 'metadata' | 'att
  */
 export function traceValues<Flag>(trace: Trace, stream: Flag, cached: Flag): unknown[] {
   return [
-    trace.requestId, trace.accountId, trace.keyId, trace.environment, trace.project, trace.workload, trace.user,
-    trace.requestedModel, trace.servedModel, trace.routeReason, trace.routeShare, trace.replica,
-    trace.attempts === null ? null : JSON.stringify(trace.attempts), trace.status, trace.errorClass, trace.errorMessage,
-    trace.httpStatus, trace.finishReason, trace.promptTokens, trace.completionTokens, trace.costUsd, cached, trace.costSavedUsd ?? null,
-    trace.engineSeconds, trace.measuredCostUsd, trace.latencyMs, trace.ttftMs, stream, trace.metadata === null ? null : JSON.stringify(trace.metadata),
-    trace.startedAt, trace.requestBody, trace.replyBody,
+    trace.requestId,
+    trace.accountId,
+    trace.keyId,
+    trace.environment,
+    trace.project,
+    trace.workload,
+    trace.user,
+    trace.requestedModel,
+    trace.servedModel,
+    trace.routeReason,
+    trace.routeShare,
+    trace.replica,
+    trace.attempts === null ? null : JSON.stringify(trace.attempts),
+    trace.status,
+    trace.errorClass,
+    trace.errorMessage,
+    trace.httpStatus,
+    trace.finishReason,
+    trace.promptTokens,
+    trace.completionTokens,
+    trace.costUsd,
+    cached,
+    trace.costSavedUsd ?? null,
+    trace.engineSeconds,
+    trace.measuredCostUsd,
+    trace.latencyMs,
+    trace.ttftMs,
+    stream,
+    trace.metadata === null ? null : JSON.stringify(trace.metadata),
+    trace.startedAt,
+    trace.requestBody,
+    trace.replyBody,
   ];
 }
 

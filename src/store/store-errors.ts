@@ -26,7 +26,16 @@ export class StoreUnavailableError extends GatewayError {
 const unavailableCodes = /^SQLITE_(FULL|IOERR|BUSY|LOCKED|READONLY|CANTOPEN|NOMEM|PROTOCOL)/;
 
 /** Node's socket and DNS errors: PostgreSQL is down, restarting, failing over, or out of reach. */
-const connectionCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED', 'EAI_AGAIN']);
+const connectionCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ECONNABORTED',
+  'EAI_AGAIN',
+]);
 
 /**
  * PostgreSQL SQLSTATEs of a server that cannot serve now, not of a bad query:
@@ -40,7 +49,8 @@ const connectionCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPI
 const unavailableStates = /^(08...|53...|57P0[123]|55P03|25006)$/;
 
 /** node-postgres's own errors for a connection that broke or never came, which carry no code. */
-const connectionMessages = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Query read timeout)/;
+const connectionMessages =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Query read timeout)/;
 
 export function isStoreUnavailable(error: unknown): boolean {
   if (error instanceof StoreUnavailableError) return true;

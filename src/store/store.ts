@@ -68,7 +68,10 @@ export interface ApiKey {
 }
 
 /** Optional fields left out are null. */
-export type NewApiKey = Omit<ApiKey, 'id' | 'createdAt' | 'lastUsedAt' | 'revokedAt' | 'tokensPerMinute' | 'dailyBudgetUsd' | 'monthlyBudgetUsd'> & {
+export type NewApiKey = Omit<
+  ApiKey,
+  'id' | 'createdAt' | 'lastUsedAt' | 'revokedAt' | 'tokensPerMinute' | 'dailyBudgetUsd' | 'monthlyBudgetUsd'
+> & {
   createdAt?: number;
   tokensPerMinute?: number | null;
   dailyBudgetUsd?: number | null;

@@ -169,8 +169,18 @@ describe('trace writer', () => {
     expect(writer.stats()).toEqual({ enqueued: 8, written: 8, dropped: 0, failedWrites: 3, queued: 0, failingSince: null });
     // One line when the writes start failing, one when they recover.
     const errors = lines.filter((line) => line.level === 'error');
-    expect(errors).toEqual([expect.objectContaining({ msg: 'trace batch write failed; retrying', attempt: 1, retry_in_ms: 50, waiting_in_memory: 8, error_message: 'database is locked' })]);
-    expect(lines).toContainEqual(expect.objectContaining({ level: 'info', msg: 'trace writes recovered', failing_for_ms: expect.any(Number) }));
+    expect(errors).toEqual([
+      expect.objectContaining({
+        msg: 'trace batch write failed; retrying',
+        attempt: 1,
+        retry_in_ms: 50,
+        waiting_in_memory: 8,
+        error_message: 'database is locked',
+      }),
+    ]);
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 'info', msg: 'trace writes recovered', failing_for_ms: expect.any(Number) }),
+    );
     await writer.close();
   });
 
@@ -184,7 +194,9 @@ describe('trace writer', () => {
     await writer.flush();
     expect([...store.stored.keys()]).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(writer.stats()).toMatchObject({ enqueued: 6, written: 5, dropped: 1, queued: 0 });
-    expect(lines).toContainEqual(expect.objectContaining({ level: 'error', msg: 'trace given up: the store refuses it while it takes others', request_id: 'poison' }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 'error', msg: 'trace given up: the store refuses it while it takes others', request_id: 'poison' }),
+    );
     expect(lines).toContainEqual(expect.objectContaining({ level: 'warn', msg: 'traces dropped', write_failed: 1 }));
     await writer.close();
   });
@@ -213,7 +225,13 @@ describe('trace writer', () => {
   it('flush() ends when a store that never recovers has used up the attempts', async () => {
     const store = new RecordingStore();
     store.failWhen = () => true;
-    const writer = createTraceWriter({ traces: store, logger: capturingLogger().logger, batchSize: 4, flushIntervalMs: 60_000, maxAttempts: 2 });
+    const writer = createTraceWriter({
+      traces: store,
+      logger: capturingLogger().logger,
+      batchSize: 4,
+      flushIntervalMs: 60_000,
+      maxAttempts: 2,
+    });
     for (const id of ids(3)) writer.enqueue(trace(id));
     writer.enqueue(trace('d'));
     await writer.close();

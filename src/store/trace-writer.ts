@@ -176,7 +176,11 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
       if (closed && failuresInRow >= maxAttempts) {
         // At shutdown the store has just failed for the whole retry budget; waiting
         // that long again for each remaining batch would hold the process hostage.
-        logger.error('traces given up at shutdown: the store refuses writes', { attempts: failuresInRow, traces: queue.length, ...errorFields(error) });
+        logger.error('traces given up at shutdown: the store refuses writes', {
+          attempts: failuresInRow,
+          traces: queue.length,
+          ...errorFields(error),
+        });
         settle(queue.length, true);
         failuresInRow = 0;
         return;
@@ -216,7 +220,11 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
     );
     if (headStored) succeeded(1);
     else {
-      logger.error('trace given up: the store refuses it while it takes others', { request_id: head[0]?.requestId, attempts: failuresInRow, ...errorFields(error) });
+      logger.error('trace given up: the store refuses it while it takes others', {
+        request_id: head[0]?.requestId,
+        attempts: failuresInRow,
+        ...errorFields(error),
+      });
       settle(1, true);
     }
     succeeded(others.length);
@@ -241,7 +249,11 @@ export function createTraceWriter(options: TraceWriterOptions): TraceWriter {
   function succeeded(size: number): void {
     written += size;
     if (failingSince !== null) {
-      logger.info('trace writes recovered', { failing_for_ms: Date.now() - failingSince, waiting_in_memory: queue.length - size, dropped_total: dropped });
+      logger.info('trace writes recovered', {
+        failing_for_ms: Date.now() - failingSince,
+        waiting_in_memory: queue.length - size,
+        dropped_total: dropped,
+      });
       failingSince = null;
     }
     settle(size, false);

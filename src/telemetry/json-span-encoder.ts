@@ -9,7 +9,15 @@ import type { AttributeValue } from '@opentelemetry/api';
 import { ProtobufWriter } from './protobuf-writer.js';
 import { AttributeKey } from './span-attributes.js';
 import { spanIdHex, traceIdHex } from './span-ids.js';
-import { createBatchBuffers, otlpSpanKind, secondsAndNanos, spanFlags, type SpanBatchEncoder, type SpanLink, type SpanSource } from './span-batch-encoder.js';
+import {
+  createBatchBuffers,
+  otlpSpanKind,
+  secondsAndNanos,
+  spanFlags,
+  type SpanBatchEncoder,
+  type SpanLink,
+  type SpanSource,
+} from './span-batch-encoder.js';
 
 export function createJsonSpanEncoder(source: SpanSource): SpanBatchEncoder {
   const buffers = createBatchBuffers();
@@ -22,7 +30,9 @@ export function createJsonSpanEncoder(source: SpanSource): SpanBatchEncoder {
   const resourceAttributes = Object.entries(source.resource)
     .flatMap(([name, value]) => (value === undefined ? [] : [`${new AttributeKey(name).jsonPrefix}${anyValue(value)}}`]))
     .join(',');
-  const frame = JSON.stringify({ resourceSpans: [{ resource: { attributes: [], droppedAttributesCount: 0 }, scopeSpans: [{ scope: source.scope, spans: [] }] }] });
+  const frame = JSON.stringify({
+    resourceSpans: [{ resource: { attributes: [], droppedAttributesCount: 0 }, scopeSpans: [{ scope: source.scope, spans: [] }] }],
+  });
   // The request around the spans: `{"resourceSpans":[…"spans":[` and `]}]}]}`.
   const [head, tail] = frame.replace('"attributes":[]', `"attributes":[${resourceAttributes}]`).split('"spans":[]') as [string, string];
   const opening = `${head}"spans":[`;

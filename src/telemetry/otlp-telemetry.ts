@@ -30,8 +30,24 @@ import type { Trace } from '../store/store.js';
 import type { TelemetryOptions } from './create-telemetry.js';
 import { createUnrecordedSpans } from './disabled-telemetry.js';
 import { createRecordRing, RecordRingWriter } from './record-ring.js';
-import { createSpanIdSource, parseSpanId, parseTraceId, spanIdHex, traceIdHex, type SpanId, type SpanIdSource, type TraceId } from './span-ids.js';
-import { createStringSlots, writeCallRecord, writeEngineCallRecord, type CallTraceFacts, type EngineCallFacts, type StringSlots } from './span-record.js';
+import {
+  createSpanIdSource,
+  parseSpanId,
+  parseTraceId,
+  spanIdHex,
+  traceIdHex,
+  type SpanId,
+  type SpanIdSource,
+  type TraceId,
+} from './span-ids.js';
+import {
+  createStringSlots,
+  writeCallRecord,
+  writeEngineCallRecord,
+  type CallTraceFacts,
+  type EngineCallFacts,
+  type StringSlots,
+} from './span-record.js';
 import { COUNTER_SLOTS, Counter, type FromSpanWorker, type SpanWorkerData, type ToSpanWorker } from './span-worker-protocol.js';
 import type { CallOrigin, CallSpan, EngineOutcome, EngineSpan, RouteReason, Telemetry, TelemetrySettings } from './telemetry.js';
 
@@ -89,7 +105,11 @@ export function createOtlpTelemetry(settings: TelemetrySettings, options: Teleme
 
   const propagator = new W3CTraceContextPropagator();
   const unrecorded = createUnrecordedSpans();
-  options.logger.info('telemetry: exporting spans over OTLP/HTTP', { url: settings.tracesUrl, protocol: settings.protocol, service_name: settings.serviceName });
+  options.logger.info('telemetry: exporting spans over OTLP/HTTP', {
+    url: settings.tracesUrl,
+    protocol: settings.protocol,
+    service_name: settings.serviceName,
+  });
 
   return {
     enabled: true,
@@ -99,7 +119,10 @@ export function createOtlpTelemetry(settings: TelemetrySettings, options: Teleme
       return new RecordingCallSpan(recorder, caller, startedAt);
     },
     startReplay(model, origin, scope) {
-      const link = origin?.span == null ? null : { traceId: parseTraceId(origin.span.traceId), spanId: parseSpanId(origin.span.spanId), traceFlags: origin.span.traceFlags };
+      const link =
+        origin?.span == null
+          ? null
+          : { traceId: parseTraceId(origin.span.traceId), spanId: parseSpanId(origin.span.spanId), traceFlags: origin.span.traceFlags };
       return new RecordingEngineSpan(recorder, null, model, false, { requestId: origin?.requestId, scope, link });
     },
     stats: () => ({
@@ -183,7 +206,11 @@ class RecordingCallSpan implements CallSpan {
       this.trace = { traceId: null, traceState: null, traceFlags: TraceFlags.SAMPLED };
       this.parent = null;
     } else {
-      this.trace = { traceId: parseTraceId(caller.traceId), traceState: caller.traceState?.serialize() ?? null, traceFlags: caller.traceFlags };
+      this.trace = {
+        traceId: parseTraceId(caller.traceId),
+        traceState: caller.traceState?.serialize() ?? null,
+        traceFlags: caller.traceFlags,
+      };
       this.parent = parseSpanId(caller.spanId);
     }
   }

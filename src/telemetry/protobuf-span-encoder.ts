@@ -12,7 +12,14 @@ import type { AttributeValue } from '@opentelemetry/api';
 import { ProtobufWriter, varintSize } from './protobuf-writer.js';
 import { AttributeKey, type AttributeGroup } from './span-attributes.js';
 import { parseSpanId, parseTraceId, type SpanId, type TraceId } from './span-ids.js';
-import { createBatchBuffers, otlpSpanKind, secondsAndNanos, spanFlags, type SpanBatchEncoder, type SpanSource } from './span-batch-encoder.js';
+import {
+  createBatchBuffers,
+  otlpSpanKind,
+  secondsAndNanos,
+  spanFlags,
+  type SpanBatchEncoder,
+  type SpanSource,
+} from './span-batch-encoder.js';
 
 export function createProtobufSpanEncoder(source: SpanSource): SpanBatchEncoder {
   const buffers = createBatchBuffers();
@@ -162,7 +169,10 @@ export function createProtobufSpanEncoder(source: SpanSource): SpanBatchEncoder 
         const value = values[index];
         if (value !== undefined) keyValue(9, keys[index] as AttributeKey, value);
       }
-      lastWritten.set(group, { values: values.map((value) => (Array.isArray(value) ? value.slice() : value)), bytes: writer.copyFrom(start) });
+      lastWritten.set(group, {
+        values: values.map((value) => (Array.isArray(value) ? value.slice() : value)),
+        bytes: writer.copyFrom(start),
+      });
     },
     endSpan(tail) {
       // …dropped_attributes_count = 10, dropped_events_count = 12, links = 13, dropped_links_count = 14, status = 15, flags = 16 }
@@ -212,7 +222,8 @@ export function createProtobufSpanEncoder(source: SpanSource): SpanBatchEncoder 
       const end = writer.position;
       const scopeSpansLength = scopeField.length + (end - frameRoom);
       const resourceSpansLength = resourceField.length + 1 + varintSize(scopeSpansLength) + scopeSpansLength;
-      const start = frameRoom - (1 + varintSize(resourceSpansLength) + resourceField.length + 1 + varintSize(scopeSpansLength) + scopeField.length);
+      const start =
+        frameRoom - (1 + varintSize(resourceSpansLength) + resourceField.length + 1 + varintSize(scopeSpansLength) + scopeField.length);
       writer.position = start;
       writer.tag(1, 2);
       writer.varint(resourceSpansLength);

@@ -34,7 +34,12 @@ const LENGTH_BYTES = 4;
 
 /** `Atomics.waitAsync` (ES2024, in Node since 16), which the ES2023 library this project compiles against does not declare. */
 interface AtomicsWaitAsync {
-  waitAsync(array: Int32Array, index: number, value: number, timeoutMs: number): { async: false; value: string } | { async: true; value: Promise<string> };
+  waitAsync(
+    array: Int32Array,
+    index: number,
+    value: number,
+    timeoutMs: number,
+  ): { async: false; value: string } | { async: true; value: Promise<string> };
 }
 
 export interface RecordRing {

@@ -14,9 +14,18 @@ import { createJsonSpanEncoder } from './json-span-encoder.js';
 import { createProtobufSpanEncoder } from './protobuf-span-encoder.js';
 import { AttributeGroup, AttributeKey } from './span-attributes.js';
 import { parseSpanId, parseTraceId, spanIdHex, traceIdHex } from './span-ids.js';
-import { secondsAndNanos, type SpanBatchEncoder, type SpanHead, type SpanLink, type SpanSource, type SpanTail } from './span-batch-encoder.js';
+import {
+  secondsAndNanos,
+  type SpanBatchEncoder,
+  type SpanHead,
+  type SpanLink,
+  type SpanSource,
+  type SpanTail,
+} from './span-batch-encoder.js';
 
-const otlpSchema = protobuf.parse(`
+const otlpSchema = protobuf
+  .parse(
+    `
 syntax = "proto3";
 message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; ArrayValue array_value = 5; bytes bytes_value = 7; } }
 message ArrayValue { repeated AnyValue values = 1; }
@@ -33,7 +42,9 @@ message Span {
 message ScopeSpans { InstrumentationScope scope = 1; repeated Span spans = 2; string schema_url = 3; }
 message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; string schema_url = 3; }
 message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
-`).root.lookupType('ExportTraceServiceRequest');
+`,
+  )
+  .root.lookupType('ExportTraceServiceRequest');
 
 type OfficialSpan = Parameters<typeof ProtobufTraceSerializer.serializeRequest>[0][number];
 
@@ -58,8 +69,17 @@ const link: SpanLink = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '0
 const spans: TestSpan[] = [
   {
     // A call continuing a caller's trace, with every kind of attribute value.
-    // eslint-disable-next-line no-loss-of-precision -- epoch milliseconds as the double a clock gives, digits past its precision included
-    head: { traceId, spanId: 'b7ad6b7169203331', parentSpanId: '53995c3f42cd8ad8', traceState: 'vendor=opaque,other=1', name: 'chat big', kind: SpanKind.SERVER, startTime: 1_764_000_000_123.456_7, endTime: 1_764_000_000_130.001 },
+    head: {
+      traceId,
+      spanId: 'b7ad6b7169203331',
+      parentSpanId: '53995c3f42cd8ad8',
+      traceState: 'vendor=opaque,other=1',
+      name: 'chat big',
+      kind: SpanKind.SERVER,
+      // eslint-disable-next-line no-loss-of-precision -- epoch milliseconds as the double a clock gives, digits past its precision included
+      startTime: 1_764_000_000_123.456_7,
+      endTime: 1_764_000_000_130.001,
+    },
     attributes: {
       'gen_ai.operation.name': 'chat',
       'gen_ai.request.model': 'big',
@@ -77,13 +97,31 @@ const spans: TestSpan[] = [
   },
   {
     // Its engine call, failed.
-    head: { traceId, spanId: '1122334455667788', parentSpanId: 'b7ad6b7169203331', traceState: 'vendor=opaque,other=1', name: 'chat big', kind: SpanKind.CLIENT, startTime: 1_764_000_000_124, endTime: 1_764_000_000_129.5 },
+    head: {
+      traceId,
+      spanId: '1122334455667788',
+      parentSpanId: 'b7ad6b7169203331',
+      traceState: 'vendor=opaque,other=1',
+      name: 'chat big',
+      kind: SpanKind.CLIENT,
+      startTime: 1_764_000_000_124,
+      endTime: 1_764_000_000_129.5,
+    },
     attributes: { 'error.type': 'engine_unavailable', 'taskgate.replica': 'local' },
     tail: { status: SpanStatusCode.ERROR, statusMessage: 'No engine answered in time.', links: [], traceFlags: 1, parentIsRemote: false },
   },
   {
     // A replay: a root span of its own trace, linked to the call.
-    head: { traceId: 'ffeeddccbbaa99887766554433221100', spanId: '0102030405060708', parentSpanId: null, traceState: null, name: 'chat tiny', kind: SpanKind.CLIENT, startTime: 1_764_000_001_000, endTime: 1_764_000_001_250.25 },
+    head: {
+      traceId: 'ffeeddccbbaa99887766554433221100',
+      spanId: '0102030405060708',
+      parentSpanId: null,
+      traceState: null,
+      name: 'chat tiny',
+      kind: SpanKind.CLIENT,
+      startTime: 1_764_000_001_000,
+      endTime: 1_764_000_001_250.25,
+    },
     attributes: { 'taskgate.replay': true },
     tail: { status: SpanStatusCode.UNSET, statusMessage: undefined, links: [link], traceFlags: 1, parentIsRemote: false },
   },
@@ -91,7 +129,12 @@ const spans: TestSpan[] = [
 
 /** The head as our encoders take it: ids as numbers. */
 function head(hex: HexHead): SpanHead {
-  return { ...hex, traceId: parseTraceId(hex.traceId), spanId: parseSpanId(hex.spanId), parentSpanId: hex.parentSpanId === null ? null : parseSpanId(hex.parentSpanId) };
+  return {
+    ...hex,
+    traceId: parseTraceId(hex.traceId),
+    spanId: parseSpanId(hex.spanId),
+    parentSpanId: hex.parentSpanId === null ? null : parseSpanId(hex.parentSpanId),
+  };
 }
 
 function write(encoder: SpanBatchEncoder, span: TestSpan): void {
@@ -109,15 +152,31 @@ function official(span: TestSpan): OfficialSpan {
   return {
     name: head.name,
     kind: head.kind,
-    spanContext: () => ({ traceId: head.traceId, spanId: head.spanId, traceFlags: tail.traceFlags, ...(head.traceState === null ? {} : { traceState: new TraceState(head.traceState) }) }),
-    ...(head.parentSpanId === null ? {} : { parentSpanContext: { traceId: head.traceId, spanId: head.parentSpanId, traceFlags: tail.traceFlags, isRemote: tail.parentIsRemote } }),
+    spanContext: () => ({
+      traceId: head.traceId,
+      spanId: head.spanId,
+      traceFlags: tail.traceFlags,
+      ...(head.traceState === null ? {} : { traceState: new TraceState(head.traceState) }),
+    }),
+    ...(head.parentSpanId === null
+      ? {}
+      : {
+          parentSpanContext: {
+            traceId: head.traceId,
+            spanId: head.parentSpanId,
+            traceFlags: tail.traceFlags,
+            isRemote: tail.parentIsRemote,
+          },
+        }),
     startTime: time(head.startTime),
     endTime: time(head.endTime),
     duration: [0, 0],
     ended: true,
     status: { code: tail.status, ...(tail.statusMessage === undefined ? {} : { message: tail.statusMessage }) },
     attributes: span.attributes,
-    links: tail.links.map(({ traceId: linkedTrace, spanId, traceFlags, isRemote }) => ({ context: { traceId: linkedTrace, spanId, traceFlags, isRemote } })),
+    links: tail.links.map(({ traceId: linkedTrace, spanId, traceFlags, isRemote }) => ({
+      context: { traceId: linkedTrace, spanId, traceFlags, isRemote },
+    })),
     events: [],
     resource: officialResource,
     instrumentationScope: source.scope,
@@ -177,7 +236,9 @@ describe.each(protocols)('the $name span encoder', ({ create, reference, decode 
     encoder.abandonSpan();
     write(encoder, spans[2] as TestSpan);
     expect(encoder.spanCount).toBe(2);
-    expect(decode(encoder.take().body)).toEqual(decode(reference.serializeRequest([spans[0], spans[2]].map((span) => official(span as TestSpan))) as Uint8Array));
+    expect(decode(encoder.take().body)).toEqual(
+      decode(reference.serializeRequest([spans[0], spans[2]].map((span) => official(span as TestSpan))) as Uint8Array),
+    );
   });
 
   it('writes a whole request with no span when nothing was written', () => {
@@ -189,7 +250,13 @@ describe.each(protocols)('the $name span encoder', ({ create, reference, decode 
 
   it('writes a group of attributes the same when its values repeat, change, or are left out', () => {
     const encoder = create(source);
-    const keys = ['gen_ai.request.model', 'gen_ai.response.finish_reasons', 'taskgate.project', 'taskgate.stream', 'http.response.status_code'].map((name) => new AttributeKey(name));
+    const keys = [
+      'gen_ai.request.model',
+      'gen_ai.response.finish_reasons',
+      'taskgate.project',
+      'taskgate.stream',
+      'http.response.status_code',
+    ].map((name) => new AttributeKey(name));
     const group = new AttributeGroup(keys);
     // Repeats (written as a copy of the last bytes), a changed array item, a value left out, a changed number, and the first values again.
     const valuesOfCalls: (AttributeValue | undefined)[][] = [
@@ -204,7 +271,10 @@ describe.each(protocols)('the $name span encoder', ({ create, reference, decode 
     const written = valuesOfCalls.map((values, call) => {
       const span: TestSpan = {
         ...(spans[1] as TestSpan),
-        attributes: { 'taskgate.request_id': `req_${call}`, ...Object.fromEntries(keys.flatMap((key, index) => (values[index] === undefined ? [] : [[key.name, values[index]]]))) },
+        attributes: {
+          'taskgate.request_id': `req_${call}`,
+          ...Object.fromEntries(keys.flatMap((key, index) => (values[index] === undefined ? [] : [[key.name, values[index]]]))),
+        },
       };
       encoder.beginSpan(head(span.head));
       encoder.attribute(new AttributeKey('taskgate.request_id'), `req_${call}`);
@@ -227,8 +297,10 @@ describe.each(protocols)('the $name span encoder', ({ create, reference, decode 
 
 describe('span and trace ids', () => {
   it('turn into hex and back, leading zeros and all bits kept', () => {
-    for (const hex of ['00f067aa0ba902b7', 'ffffffffffffffff', '0000000000000001', '8000000000000000']) expect(spanIdHex(parseSpanId(hex))).toBe(hex);
-    for (const hex of ['4bf92f3577b34da6a3ce929d0e0e4736', '0000000000000000000000000000ffff', 'ffffffffffffffffffffffffffffffff']) expect(traceIdHex(parseTraceId(hex))).toBe(hex);
+    for (const hex of ['00f067aa0ba902b7', 'ffffffffffffffff', '0000000000000001', '8000000000000000'])
+      expect(spanIdHex(parseSpanId(hex))).toBe(hex);
+    for (const hex of ['4bf92f3577b34da6a3ce929d0e0e4736', '0000000000000000000000000000ffff', 'ffffffffffffffffffffffffffffffff'])
+      expect(traceIdHex(parseTraceId(hex))).toBe(hex);
   });
 });
 

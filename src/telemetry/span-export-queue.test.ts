@@ -37,7 +37,16 @@ const released: EncodedSpans[] = [];
 /** A span named `name`, after its children (named `name/1`, …); `fails` makes it throw half-way through writing itself. */
 function span(name: string, fails = false, children = 0): EndedSpan {
   const writeOne = (encoder: SpanBatchEncoder, spanName: string, failing: boolean) => {
-    encoder.beginSpan({ traceId: { w0: 1, w1: 1, w2: 1, w3: 1 }, spanId: { high: 2, low: 2 }, parentSpanId: null, traceState: null, name: spanName, kind: 1, startTime: 0, endTime: 1 });
+    encoder.beginSpan({
+      traceId: { w0: 1, w1: 1, w2: 1, w3: 1 },
+      spanId: { high: 2, low: 2 },
+      parentSpanId: null,
+      traceState: null,
+      name: spanName,
+      kind: 1,
+      startTime: 0,
+      endTime: 1,
+    });
     if (failing) throw new Error('cannot write');
     encoder.endSpan({ status: 0, statusMessage: undefined, links: [], traceFlags: 1, parentIsRemote: false });
   };
@@ -83,7 +92,7 @@ describe('the span export queue', () => {
     expect(pending.map((batch) => batch.names)).toEqual(['late']);
   });
 
-  it('drops and counts spans past the bound while exports are under way, and a failed export\'s spans', () => {
+  it("drops and counts spans past the bound while exports are under way, and a failed export's spans", () => {
     const { exporter, pending } = heldExporter();
     const queue = createSpanExportQueue(namesEncoder(), exporter, { maxQueueSize: 4, maxBatchSize: 2, scheduledDelayMs: 60_000 });
     for (const name of ['a', 'b', 'c', 'd', 'e', 'f']) queue.add(span(name));
@@ -120,7 +129,7 @@ describe('the span export queue', () => {
     expect(pending.map((batch) => batch.names)).toEqual(['call/1,call,broken/1']);
   });
 
-  it('gives each batch\'s buffer back once its export settles, and flush waits for every export', async () => {
+  it("gives each batch's buffer back once its export settles, and flush waits for every export", async () => {
     released.length = 0;
     const { exporter, pending } = heldExporter();
     const queue = createSpanExportQueue(namesEncoder(), exporter, { maxQueueSize: 10, maxBatchSize: 100, scheduledDelayMs: 60_000 });

@@ -35,7 +35,11 @@ export interface SpanExportQueueOptions {
   scheduledDelayMs: number;
 }
 
-export function createSpanExportQueue(encoder: SpanBatchEncoder, exporter: EncodedSpanExporter, options: SpanExportQueueOptions): SpanExportQueue {
+export function createSpanExportQueue(
+  encoder: SpanBatchEncoder,
+  exporter: EncodedSpanExporter,
+  options: SpanExportQueueOptions,
+): SpanExportQueue {
   let held = 0;
   let exported = 0;
   let dropped = 0;

@@ -57,11 +57,15 @@ const source: SpanSource = {
   resource: defaultResource().merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: data.settings.serviceName })).attributes,
   scope: { name: 'taskgate' },
 };
-const queue = createSpanExportQueue(json ? createJsonSpanEncoder(source) : createProtobufSpanEncoder(source), createExporter(data.settings, json), {
-  maxQueueSize: MAX_QUEUE_SIZE,
-  maxBatchSize: MAX_BATCH_SIZE,
-  scheduledDelayMs: SCHEDULED_DELAY_MS,
-});
+const queue = createSpanExportQueue(
+  json ? createJsonSpanEncoder(source) : createProtobufSpanEncoder(source),
+  createExporter(data.settings, json),
+  {
+    maxQueueSize: MAX_QUEUE_SIZE,
+    maxBatchSize: MAX_BATCH_SIZE,
+    scheduledDelayMs: SCHEDULED_DELAY_MS,
+  },
+);
 const counters = new Int32Array(data.counters);
 const reader = new RecordRingReader(data.ring);
 const slots = createStringSlots();
@@ -121,11 +125,19 @@ void run();
  * success) are read by the official deserializers.
  */
 function createExporter(settings: TelemetrySettings, useJson: boolean): OTLPExporterBase<EncodedSpans> {
-  const configuration = convertLegacyHttpOptions({ url: settings.tracesUrl, headers: settings.headers, timeoutMillis: EXPORT_TIMEOUT_MS }, 'TRACES', 'v1/traces', {
-    'Content-Type': useJson ? 'application/json' : 'application/x-protobuf',
-  });
+  const configuration = convertLegacyHttpOptions(
+    { url: settings.tracesUrl, headers: settings.headers, timeoutMillis: EXPORT_TIMEOUT_MS },
+    'TRACES',
+    'v1/traces',
+    {
+      'Content-Type': useJson ? 'application/json' : 'application/x-protobuf',
+    },
+  );
   const responses = useJson ? JsonTraceSerializer : ProtobufTraceSerializer;
-  const serializer = { serializeRequest: (batch: EncodedSpans) => batch.body, deserializeResponse: (body: Uint8Array) => responses.deserializeResponse(body) };
+  const serializer = {
+    serializeRequest: (batch: EncodedSpans) => batch.body,
+    deserializeResponse: (body: Uint8Array) => responses.deserializeResponse(body),
+  };
   const counter = { name: 'span' as const, countItems: (batch: EncodedSpans) => batch.spanCount };
   return new OTLPExporterBase(createOtlpHttpExportDelegate(configuration, serializer, 'otlp_http_span_exporter', counter, undefined));
 }

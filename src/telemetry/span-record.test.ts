@@ -42,8 +42,20 @@ const call: CallFacts = {
   finished,
   error: null,
   engineCalls: [
-    { model: 'qwen-0.5b', reask: false, startTime: 1, endTime: 2, outcome: { replica: 'cpu-1', error: new EngineError('the engine went away') } },
-    { model: 'qwen-0.5b', reask: true, startTime: 3, endTime: 4, outcome: { replica: 'cpu-1', usage: { prompt_tokens: 31, completion_tokens: 7, total_tokens: 38 }, finishReason: 'stop' } },
+    {
+      model: 'qwen-0.5b',
+      reask: false,
+      startTime: 1,
+      endTime: 2,
+      outcome: { replica: 'cpu-1', error: new EngineError('the engine went away') },
+    },
+    {
+      model: 'qwen-0.5b',
+      reask: true,
+      startTime: 3,
+      endTime: 4,
+      outcome: { replica: 'cpu-1', usage: { prompt_tokens: 31, completion_tokens: 7, total_tokens: 38 }, finishReason: 'stop' },
+    },
   ],
 };
 
@@ -97,7 +109,8 @@ describe('span records', () => {
     const error = new RateLimitError(60, 2);
     const failed: Trace = { ...finished, status: 'error', workload: null, servedModel: 'other', httpStatus: 429 };
     const records = roundTrip((writer, slots) => {
-      for (let index = 0; index < 3; index++) writeCallRecord(writer, slots, { ...call, trace: { traceId: null, traceState: null, traceFlags: 1 }, spanId: null, parent: null });
+      for (let index = 0; index < 3; index++)
+        writeCallRecord(writer, slots, { ...call, trace: { traceId: null, traceState: null, traceFlags: 1 }, spanId: null, parent: null });
       writeCallRecord(writer, slots, { ...call, finished: failed, error, engineCalls: [] });
     });
     expect(records.map((record) => [record.workload, record.servedModel, record.project])).toEqual([
@@ -107,19 +120,53 @@ describe('span records', () => {
       [null, 'other', 'shop'],
     ]);
     expect(records[0]).toMatchObject({ traceId: null, spanId: null, parent: null, traceState: null });
-    expect(records[3]).toMatchObject({ succeeded: false, httpStatus: 429, errorCode: 'rate_limit_exceeded', errorMessage: error.message, engineCallCount: 0 });
+    expect(records[3]).toMatchObject({
+      succeeded: false,
+      httpStatus: 429,
+      errorCode: 'rate_limit_exceeded',
+      errorMessage: error.message,
+      engineCallCount: 0,
+    });
   });
 
   it('carry a replay with the link to the call it replays, and a late engine call with its parent', () => {
     const link = { traceId: { w0: 5, w1: 6, w2: 7, w3: 8 }, spanId: { high: 1, low: 2 }, traceFlags: 1 };
     const records = roundTrip((writer, slots) => {
-      writeEngineCallRecord(writer, slots, { engineCall: call.engineCalls[1]!, parent: null, requestId: 'req_replayed', scope: { project: 'shop', workload: 'triage' }, link });
+      writeEngineCallRecord(writer, slots, {
+        engineCall: call.engineCalls[1]!,
+        parent: null,
+        requestId: 'req_replayed',
+        scope: { project: 'shop', workload: 'triage' },
+        link,
+      });
       const parent = { trace: { ...call.trace, traceId: link.traceId }, spanId: { high: 3, low: 4 } };
-      writeEngineCallRecord(writer, slots, { engineCall: call.engineCalls[0]!, parent, requestId: undefined, scope: undefined, link: null });
+      writeEngineCallRecord(writer, slots, {
+        engineCall: call.engineCalls[0]!,
+        parent,
+        requestId: undefined,
+        scope: undefined,
+        link: null,
+      });
     });
-    expect(records[0]).toMatchObject({ kind: 'engine-call', link, parent: null, traceId: null, requestId: 'req_replayed', project: 'shop', workload: 'triage', engineCallCount: 1 });
+    expect(records[0]).toMatchObject({
+      kind: 'engine-call',
+      link,
+      parent: null,
+      traceId: null,
+      requestId: 'req_replayed',
+      project: 'shop',
+      workload: 'triage',
+      engineCallCount: 1,
+    });
     expect(records[0]?.engineCalls[0]).toMatchObject({ reask: true, finishReason: 'stop', promptTokens: 31 });
-    expect(records[1]).toMatchObject({ kind: 'engine-call', link: null, traceId: link.traceId, parent: { high: 3, low: 4 }, traceState: 'vendor=é', requestId: null });
+    expect(records[1]).toMatchObject({
+      kind: 'engine-call',
+      link: null,
+      traceId: link.traceId,
+      parent: { high: 3, low: 4 },
+      traceState: 'vendor=é',
+      requestId: null,
+    });
     expect(records[1]?.engineCalls[0]).toMatchObject({ failed: true, errorType: 'engine_error' });
   });
 });

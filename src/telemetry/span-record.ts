@@ -175,16 +175,30 @@ export function createStringSlots(): StringSlots {
 /** Writes a call's record; false when the ring is full (the call's spans are dropped). */
 export function writeCallRecord(writer: RecordRingWriter, slots: StringSlots, call: CallFacts): boolean {
   const { finished, error, trace } = call;
-  let maxBytes = FIXED_BYTES + stringBytes(finished.requestId) + stringBytes(finished.requestedModel) + stringBytes(finished.servedModel) +
-    stringBytes(finished.finishReason) + stringBytes(finished.project) + stringBytes(finished.workload) + stringBytes(finished.replica) +
-    stringBytes(finished.environment) + stringBytes(call.routeReason) + textBytes(trace.traceState);
+  let maxBytes =
+    FIXED_BYTES +
+    stringBytes(finished.requestId) +
+    stringBytes(finished.requestedModel) +
+    stringBytes(finished.servedModel) +
+    stringBytes(finished.finishReason) +
+    stringBytes(finished.project) +
+    stringBytes(finished.workload) +
+    stringBytes(finished.replica) +
+    stringBytes(finished.environment) +
+    stringBytes(call.routeReason) +
+    textBytes(trace.traceState);
   if (error !== null) maxBytes += stringBytes(error.code) + textBytes(error.message);
   for (const engineCall of call.engineCalls) maxBytes += engineCallBytes(engineCall);
   if (!writer.begin(maxBytes)) return false;
   writer.u8(RecordKind.Call);
   writer.u8(
-    (trace.traceId === null ? 0 : TRACE_ID) | (call.spanId === null ? 0 : SPAN_ID) | (call.parent === null ? 0 : PARENT) | (trace.traceState === null ? 0 : TRACE_STATE) |
-      (finished.status === 'ok' ? SUCCEEDED : 0) | (finished.stream ? STREAM : 0) | (error === null ? 0 : ERROR),
+    (trace.traceId === null ? 0 : TRACE_ID) |
+      (call.spanId === null ? 0 : SPAN_ID) |
+      (call.parent === null ? 0 : PARENT) |
+      (trace.traceState === null ? 0 : TRACE_STATE) |
+      (finished.status === 'ok' ? SUCCEEDED : 0) |
+      (finished.stream ? STREAM : 0) |
+      (error === null ? 0 : ERROR),
   );
   writer.u8(trace.traceFlags);
   if (trace.traceId !== null) writeTraceId(writer, trace.traceId);
@@ -218,8 +232,13 @@ export function writeCallRecord(writer: RecordRingWriter, slots: StringSlots, ca
 
 /** Writes the record of an engine call alone; false when the ring is full. */
 export function writeEngineCallRecord(writer: RecordRingWriter, slots: StringSlots, lone: LoneEngineCallFacts): boolean {
-  const maxBytes = FIXED_BYTES + stringBytes(lone.requestId ?? null) + stringBytes(lone.scope?.project ?? null) + stringBytes(lone.scope?.workload ?? null) +
-    textBytes(lone.parent?.trace.traceState ?? null) + engineCallBytes(lone.engineCall);
+  const maxBytes =
+    FIXED_BYTES +
+    stringBytes(lone.requestId ?? null) +
+    stringBytes(lone.scope?.project ?? null) +
+    stringBytes(lone.scope?.workload ?? null) +
+    textBytes(lone.parent?.trace.traceState ?? null) +
+    engineCallBytes(lone.engineCall);
   if (!writer.begin(maxBytes)) return false;
   const { parent, link } = lone;
   writer.u8(RecordKind.EngineCall);
@@ -246,10 +265,34 @@ export function writeEngineCallRecord(writer: RecordRingWriter, slots: StringSlo
 /** The worker's side: a reused record and the slots it fills from. */
 export function createSpanRecord(): SpanRecord {
   return {
-    kind: 'call', traceId: null, traceState: null, traceFlags: 1, spanId: null, parent: null, startTime: 0, endTime: 0,
-    requestedModel: null, servedModel: null, finishReason: null, project: null, workload: null, routeReason: null, replica: null, environment: null,
-    requestId: null, succeeded: false, stream: false, httpStatus: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, errorCode: null, errorMessage: null,
-    engineCalls: [], engineCallCount: 0, link: null,
+    kind: 'call',
+    traceId: null,
+    traceState: null,
+    traceFlags: 1,
+    spanId: null,
+    parent: null,
+    startTime: 0,
+    endTime: 0,
+    requestedModel: null,
+    servedModel: null,
+    finishReason: null,
+    project: null,
+    workload: null,
+    routeReason: null,
+    replica: null,
+    environment: null,
+    requestId: null,
+    succeeded: false,
+    stream: false,
+    httpStatus: 0,
+    promptTokens: 0,
+    completionTokens: 0,
+    costUsd: 0,
+    errorCode: null,
+    errorMessage: null,
+    engineCalls: [],
+    engineCallCount: 0,
+    link: null,
   };
 }
 
@@ -321,7 +364,20 @@ export function readSpanRecord(reader: RecordRingReader, slots: StringSlots, rec
 function engineCallAt(record: SpanRecord, index: number): EngineCallRecord {
   let engineCall = record.engineCalls[index];
   if (engineCall === undefined) {
-    engineCall = { model: null, reask: false, startTime: 0, endTime: 0, replica: null, failed: false, hasUsage: false, promptTokens: 0, completionTokens: 0, finishReason: null, errorType: null, errorMessage: null };
+    engineCall = {
+      model: null,
+      reask: false,
+      startTime: 0,
+      endTime: 0,
+      replica: null,
+      failed: false,
+      hasUsage: false,
+      promptTokens: 0,
+      completionTokens: 0,
+      finishReason: null,
+      errorType: null,
+      errorMessage: null,
+    };
     record.engineCalls[index] = engineCall;
   }
   return engineCall;
@@ -374,7 +430,9 @@ function engineCallBytes(engineCall: EngineCallFacts): number {
   const { outcome } = engineCall;
   const failed = 'error' in outcome;
   return (
-    64 + stringBytes(engineCall.model) + stringBytes(outcome.replica) +
+    64 +
+    stringBytes(engineCall.model) +
+    stringBytes(outcome.replica) +
     (failed ? stringBytes(errorType(outcome.error)) + textBytes(errorMessage(outcome.error)) : stringBytes(outcome.finishReason))
   );
 }

@@ -60,7 +60,13 @@ export function createSpanWriters(ids: SpanIdSource, engineTypes: ReadonlyMap<st
   const spanName = lastOf((model: string) => `${attribute.CHAT_OPERATION} ${model}`);
   const finishReasons = lastOf((reason: string) => [reason]);
 
-  function engineSpan(encoder: SpanBatchEncoder, record: SpanRecord, engineCall: EngineCallRecord, traceId: TraceId, parent: SpanId | null): void {
+  function engineSpan(
+    encoder: SpanBatchEncoder,
+    record: SpanRecord,
+    engineCall: EngineCallRecord,
+    traceId: TraceId,
+    parent: SpanId | null,
+  ): void {
     const replay = record.kind === 'engine-call' && record.parent === null;
     const model = engineCall.model ?? '';
     encoder.beginSpan({
@@ -97,7 +103,10 @@ export function createSpanWriters(ids: SpanIdSource, engineTypes: ReadonlyMap<st
     encoder.endSpan({
       status: engineCall.failed ? SpanStatusCode.ERROR : SpanStatusCode.UNSET,
       statusMessage: engineCall.errorMessage ?? undefined,
-      links: replay && link !== null ? [{ traceId: traceIdHex(link.traceId), spanId: spanIdHex(link.spanId), traceFlags: link.traceFlags, isRemote: true }] : NO_LINKS,
+      links:
+        replay && link !== null
+          ? [{ traceId: traceIdHex(link.traceId), spanId: spanIdHex(link.spanId), traceFlags: link.traceFlags, isRemote: true }]
+          : NO_LINKS,
       traceFlags: record.traceFlags,
       parentIsRemote: false,
     });
@@ -106,7 +115,8 @@ export function createSpanWriters(ids: SpanIdSource, engineTypes: ReadonlyMap<st
   function callSpan(encoder: SpanBatchEncoder, record: SpanRecord): void {
     const traceId = record.traceId ?? ids.traceId();
     const spanId = record.spanId ?? ids.spanId();
-    for (let index = 0; index < record.engineCallCount; index++) engineSpan(encoder, record, record.engineCalls[index] as EngineCallRecord, traceId, spanId);
+    for (let index = 0; index < record.engineCallCount; index++)
+      engineSpan(encoder, record, record.engineCalls[index] as EngineCallRecord, traceId, spanId);
     encoder.beginSpan({
       traceId,
       spanId,
@@ -133,7 +143,8 @@ export function createSpanWriters(ids: SpanIdSource, engineTypes: ReadonlyMap<st
     values[12] = record.errorCode ?? undefined;
     encoder.attributes(callGroup);
     const requestId = record.requestId ?? '';
-    if (record.requestedModel !== null && record.succeeded) encoder.attribute(attribute.GEN_AI_RESPONSE_ID, `chatcmpl-${requestId.slice(4)}`);
+    if (record.requestedModel !== null && record.succeeded)
+      encoder.attribute(attribute.GEN_AI_RESPONSE_ID, `chatcmpl-${requestId.slice(4)}`);
     encoder.attribute(attribute.GEN_AI_USAGE_INPUT_TOKENS, record.promptTokens);
     encoder.attribute(attribute.GEN_AI_USAGE_OUTPUT_TOKENS, record.completionTokens);
     encoder.attribute(attribute.TASKGATE_REQUEST_ID, requestId);

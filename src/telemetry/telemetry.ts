@@ -69,8 +69,7 @@ export interface CallOrigin {
 
 /** What an engine call ended with: its reply's usage and finish reason, or the error it failed with. */
 export type EngineOutcome =
-  | { replica: string | null; usage: Usage | null; finishReason: string | null }
-  | { replica: string | null; error: unknown };
+  { replica: string | null; usage: Usage | null; finishReason: string | null } | { replica: string | null; error: unknown };
 
 /** An engine call's span (or a replay's): ended exactly once. */
 export interface EngineSpan {

@@ -10,7 +10,8 @@ import { traceFixture } from '../../test/contracts/store/trace-fixture.js';
 import { MEASURED_REFRESH_MS, MEASURED_WINDOW_MS, MeasuredPrices } from './measured-prices.js';
 
 /** A call of 100 tokens on `servedModel` that cost `measuredCostUsd` of engine time. */
-const call = (servedModel: string, measuredCostUsd: number) => traceFixture({ servedModel, promptTokens: 90, completionTokens: 10, measuredCostUsd });
+const call = (servedModel: string, measuredCostUsd: number) =>
+  traceFixture({ servedModel, promptTokens: 90, completionTokens: 10, measuredCostUsd });
 
 /** A rollup store whose measured sums the test sets, or makes fail. */
 function storedSums(rows: MeasuredModelCost[] = []) {
@@ -29,7 +30,7 @@ function storedSums(rows: MeasuredModelCost[] = []) {
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('MeasuredPrices', () => {
-  it('ranks by the fleet\'s figures where the store has them, and by this process\'s calls elsewhere', async () => {
+  it("ranks by the fleet's figures where the store has them, and by this process's calls elsewhere", async () => {
     const { rollups } = storedSums([{ model: 'small', costUsd: 0.3, tokens: 100_000 }]); // $3 per million tokens, over the fleet
     const prices = new MeasuredPrices(rollups, capturingLogger().logger);
     prices.observe(call('small', 0.001)); // $10 per million tokens, here
@@ -41,7 +42,7 @@ describe('MeasuredPrices', () => {
     expect(prices.perMillionTokens('unknown')).toBeNull();
   });
 
-  it('reads the fleet\'s last hour again once 30 s old, and keeps the last figures while the store does not answer', async () => {
+  it("reads the fleet's last hour again once 30 s old, and keeps the last figures while the store does not answer", async () => {
     const { state, rollups } = storedSums([{ model: 'small', costUsd: 0.2, tokens: 100_000 }]);
     const { logger, lines } = capturingLogger();
     let now = 10 * MEASURED_WINDOW_MS;

@@ -102,7 +102,11 @@ export class HistogramFamily extends CellFamily<HistogramCell> {
       for (let index = 0; index <= this.bounds.length; index++) {
         cumulative += cell.counts[index] ?? 0;
         const bound = this.bounds[index];
-        values.push({ labels: { ...labels, le: bound === undefined ? '+Inf' : bound }, value: cumulative, metricName: `${this.name}_bucket` });
+        values.push({
+          labels: { ...labels, le: bound === undefined ? '+Inf' : bound },
+          value: cumulative,
+          metricName: `${this.name}_bucket`,
+        });
       }
       values.push({ labels: { ...labels }, value: cell.sum, metricName: `${this.name}_sum` });
       values.push({ labels: { ...labels }, value: cell.count, metricName: `${this.name}_count` });

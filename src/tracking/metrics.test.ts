@@ -145,7 +145,6 @@ function mutableSources(): MetricSources & {
   };
 }
 
-
 const shop = { project: 'shop', workload: 'summarise', model: 'qwen-small' };
 
 describe('createMetrics', () => {
@@ -154,10 +153,55 @@ describe('createMetrics', () => {
     metrics.observeCall(trace({ latencyMs: 300, promptTokens: 100, completionTokens: 20, costUsd: 0.001 }));
     metrics.observeCall(trace({ stream: true, ttftMs: 80, latencyMs: 1_500, promptTokens: 50, completionTokens: 10, costUsd: 0.0005 }));
     metrics.observeCall(trace({ environment: 'staging', latencyMs: 700, promptTokens: 7, completionTokens: 3, costUsd: 0.0001 }));
-    metrics.observeCall(trace({ status: 'error', errorClass: 'engine_timeout', httpStatus: 504, latencyMs: 30_000, promptTokens: 0, completionTokens: 0, costUsd: 0 }));
-    metrics.observeCall(trace({ status: 'aborted', errorClass: 'client_closed', stream: true, ttftMs: 200, latencyMs: 5_000, promptTokens: 40, completionTokens: 7, costUsd: 0.0002 }));
-    metrics.observeCall(trace({ project: null, workload: null, servedModel: null, requestedModel: null, status: 'error', errorClass: 'invalid_api_key', httpStatus: 401, latencyMs: 1, promptTokens: 0, completionTokens: 0, costUsd: 0 }));
-    metrics.observeCall(trace({ environment: 'staging', latencyMs: 100, promptTokens: 1, completionTokens: 1, costUsd: 0, engineSeconds: 0.5, measuredCostUsd: 0.002 }));
+    metrics.observeCall(
+      trace({
+        status: 'error',
+        errorClass: 'engine_timeout',
+        httpStatus: 504,
+        latencyMs: 30_000,
+        promptTokens: 0,
+        completionTokens: 0,
+        costUsd: 0,
+      }),
+    );
+    metrics.observeCall(
+      trace({
+        status: 'aborted',
+        errorClass: 'client_closed',
+        stream: true,
+        ttftMs: 200,
+        latencyMs: 5_000,
+        promptTokens: 40,
+        completionTokens: 7,
+        costUsd: 0.0002,
+      }),
+    );
+    metrics.observeCall(
+      trace({
+        project: null,
+        workload: null,
+        servedModel: null,
+        requestedModel: null,
+        status: 'error',
+        errorClass: 'invalid_api_key',
+        httpStatus: 401,
+        latencyMs: 1,
+        promptTokens: 0,
+        completionTokens: 0,
+        costUsd: 0,
+      }),
+    );
+    metrics.observeCall(
+      trace({
+        environment: 'staging',
+        latencyMs: 100,
+        promptTokens: 1,
+        completionTokens: 1,
+        costUsd: 0,
+        engineSeconds: 0.5,
+        measuredCostUsd: 0.002,
+      }),
+    );
     const exposition = await scrape(metrics);
 
     const production = { ...shop, environment: 'production' };
@@ -187,7 +231,9 @@ describe('createMetrics', () => {
     expect(valueOf(exposition, 'taskgate_request_duration_seconds_count', shop)).toBe(4);
     expect(valueOf(exposition, 'taskgate_request_duration_seconds_sum', shop)).toBeCloseTo(2.6, 9);
     const bucket = (le: string) => valueOf(exposition, 'taskgate_request_duration_seconds_bucket', { ...shop, le });
-    expect([bucket('0.05'), bucket('0.25'), bucket('0.5'), bucket('1'), bucket('2.5'), bucket('120'), bucket('+Inf')]).toEqual([0, 1, 2, 3, 4, 4, 4]);
+    expect([bucket('0.05'), bucket('0.25'), bucket('0.5'), bucket('1'), bucket('2.5'), bucket('120'), bucket('+Inf')]).toEqual([
+      0, 1, 2, 3, 4, 4, 4,
+    ]);
     expect(samples(exposition, 'taskgate_request_duration_seconds_count', { project: 'none' })).toEqual([]);
 
     // TTFT: streams that produced a first token, whatever their outcome.
@@ -203,15 +249,28 @@ describe('createMetrics', () => {
     metrics.observeCall(trace({ replica: 'gpu-b', status: 'error', errorClass: 'engine_timeout', httpStatus: 504 }));
     metrics.observeCall(trace({ replica: 'gpu-b', status: 'aborted', errorClass: 'client_closed', httpStatus: 499 }));
     // Refused on gpu-a before it started, served by gpu-b.
-    metrics.observeCall(trace({ replica: 'gpu-b', attempts: [{ replica: 'gpu-a', outcome: 'engine_unavailable' }, { replica: 'gpu-b', outcome: 'ok' }] }));
+    metrics.observeCall(
+      trace({
+        replica: 'gpu-b',
+        attempts: [
+          { replica: 'gpu-a', outcome: 'engine_unavailable' },
+          { replica: 'gpu-b', outcome: 'ok' },
+        ],
+      }),
+    );
     // Both replicas refused it: two attempts, one failed call.
-    metrics.observeCall(trace({
-      replica: 'gpu-b',
-      status: 'error',
-      errorClass: 'engine_unavailable',
-      httpStatus: 503,
-      attempts: [{ replica: 'gpu-a', outcome: 'engine_connection_closed' }, { replica: 'gpu-b', outcome: 'engine_unavailable' }],
-    }));
+    metrics.observeCall(
+      trace({
+        replica: 'gpu-b',
+        status: 'error',
+        errorClass: 'engine_unavailable',
+        httpStatus: 503,
+        attempts: [
+          { replica: 'gpu-a', outcome: 'engine_connection_closed' },
+          { replica: 'gpu-b', outcome: 'engine_unavailable' },
+        ],
+      }),
+    );
     // Never reached an engine (a 401, a 429): no attempt.
     metrics.observeCall(trace({ replica: null, servedModel: null, status: 'error', errorClass: 'rate_limit_exceeded', httpStatus: 429 }));
     const exposition = await scrape(metrics);
@@ -233,7 +292,8 @@ describe('createMetrics', () => {
   it('folds (project, workload) pairs past the per-account cap into other/other and warns once per account', async () => {
     const { logger, lines } = capturingLogger();
     const metrics = createMetrics({ sources: mutableSources(), logger, maxWorkloadsPerAccount: 2 });
-    const call = (accountId: string, project: string | null, workload: string | null) => metrics.observeCall(trace({ accountId, project, workload }));
+    const call = (accountId: string, project: string | null, workload: string | null) =>
+      metrics.observeCall(trace({ accountId, project, workload }));
     call('acct-a', 'p1', 'w1');
     call('acct-a', 'p1', 'w2');
     call('acct-a', 'p1', 'w3'); // third pair: folded
@@ -255,7 +315,9 @@ describe('createMetrics', () => {
     expect(requests('none', 'none')).toBe(1);
     expect(samples(exposition, 'taskgate_requests_total', { project: 'p2' })).toEqual([]);
     expect(samples(exposition, 'taskgate_requests_total', { workload: 'w8' })).toEqual([]);
-    expect(valueOf(exposition, 'taskgate_request_duration_seconds_count', { project: 'other', workload: 'other', model: 'qwen-small' })).toBe(3);
+    expect(
+      valueOf(exposition, 'taskgate_request_duration_seconds_count', { project: 'other', workload: 'other', model: 'qwen-small' }),
+    ).toBe(3);
 
     const warnings = lines.filter((line) => line.level === 'warn');
     expect(warnings.map((line) => line.account_id)).toEqual(['acct-a', 'acct-b']);
@@ -270,7 +332,13 @@ describe('createMetrics', () => {
       { engine: 'vllm-1', model: 'qwen-large', inFlight: 7, queued: 0 },
     ];
     sources.writer = { enqueued: 100, written: 90, dropped: 3, failedWrites: 1, queued: 7 };
-    sources.routerStats = { leader: true, queued: 4, dropped: 2, processed: 50, workloads: [{ accountId: 'acct-1', project: 'shop', workload: 'summarise', droppedSamples: 2, evalSpendUsd: 0.25, savedUsd: 1.5 }] };
+    sources.routerStats = {
+      leader: true,
+      queued: 4,
+      dropped: 2,
+      processed: 50,
+      workloads: [{ accountId: 'acct-1', project: 'shop', workload: 'summarise', droppedSamples: 2, evalSpendUsd: 0.25, savedUsd: 1.5 }],
+    };
     sources.engineUseList = [
       { engineId: 'gpu-a', busySeconds: 120.5, utilisation: 0.4, costPerHour: 2.5 },
       { engineId: 'cpu', busySeconds: 3, utilisation: 0.01, costPerHour: null },
@@ -320,7 +388,13 @@ describe('createMetrics', () => {
     const sources = mutableSources();
     const { logger, lines } = capturingLogger();
     const metrics = createMetrics({ sources, logger });
-    sources.routerStats = { leader: true, queued: 4, dropped: 2, processed: 50, workloads: [{ accountId: 'acct-1', project: 'shop', workload: 'summarise', droppedSamples: 2, evalSpendUsd: 0.25, savedUsd: 1.5 }] };
+    sources.routerStats = {
+      leader: true,
+      queued: 4,
+      dropped: 2,
+      processed: 50,
+      workloads: [{ accountId: 'acct-1', project: 'shop', workload: 'summarise', droppedSamples: 2, evalSpendUsd: 0.25, savedUsd: 1.5 }],
+    };
     await scrape(metrics);
     sources.routerFails = true;
     sources.writer = { enqueued: 9, written: 9, dropped: 0, failedWrites: 0, queued: 0 };
@@ -404,17 +478,29 @@ describe('createMetrics', () => {
 });
 
 describe('renderAggregate (serve --workers)', () => {
-  it('adds up the workers\' calls, histograms and amounts, and reports a 0/1 state when any worker is in it', async () => {
+  it("adds up the workers' calls, histograms and amounts, and reports a 0/1 state when any worker is in it", async () => {
     const [first, second] = [mutableSources(), mutableSources()];
     first.engineList = [{ engine: 'gpu', model: 'm', inFlight: 2, queued: 1 }];
     second.engineList = [{ engine: 'gpu', model: 'm', inFlight: 3, queued: 0 }];
     first.routerStats = { ...first.routerStats, leader: false };
     second.routerStats = { ...second.routerStats, leader: true };
-    const workers = [createMetrics({ sources: first, logger: silentLogger }), createMetrics({ sources: second, logger: silentLogger })] as const;
+    const workers = [
+      createMetrics({ sources: first, logger: silentLogger }),
+      createMetrics({ sources: second, logger: silentLogger }),
+    ] as const;
     workers[0].observeCall(trace({ latencyMs: 300 }));
     workers[1].observeCall(trace({ latencyMs: 300 }));
     workers[1].observeCall(trace({ status: 'error', errorClass: 'engine_error' }));
-    workers[1].observeCall(trace({ project: 'blog', replica: 'llama-2', attempts: [{ replica: 'llama-1', outcome: 'engine_unavailable' }, { replica: 'llama-2', outcome: 'ok' }] }));
+    workers[1].observeCall(
+      trace({
+        project: 'blog',
+        replica: 'llama-2',
+        attempts: [
+          { replica: 'llama-1', outcome: 'engine_unavailable' },
+          { replica: 'llama-2', outcome: 'ok' },
+        ],
+      }),
+    );
 
     const { contentType, body } = await renderAggregate(await Promise.all(workers.map((worker) => worker.snapshot())));
     expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);

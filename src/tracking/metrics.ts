@@ -147,19 +147,30 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const promptTokens = new CounterFamily('taskgate_prompt_tokens_total', 'Prompt tokens billed.');
   const completionTokens = new CounterFamily('taskgate_completion_tokens_total', 'Completion tokens billed.');
   const cost = new CounterFamily('taskgate_cost_usd_total', 'Cost of inference calls in US dollars, at catalog prices.');
-  const measuredCost = new CounterFamily('taskgate_measured_cost_usd_total', 'Cost of inference calls in US dollars, measured: their share of engine time at the engine\'s cost_per_hour (only calls on engines that have one).');
-  const latency = new HistogramFamily('taskgate_request_duration_seconds', 'Whole-call latency of successful calls (status ok).', latencyBuckets);
-  const ttft = new HistogramFamily('taskgate_time_to_first_token_seconds', 'Time to first token of streamed calls that produced one.', ttftBuckets);
+  const measuredCost = new CounterFamily(
+    'taskgate_measured_cost_usd_total',
+    "Cost of inference calls in US dollars, measured: their share of engine time at the engine's cost_per_hour (only calls on engines that have one).",
+  );
+  const latency = new HistogramFamily(
+    'taskgate_request_duration_seconds',
+    'Whole-call latency of successful calls (status ok).',
+    latencyBuckets,
+  );
+  const ttft = new HistogramFamily(
+    'taskgate_time_to_first_token_seconds',
+    'Time to first token of streamed calls that produced one.',
+    ttftBuckets,
+  );
   const overhead = new HistogramFamily(
     'taskgate_gateway_overhead_seconds',
-    'taskgate\'s own time per chat reply before its head, the wait on engines excluded (the gateway part of Server-Timing).',
+    "taskgate's own time per chat reply before its head, the wait on engines excluded (the gateway part of Server-Timing).",
     overheadBuckets,
   );
   let overheadOfJson: HistogramCell | undefined;
   let overheadOfStream: HistogramCell | undefined;
   const attempts = new CounterFamily(
     'taskgate_engine_attempts_total',
-    'Upstream attempts of inference calls, by engine and outcome (ok, or the attempt\'s error code): a call tried on a second replica counts twice.',
+    "Upstream attempts of inference calls, by engine and outcome (ok, or the attempt's error code): a call tried on a second replica counts twice.",
   );
   /** engine -> outcome -> cell: a call's attempt is counted with two map lookups, nothing made. */
   const attemptCells = new Map<string, Map<string, CounterCell>>();
@@ -168,28 +179,82 @@ export function createMetrics(options: MetricsOptions): Metrics {
 
   const engineInFlight = gauge('taskgate_engine_in_flight_requests', 'Calls running on a model replica.', ['engine', 'model']);
   const engineQueued = gauge('taskgate_engine_queued_requests', 'Calls waiting for a slot on a model replica.', ['engine', 'model']);
-  const engineBusy = counter('taskgate_engine_busy_seconds_total', 'Seconds an engine had at least one of this process\'s calls (or replays) in flight.', ['engine']);
-  const engineUtilisation = gauge('taskgate_engine_utilisation', 'An engine\'s busy fraction over about the last five minutes, 0 to 1, as this process\'s calls kept it busy.', ['engine'], 'max');
-  const engineCostPerHour = gauge('taskgate_engine_cost_per_hour_usd', 'What an engine\'s machine costs per hour (engines[].cost_per_hour), for engines that have one.', ['engine'], 'max');
+  const engineBusy = counter(
+    'taskgate_engine_busy_seconds_total',
+    "Seconds an engine had at least one of this process's calls (or replays) in flight.",
+    ['engine'],
+  );
+  const engineUtilisation = gauge(
+    'taskgate_engine_utilisation',
+    "An engine's busy fraction over about the last five minutes, 0 to 1, as this process's calls kept it busy.",
+    ['engine'],
+    'max',
+  );
+  const engineCostPerHour = gauge(
+    'taskgate_engine_cost_per_hour_usd',
+    "What an engine's machine costs per hour (engines[].cost_per_hour), for engines that have one.",
+    ['engine'],
+    'max',
+  );
   const traceQueue = gauge('taskgate_trace_writer_queue_length', 'Traces waiting to be stored, the batch being written included.');
   const traceEnqueued = counter('taskgate_trace_writer_enqueued_total', 'Traces accepted by the trace writer.');
   const traceWritten = counter('taskgate_trace_writer_written_total', 'Traces stored.');
-  const traceDropped = counter('taskgate_trace_writer_dropped_total', 'Traces lost: queue full, writer closed, or a write that kept failing.');
+  const traceDropped = counter(
+    'taskgate_trace_writer_dropped_total',
+    'Traces lost: queue full, writer closed, or a write that kept failing.',
+  );
   const traceFailedWrites = counter('taskgate_trace_writer_failed_writes_total', 'Trace batch writes that failed (each retried).');
-  const storeWritesFailing = gauge('taskgate_store_writes_failing', '1 while the store refuses writes (traces and new workloads wait in memory), else 0.', [], 'max');
-  const unwrittenScopes = gauge('taskgate_store_unwritten_workloads', 'New workloads served from memory, waiting for the store to accept their write.');
-  const limitsDegraded = gauge('taskgate_rate_limits_degraded', '1 while the rate limits are per process because their shared back end (Redis, or the primary of serve --workers) does not answer, else 0.', [], 'max');
-  const routerLeader = gauge('taskgate_router_leader', '1 when this process leads the fleet\'s router, 0 when it hands its samples to the leader.', [], 'max');
+  const storeWritesFailing = gauge(
+    'taskgate_store_writes_failing',
+    '1 while the store refuses writes (traces and new workloads wait in memory), else 0.',
+    [],
+    'max',
+  );
+  const unwrittenScopes = gauge(
+    'taskgate_store_unwritten_workloads',
+    'New workloads served from memory, waiting for the store to accept their write.',
+  );
+  const limitsDegraded = gauge(
+    'taskgate_rate_limits_degraded',
+    '1 while the rate limits are per process because their shared back end (Redis, or the primary of serve --workers) does not answer, else 0.',
+    [],
+    'max',
+  );
+  const routerLeader = gauge(
+    'taskgate_router_leader',
+    "1 when this process leads the fleet's router, 0 when it hands its samples to the leader.",
+    [],
+    'max',
+  );
   const routerQueue = gauge('taskgate_router_queue_length', 'Router samples waiting to be processed.');
   const routerDropped = counter('taskgate_router_dropped_total', 'Router samples dropped because its queue was full.');
   const routerProcessed = counter('taskgate_router_processed_total', 'Router samples processed.');
   const workloadNames = ['project', 'workload'] as const;
-  const routerWorkloadDropped = counter('taskgate_router_samples_dropped_total', 'Router samples of a workload dropped because the queue was full.', workloadNames);
-  const routerEvalSpend = counter('taskgate_router_eval_spend_usd_total', 'What evaluating a workload\'s routes cost (replays and judges), USD.', workloadNames);
-  const routerSavings = counter('taskgate_router_savings_usd_total', 'What a workload\'s routed calls cost less than on the requested models, USD (net saving: this minus the eval spend).', workloadNames);
-  const connectionsShed = counter('taskgate_slow_connections_shed_total', 'Connections closed by the slow-connection guard (over a second without a whole request, past a cap), by the cap: address or total.', ['cap']);
+  const routerWorkloadDropped = counter(
+    'taskgate_router_samples_dropped_total',
+    'Router samples of a workload dropped because the queue was full.',
+    workloadNames,
+  );
+  const routerEvalSpend = counter(
+    'taskgate_router_eval_spend_usd_total',
+    "What evaluating a workload's routes cost (replays and judges), USD.",
+    workloadNames,
+  );
+  const routerSavings = counter(
+    'taskgate_router_savings_usd_total',
+    "What a workload's routed calls cost less than on the requested models, USD (net saving: this minus the eval spend).",
+    workloadNames,
+  );
+  const connectionsShed = counter(
+    'taskgate_slow_connections_shed_total',
+    'Connections closed by the slow-connection guard (over a second without a whole request, past a cap), by the cap: address or total.',
+    ['cap'],
+  );
   const spansExported = counter('taskgate_telemetry_spans_exported_total', 'OpenTelemetry spans the collector accepted.');
-  const spansDropped = counter('taskgate_telemetry_spans_dropped_total', 'OpenTelemetry spans lost: the export queue was full, or their export failed (after the exporter\'s retries).');
+  const spansDropped = counter(
+    'taskgate_telemetry_spans_dropped_total',
+    "OpenTelemetry spans lost: the export queue was full, or their export failed (after the exporter's retries).",
+  );
   const spansQueued = gauge('taskgate_telemetry_spans_queued', 'OpenTelemetry spans waiting to be exported or being exported.');
 
   const accounts = new Map<string, AccountScopes>();
@@ -272,7 +337,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
     call.promptTokens.value += amount(trace.promptTokens);
     call.completionTokens.value += amount(trace.completionTokens);
     call.cost.value += amount(trace.costUsd);
-    if (trace.measuredCostUsd !== null) (call.measuredCost ??= measuredCost.cell(call.withEnvironment)).value += amount(trace.measuredCostUsd);
+    if (trace.measuredCostUsd !== null)
+      (call.measuredCost ??= measuredCost.cell(call.withEnvironment)).value += amount(trace.measuredCostUsd);
     // A failure's latency says how fast it failed (a 400 in a millisecond, a 504 at the timeout), not how fast calls are served.
     if (trace.status === 'ok') observe((call.latency ??= latency.cell(call.scope)), amount(trace.latencyMs) / 1000);
     if (trace.stream && trace.ttftMs !== null) observe((call.ttft ??= ttft.cell(call.scope)), amount(trace.ttftMs) / 1000);
@@ -299,64 +365,98 @@ export function createMetrics(options: MetricsOptions): Metrics {
 
   /** Reads every source into the registry. */
   function readSources(): void {
-    readSource('engines', () => sources.engines(), (engines) => {
-      // Reset first so a replica that went away stops being reported.
-      engineInFlight.reset();
-      engineQueued.reset();
-      for (const { engine, model, inFlight, queued } of engines) {
-        engineInFlight.set({ engine, model }, inFlight);
-        engineQueued.set({ engine, model }, queued);
-      }
-    });
-    readSource('traceWriter', () => sources.traceWriter(), (stats) => {
-      traceQueue.set(stats.queued);
-      setCounter(traceEnqueued, stats.enqueued);
-      setCounter(traceWritten, stats.written);
-      setCounter(traceDropped, stats.dropped);
-      setCounter(traceFailedWrites, stats.failedWrites);
-    });
-    readSource('storeWrites', () => sources.storeWrites(), (writes) => {
-      storeWritesFailing.set(writes.failing ? 1 : 0);
-      unwrittenScopes.set(writes.unwrittenScopes);
-    });
-    readSource('limits', () => sources.limits(), (limits) => limitsDegraded.set(limits.degraded ? 1 : 0));
-    readSource('router', () => sources.router(), (stats) => {
-      routerLeader.set(stats.leader ? 1 : 0);
-      routerQueue.set(stats.queued);
-      setCounter(routerDropped, stats.dropped);
-      setCounter(routerProcessed, stats.processed);
-      for (const metric of [routerWorkloadDropped, routerEvalSpend, routerSavings]) metric.reset();
-      for (const entry of stats.workloads) {
-        const [project, workload] = workloadLabels(entry.accountId, entry.project, entry.workload);
-        routerWorkloadDropped.inc({ project, workload }, amount(entry.droppedSamples));
-        routerEvalSpend.inc({ project, workload }, amount(entry.evalSpendUsd));
-        routerSavings.inc({ project, workload }, amount(entry.savedUsd));
-      }
-    });
-    readSource('shedConnections', () => sources.shedConnections(), (shed) => {
-      connectionsShed.reset();
-      connectionsShed.inc({ cap: 'address' }, shed.address);
-      connectionsShed.inc({ cap: 'total' }, shed.total);
-    });
-    readSource('engineUse', () => sources.engineUse(), (engines) => {
-      for (const metric of [engineBusy, engineUtilisation, engineCostPerHour]) metric.reset();
-      for (const { engineId: engine, busySeconds, utilisation, costPerHour } of engines) {
-        engineBusy.inc({ engine }, amount(busySeconds));
-        engineUtilisation.set({ engine }, utilisation);
-        if (costPerHour !== null) engineCostPerHour.set({ engine }, costPerHour);
-      }
-    });
-    readSource('telemetry', () => sources.telemetry(), (stats) => {
-      setCounter(spansExported, stats.exported);
-      setCounter(spansDropped, stats.dropped);
-      spansQueued.set(stats.queued);
-    });
+    readSource(
+      'engines',
+      () => sources.engines(),
+      (engines) => {
+        // Reset first so a replica that went away stops being reported.
+        engineInFlight.reset();
+        engineQueued.reset();
+        for (const { engine, model, inFlight, queued } of engines) {
+          engineInFlight.set({ engine, model }, inFlight);
+          engineQueued.set({ engine, model }, queued);
+        }
+      },
+    );
+    readSource(
+      'traceWriter',
+      () => sources.traceWriter(),
+      (stats) => {
+        traceQueue.set(stats.queued);
+        setCounter(traceEnqueued, stats.enqueued);
+        setCounter(traceWritten, stats.written);
+        setCounter(traceDropped, stats.dropped);
+        setCounter(traceFailedWrites, stats.failedWrites);
+      },
+    );
+    readSource(
+      'storeWrites',
+      () => sources.storeWrites(),
+      (writes) => {
+        storeWritesFailing.set(writes.failing ? 1 : 0);
+        unwrittenScopes.set(writes.unwrittenScopes);
+      },
+    );
+    readSource(
+      'limits',
+      () => sources.limits(),
+      (limits) => limitsDegraded.set(limits.degraded ? 1 : 0),
+    );
+    readSource(
+      'router',
+      () => sources.router(),
+      (stats) => {
+        routerLeader.set(stats.leader ? 1 : 0);
+        routerQueue.set(stats.queued);
+        setCounter(routerDropped, stats.dropped);
+        setCounter(routerProcessed, stats.processed);
+        for (const metric of [routerWorkloadDropped, routerEvalSpend, routerSavings]) metric.reset();
+        for (const entry of stats.workloads) {
+          const [project, workload] = workloadLabels(entry.accountId, entry.project, entry.workload);
+          routerWorkloadDropped.inc({ project, workload }, amount(entry.droppedSamples));
+          routerEvalSpend.inc({ project, workload }, amount(entry.evalSpendUsd));
+          routerSavings.inc({ project, workload }, amount(entry.savedUsd));
+        }
+      },
+    );
+    readSource(
+      'shedConnections',
+      () => sources.shedConnections(),
+      (shed) => {
+        connectionsShed.reset();
+        connectionsShed.inc({ cap: 'address' }, shed.address);
+        connectionsShed.inc({ cap: 'total' }, shed.total);
+      },
+    );
+    readSource(
+      'engineUse',
+      () => sources.engineUse(),
+      (engines) => {
+        for (const metric of [engineBusy, engineUtilisation, engineCostPerHour]) metric.reset();
+        for (const { engineId: engine, busySeconds, utilisation, costPerHour } of engines) {
+          engineBusy.inc({ engine }, amount(busySeconds));
+          engineUtilisation.set({ engine }, utilisation);
+          if (costPerHour !== null) engineCostPerHour.set({ engine }, costPerHour);
+        }
+      },
+    );
+    readSource(
+      'telemetry',
+      () => sources.telemetry(),
+      (stats) => {
+        setCounter(spansExported, stats.exported);
+        setCounter(spansDropped, stats.dropped);
+        spansQueued.set(stats.queued);
+      },
+    );
   }
 
   return {
     observeCall,
     observeGatewayOverhead(seconds, stream) {
-      const cell = stream ? (overheadOfStream ??= overhead.cell({ stream: 'true' })) : (overheadOfJson ??= overhead.cell({ stream: 'false' }));
+      const cell = stream
+        ? (overheadOfStream ??= overhead.cell({ stream: 'true' }))
+        : (overheadOfJson ??= overhead.cell({ stream: 'false' }));
       observe(cell, amount(seconds));
     },
     async render() {

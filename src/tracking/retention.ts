@@ -68,7 +68,10 @@ export function createRetention(options: RetentionOptions): Retention {
     let bodies = 0;
     let traces = 0;
     const targets: Array<[{ accountId: string; project: string } | null, RetentionPolicy]> = [
-      ...(await store.list()).map((policy): [{ accountId: string; project: string }, RetentionPolicy] => [{ accountId: policy.accountId, project: policy.project }, policy]),
+      ...(await store.list()).map((policy): [{ accountId: string; project: string }, RetentionPolicy] => [
+        { accountId: policy.accountId, project: policy.project },
+        policy,
+      ]),
       [null, defaults],
     ];
     for (const [target, policy] of targets) {
@@ -99,7 +102,15 @@ export function createRetention(options: RetentionOptions): Retention {
     },
     async policy(accountId, project) {
       const stored = await store.get(accountId, project);
-      return stored === null ? { ...defaults, own: false } : { bodies: stored.bodies, sampleRate: stored.sampleRate, bodiesTtlDays: stored.bodiesTtlDays, tracesTtlDays: stored.tracesTtlDays, own: true };
+      return stored === null
+        ? { ...defaults, own: false }
+        : {
+            bodies: stored.bodies,
+            sampleRate: stored.sampleRate,
+            bodiesTtlDays: stored.bodiesTtlDays,
+            tracesTtlDays: stored.tracesTtlDays,
+            own: true,
+          };
     },
     async setPolicy(accountId, project, policy) {
       await store.put({ accountId, project, ...policy, updatedAt: now() });

@@ -65,14 +65,19 @@ describe('rollups and the stats read from them', () => {
     const batch = traces(3_000, 1);
     await store.traces.insertBatch(batch.slice(0, 1_000));
     await store.traces.insertBatch(batch.slice(500)); // half of the first batch again: must not count twice
-    const mine = batch.filter((trace) => trace.accountId === 'acct-1' && trace.workload === 'summarise' && trace.environment === 'production');
+    const mine = batch.filter(
+      (trace) => trace.accountId === 'acct-1' && trace.workload === 'summarise' && trace.environment === 'production',
+    );
     const result = await stats.workloadStats(scope, everything);
 
     expect(result.calls).toBe(mine.length);
     expect(result.errors).toBe(mine.filter((trace) => trace.status === 'error').length);
     expect(result.promptTokens).toBe(mine.reduce((sum, trace) => sum + trace.promptTokens, 0));
     expect(result.completionTokens).toBe(mine.reduce((sum, trace) => sum + trace.completionTokens, 0));
-    expect(result.costUsd).toBeCloseTo(mine.reduce((sum, trace) => sum + trace.costUsd, 0), 10);
+    expect(result.costUsd).toBeCloseTo(
+      mine.reduce((sum, trace) => sum + trace.costUsd, 0),
+      10,
+    );
     expect(result.errorRate).toBeCloseTo(result.errors / result.calls, 12);
     const classes = Object.fromEntries(result.failures.map((failure) => [failure.errorClass, failure.count]));
     for (const name of ['engine_timeout', 'engine_error', 'client_closed']) {
@@ -80,13 +85,17 @@ describe('rollups and the stats read from them', () => {
     }
     expect(result.models.map((model) => model.model).sort()).toEqual(['big', 'small']);
     expect(result.models.reduce((sum, model) => sum + model.calls, 0)).toBe(result.calls);
-    expect(result.models.find((model) => model.model === 'small')?.calls).toBe(mine.filter((trace) => trace.servedModel === 'small').length);
+    expect(result.models.find((model) => model.model === 'small')?.calls).toBe(
+      mine.filter((trace) => trace.servedModel === 'small').length,
+    );
   });
 
   it('reads percentiles within the sketch’s relative error bound', async () => {
     const batch = traces(4_000, 2);
     await store.traces.insertBatch(batch);
-    const mine = batch.filter((trace) => trace.accountId === 'acct-1' && trace.workload === 'summarise' && trace.environment === 'production');
+    const mine = batch.filter(
+      (trace) => trace.accountId === 'acct-1' && trace.workload === 'summarise' && trace.environment === 'production',
+    );
     const result = await stats.workloadStats(scope, everything);
     const tolerance = SKETCH_RELATIVE_ACCURACY * 1.0001;
     for (const [name, values] of [
@@ -114,13 +123,17 @@ describe('rollups and the stats read from them', () => {
     expect(series.reduce((sum, bucket) => sum + bucket.costUsd, 0)).toBeCloseTo(total.costUsd, 10);
 
     const staging = await stats.workloadStats(scope, { ...window, environment: 'staging' });
-    expect(staging.calls).toBe(batch.filter((trace) => trace.accountId === 'acct-1' && trace.workload === 'summarise' && trace.environment === 'staging').length);
+    expect(staging.calls).toBe(
+      batch.filter((trace) => trace.accountId === 'acct-1' && trace.workload === 'summarise' && trace.environment === 'staging').length,
+    );
     expect((await stats.workloadStats(scope, { ...window, environment: 'all' })).calls).toBe(total.calls + staging.calls);
 
     const summaries = await stats.workloadSummaries('acct-1', window);
     expect(summaries.map((summary) => summary.workload).sort()).toEqual(['classify', 'summarise']);
     expect(summaries[0]!.costUsd).toBeGreaterThanOrEqual(summaries[1]!.costUsd);
     const other = await stats.workloadSummaries('acct-2', window);
-    expect(other.reduce((sum, summary) => sum + summary.calls, 0)).toBe(batch.filter((trace) => trace.accountId === 'acct-2' && trace.environment === 'production').length);
+    expect(other.reduce((sum, summary) => sum + summary.calls, 0)).toBe(
+      batch.filter((trace) => trace.accountId === 'acct-2' && trace.environment === 'production').length,
+    );
   });
 });

@@ -17,8 +17,11 @@ export function createRollupStatsService(rollups: RollupStore): StatsService {
     async workloadStats(scope, window) {
       const rows = await rowsOf(scope.accountId, window, { project: scope.project, workload: scope.workload });
       const failures = new Map<string, number>();
-      for (const row of rows) for (const [name, count] of Object.entries(row.errorClasses)) failures.set(name, (failures.get(name) ?? 0) + count);
-      const models = [...groupBy(rows, (row) => row.model)].map(([model, modelRows]) => ({ model, ...callStats(modelRows) })).sort((left, right) => right.calls - left.calls);
+      for (const row of rows)
+        for (const [name, count] of Object.entries(row.errorClasses)) failures.set(name, (failures.get(name) ?? 0) + count);
+      const models = [...groupBy(rows, (row) => row.model)]
+        .map(([model, modelRows]) => ({ model, ...callStats(modelRows) }))
+        .sort((left, right) => right.calls - left.calls);
       return {
         ...callStats(rows),
         failures: [...failures].map(([errorClass, count]) => ({ errorClass, count })).sort((left, right) => right.count - left.count),
@@ -38,7 +41,9 @@ export function createRollupStatsService(rollups: RollupStore): StatsService {
     },
 
     async workloadSummaries(accountId, window, project) {
-      const rows = (await rowsOf(accountId, window, project === undefined ? {} : { project })).filter((row) => row.project !== '' && row.workload !== '');
+      const rows = (await rowsOf(accountId, window, project === undefined ? {} : { project })).filter(
+        (row) => row.project !== '' && row.workload !== '',
+      );
       const summaries: WorkloadSummary[] = [];
       for (const [key, group] of groupBy(rows, (row) => `${row.project}\u0000${row.workload}`)) {
         const [projectName, workload] = key.split('\u0000') as [string, string];

@@ -10,13 +10,22 @@ import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PreparedRequest, TransportError, type EngineTransport, type RequestTimeouts, type StreamedReply, type TransportErrorCode, type TransportOptions } from '../../src/engines/transport/engine-transport.js';
+import {
+  PreparedRequest,
+  TransportError,
+  type EngineTransport,
+  type RequestTimeouts,
+  type StreamedReply,
+  type TransportErrorCode,
+  type TransportOptions,
+} from '../../src/engines/transport/engine-transport.js';
 import { malformedVariants, startMisbehavingEngine, type MisbehavingEngine, type Script } from '../helpers/misbehaving-engine.js';
 
 export type TransportFactory = (options: TransportOptions) => EngineTransport;
 
 const timeouts: RequestTimeouts = { headersMs: 2_000, bodyIdleMs: 0 };
-const chatBody = (stream = false): string => JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'hello there' }], stream });
+const chatBody = (stream = false): string =>
+  JSON.stringify({ model: 'tiny', messages: [{ role: 'user', content: 'hello there' }], stream });
 const live = (): AbortSignal => new AbortController().signal;
 const sleep = (milliseconds: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
@@ -44,11 +53,20 @@ export function describeEngineTransportContract(transportName: string, createTra
     }
 
     const chat = (origin: URL): PreparedRequest =>
-      new PreparedRequest('POST', '/v1/chat/completions', { 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer engine-key' }, origin.host);
+      new PreparedRequest(
+        'POST',
+        '/v1/chat/completions',
+        { 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer engine-key' },
+        origin.host,
+      );
     const models = (origin: URL): PreparedRequest => new PreparedRequest('GET', '/v1/models', { accept: 'application/json' }, origin.host);
 
     /** Sends a chat request and reads its reply whole. */
-    async function exchange(transport: EngineTransport, engine: MisbehavingEngine, stream = false): Promise<{ reply: StreamedReply; text: string }> {
+    async function exchange(
+      transport: EngineTransport,
+      engine: MisbehavingEngine,
+      stream = false,
+    ): Promise<{ reply: StreamedReply; text: string }> {
       const reply = await transport.send(chat(engine.origin), chatBody(stream), live(), timeouts);
       return { reply, text: await reply.text() };
     }
@@ -69,7 +87,8 @@ export function describeEngineTransportContract(transportName: string, createTra
     }
 
     /** The connection the engine saw the client close. */
-    const closedByClient = (engine: MisbehavingEngine, connection: number) => () => engine.closedByClient().some((record) => record.id === connection);
+    const closedByClient = (engine: MisbehavingEngine, connection: number) => () =>
+      engine.closedByClient().some((record) => record.id === connection);
 
     describe('requests and replies', () => {
       it('sends the method, path, headers and body, with a content-length (none for a GET without body)', async () => {
@@ -79,13 +98,25 @@ export function describeEngineTransportContract(transportName: string, createTra
         await (await transport.send(models(engine.origin), null, live(), timeouts)).text();
         const [post, get] = engine.requests();
         expect(post).toMatchObject({ method: 'POST', path: '/v1/chat/completions', body: chatBody() });
-        expect(post?.headers).toMatchObject({ host: engine.origin.host, 'content-type': 'application/json', authorization: 'Bearer engine-key', 'content-length': String(Buffer.byteLength(chatBody())) });
+        expect(post?.headers).toMatchObject({
+          host: engine.origin.host,
+          'content-type': 'application/json',
+          authorization: 'Bearer engine-key',
+          'content-length': String(Buffer.byteLength(chatBody())),
+        });
         expect(get).toMatchObject({ method: 'GET', path: '/v1/models', body: '' });
         expect(get?.headers['content-length'] ?? '0').toBe('0');
       });
 
       it('reads a JSON reply whole: status, lower-case headers with repeated ones joined, body', async () => {
-        const engine = await engineWith({ kind: 'json', content: 'all good', headers: [['X-Repeated', 'a'], ['x-repeated', 'b']] });
+        const engine = await engineWith({
+          kind: 'json',
+          content: 'all good',
+          headers: [
+            ['X-Repeated', 'a'],
+            ['x-repeated', 'b'],
+          ],
+        });
         const { reply, text } = await exchange(transportFor(engine.origin), engine);
         expect(reply.statusCode).toBe(200);
         expect(reply.headers['content-type']).toBe('application/json');
@@ -100,7 +131,9 @@ export function describeEngineTransportContract(transportName: string, createTra
         const contents = text
           .split('\n\n')
           .filter((event) => event.startsWith('data: {'))
-          .map((event) => (JSON.parse(event.slice(6)) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content ?? '');
+          .map(
+            (event) => (JSON.parse(event.slice(6)) as { choices: Array<{ delta: { content?: string } }> }).choices[0]?.delta.content ?? '',
+          );
         expect(contents.join('')).toBe('word0 word1 word2 word3 word4 ');
         expect(text.endsWith('data: [DONE]\n\n')).toBe(true);
       });
@@ -126,7 +159,11 @@ export function describeEngineTransportContract(transportName: string, createTra
 
       it('hands over refusals and errors as replies (503 and 429 with retry-after, 500), and keeps the connection', async () => {
         const engine = await engineWith((request) =>
-          request.ordinal === 1 ? { kind: 'refuse', status: 503, retryAfterSeconds: 3 } : request.ordinal === 2 ? { kind: 'refuse', status: 429, retryAfterSeconds: 7 } : { kind: 'error' },
+          request.ordinal === 1
+            ? { kind: 'refuse', status: 503, retryAfterSeconds: 3 }
+            : request.ordinal === 2
+              ? { kind: 'refuse', status: 429, retryAfterSeconds: 7 }
+              : { kind: 'error' },
         );
         const transport = transportFor(engine.origin);
         const replies = [await exchange(transport, engine), await exchange(transport, engine), await exchange(transport, engine)];
@@ -142,7 +179,9 @@ export function describeEngineTransportContract(transportName: string, createTra
         expect(reply.headers['content-encoding']).toBe('gzip');
         const parts: Buffer[] = [];
         for (let buffers = await reply.read(); buffers !== null; buffers = await reply.read()) parts.push(...buffers);
-        expect(JSON.parse(gunzipSync(Buffer.concat(parts)).toString('utf8'))).toMatchObject({ choices: [{ message: { content: 'compressed' } }] });
+        expect(JSON.parse(gunzipSync(Buffer.concat(parts)).toString('utf8'))).toMatchObject({
+          choices: [{ message: { content: 'compressed' } }],
+        });
       });
 
       it('hands a large body to a slow reader whole and in order', async () => {
@@ -246,7 +285,10 @@ export function describeEngineTransportContract(transportName: string, createTra
 
       it('a body that stops: BODY_TIMEOUT on read, and the engine sees the connection close', async () => {
         const engine = await engineWith({ kind: 'head-then-stall' });
-        const reply = await transportFor(engine.origin).send(chat(engine.origin), chatBody(), live(), { headersMs: 1_000, bodyIdleMs: 200 });
+        const reply = await transportFor(engine.origin).send(chat(engine.origin), chatBody(), live(), {
+          headersMs: 1_000,
+          bodyIdleMs: 200,
+        });
         expect(reply.statusCode).toBe(200);
         const started = Date.now();
         expectTransportError(await reply.text().catch((error: unknown) => error), 'BODY_TIMEOUT', true);

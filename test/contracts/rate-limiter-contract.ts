@@ -29,7 +29,8 @@ export function describeRateLimiterContract(backendName: string, open: () => Pro
       const admitted = [await admit(key, requestsOnly(3)), await admit(key, requestsOnly(3)), await admit(key, requestsOnly(3))];
       expect(admitted.map((admission) => admission.allowed)).toEqual([true, true, true]);
       expect(admitted.map((admission) => admission.requests.remaining)).toEqual([2, 1, 0]);
-      for (const admission of admitted) expect(admission).toMatchObject({ refusedBy: null, retryAfterSeconds: 0, tokens: null, requests: { limit: 3, allowed: true } });
+      for (const admission of admitted)
+        expect(admission).toMatchObject({ refusedBy: null, retryAfterSeconds: 0, tokens: null, requests: { limit: 3, allowed: true } });
       // 20 s a request: the budget is full again 20, 40, 60 s after the first.
       expect(admitted[0]?.requests.resetSeconds).toBeGreaterThan(15);
       expect(admitted[0]?.requests.resetSeconds).toBeLessThanOrEqual(20);
@@ -37,7 +38,12 @@ export function describeRateLimiterContract(backendName: string, open: () => Pro
       expect(admitted[2]?.requests.resetSeconds).toBeLessThanOrEqual(60);
 
       const refused = await admit(key, requestsOnly(3));
-      expect(refused).toMatchObject({ allowed: false, refusedBy: 'requests', tokens: null, requests: { allowed: false, limit: 3, remaining: 0 } });
+      expect(refused).toMatchObject({
+        allowed: false,
+        refusedBy: 'requests',
+        tokens: null,
+        requests: { allowed: false, limit: 3, remaining: 0 },
+      });
       expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
       expect(refused.retryAfterSeconds).toBeLessThanOrEqual(20);
       expect(refused.requests.retryAfterSeconds).toBe(refused.retryAfterSeconds);
@@ -66,14 +72,19 @@ export function describeRateLimiterContract(backendName: string, open: () => Pro
       const admitted = admissions.filter((admission) => admission.allowed);
       expect(admitted).toHaveLength(10);
       expect(admitted.map((admission) => admission.requests.remaining).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-      for (const refused of admissions.filter((admission) => !admission.allowed)) expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+      for (const refused of admissions.filter((admission) => !admission.allowed))
+        expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
     });
 
     it('reports a full token budget, then takes off the tokens spent', async () => {
       const key = freshKey();
       const limits = { requestsPerMinute: 10, tokensPerMinute: 10 };
       const first = await admit(key, limits);
-      expect(first).toMatchObject({ allowed: true, requests: { remaining: 9 }, tokens: { allowed: true, limit: 10, remaining: 10, resetSeconds: 0, retryAfterSeconds: 0 } });
+      expect(first).toMatchObject({
+        allowed: true,
+        requests: { remaining: 9 },
+        tokens: { allowed: true, limit: 10, remaining: 10, resetSeconds: 0, retryAfterSeconds: 0 },
+      });
       limiter.spendTokens(key, 10, 4);
       const second = await admit(key, limits);
       expect(second).toMatchObject({ allowed: true, requests: { remaining: 8 }, tokens: { remaining: 6 } });
@@ -89,7 +100,12 @@ export function describeRateLimiterContract(backendName: string, open: () => Pro
       // 14 tokens of a 10-token budget: 4 below zero, 84 s of backlog.
       limiter.spendTokens(key, 10, 14);
       const refused = await admit(key, limits);
-      expect(refused).toMatchObject({ allowed: false, refusedBy: 'tokens', requests: { allowed: true, remaining: 9 }, tokens: { allowed: false, limit: 10, remaining: 0 } });
+      expect(refused).toMatchObject({
+        allowed: false,
+        refusedBy: 'tokens',
+        requests: { allowed: true, remaining: 9 },
+        tokens: { allowed: false, limit: 10, remaining: 0 },
+      });
       // One token fits again once the backlog is under 54 s: about 30 s from now.
       expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(25);
       expect(refused.retryAfterSeconds).toBeLessThanOrEqual(30);

@@ -58,7 +58,11 @@ interface ChatBody {
   messages: Array<{ role: string; content: string }>;
 }
 
-export async function startArithmeticEngine(accuracy: Record<string, number>, seed = 1, options: ArithmeticEngineOptions = {}): Promise<ArithmeticEngine> {
+export async function startArithmeticEngine(
+  accuracy: Record<string, number>,
+  seed = 1,
+  options: ArithmeticEngineOptions = {},
+): Promise<ArithmeticEngine> {
   const random = seededRandom(seed);
   const accuracies = new Map(Object.entries(accuracy));
   const calls = new Map<string, number>();
@@ -80,7 +84,8 @@ export async function startArithmeticEngine(accuracy: Record<string, number>, se
     const between = (start: string, end: string) => prompt.slice(prompt.indexOf(start) + start.length, prompt.indexOf(end));
     const question = /(\d+)\s*\+\s*(\d+)/.exec(between('[User Question]', "[The Start of Assistant A's Answer]"));
     const right = question === null ? NaN : Number(question[1]) + Number(question[2]);
-    const said = (label: 'A' | 'B') => Number(/-?\d+/.exec(between(`[The Start of Assistant ${label}'s Answer]`, `[The End of Assistant ${label}'s Answer]`))?.[0]);
+    const said = (label: 'A' | 'B') =>
+      Number(/-?\d+/.exec(between(`[The Start of Assistant ${label}'s Answer]`, `[The End of Assistant ${label}'s Answer]`))?.[0]);
     const aRight = said('A') === right;
     const bRight = said('B') === right;
     const truth: Verdict = aRight === bRight ? 'C' : aRight ? 'A' : 'B';
@@ -96,7 +101,7 @@ export async function startArithmeticEngine(accuracy: Record<string, number>, se
     const question = /(\d+)\s*\+\s*(\d+)/.exec(section('conversation'));
     const right = question !== null && Number(/-?\d+/.exec(section('reply'))?.[0]) === Number(question[1]) + Number(question[2]);
     const truthful = random() < (judgeAccuracy.get(model) ?? accuracies.get(model) ?? 0);
-    return (right === truthful) ? 'PASS: the sum is right.' : 'FAIL: the sum is wrong.';
+    return right === truthful ? 'PASS: the sum is right.' : 'FAIL: the sum is wrong.';
   }
 
   const server: Server = createServer((request, response) => {
@@ -120,7 +125,11 @@ export async function startArithmeticEngine(accuracy: Record<string, number>, se
         }
         const question = [...parsed.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
         const judging = judgeAccuracy.has(parsed.model) && question.includes('[User Question]');
-        const answer = judging ? judgeAnswer(parsed.model, question) : question.includes('<rubric>') ? gradeAnswer(parsed.model, question) : sumAnswer(parsed.model, question);
+        const answer = judging
+          ? judgeAnswer(parsed.model, question)
+          : question.includes('<rubric>')
+            ? gradeAnswer(parsed.model, question)
+            : sumAnswer(parsed.model, question);
         response.writeHead(200, { 'content-type': 'application/json' });
         response.end(
           JSON.stringify({

@@ -43,12 +43,19 @@ export function requestArbitrary(model: string, options: { unservable: boolean }
       'ChatCompletionFunctionCallOption.name': NAME,
       'CreateChatCompletionRequest.max_tokens': fc.integer({ min: 1, max: 100_000 }),
       'CreateChatCompletionRequest.max_completion_tokens': fc.integer({ min: 1, max: 100_000 }),
-      'CreateChatCompletionRequest.n': fc.oneof({ weight: 9, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.integer({ min: 2, max: 128 }) }),
-      'CreateChatCompletionRequest.logit_bias': fc.dictionary(fc.nat({ max: 200_000 }).map(String), fc.integer({ min: -100, max: 100 }), { maxKeys: 4 }),
-      'Metadata': fc.dictionary(shortString(8), shortString(24), { maxKeys: 4 }),
+      'CreateChatCompletionRequest.n': fc.oneof(
+        { weight: 9, arbitrary: fc.constant(1) },
+        { weight: 1, arbitrary: fc.integer({ min: 2, max: 128 }) },
+      ),
+      'CreateChatCompletionRequest.logit_bias': fc.dictionary(fc.nat({ max: 200_000 }).map(String), fc.integer({ min: -100, max: 100 }), {
+        maxKeys: 4,
+      }),
+      Metadata: fc.dictionary(shortString(8), shortString(24), { maxKeys: 4 }),
     },
   });
-  return fc.tuple(raw, fc.integer({ min: 0, max: 9 })).map(([request, dice]) => applyDocumentedRules(request as JsonObject, model, options.unservable && dice === 0));
+  return fc
+    .tuple(raw, fc.integer({ min: 0, max: 9 }))
+    .map(([request, dice]) => applyDocumentedRules(request as JsonObject, model, options.unservable && dice === 0));
 }
 
 /** The prose rules listed above; `keepUnservable` leaves audio, web search and n > 1 in. */
@@ -63,7 +70,8 @@ export function applyDocumentedRules(generated: JsonObject, model: string, keepU
   }
   if (request.stream_options !== undefined && request.stream_options !== null) request.stream = true;
   if (request.top_logprobs !== undefined && request.top_logprobs !== null) request.logprobs = true;
-  if (typeof request.max_tokens === 'number' && typeof request.max_completion_tokens === 'number') request.max_completion_tokens = request.max_tokens;
+  if (typeof request.max_tokens === 'number' && typeof request.max_completion_tokens === 'number')
+    request.max_completion_tokens = request.max_tokens;
 
   const offered: Array<{ name: string; kind: 'function' | 'custom' }> = [];
   const used = new Set<string>();
@@ -119,7 +127,8 @@ export function unservableFieldsOf(request: JsonObject): string[] {
   return fields;
 }
 
-export type MutationKind = 'unknown-field' | 'wrong-type' | 'null' | 'out-of-range' | 'bad-part' | 'remove-required' | 'deep' | 'huge-valid';
+export type MutationKind =
+  'unknown-field' | 'wrong-type' | 'null' | 'out-of-range' | 'bad-part' | 'remove-required' | 'deep' | 'huge-valid';
 
 export interface Mutant {
   kind: MutationKind;
@@ -130,12 +139,17 @@ export interface Mutant {
 }
 
 /** Paths of a request's values outside free-form zones (tool parameters, JSON schemas, metadata maps). */
-function typedPaths(value: unknown, path: Array<string | number> = [], found: Array<Array<string | number>> = []): Array<Array<string | number>> {
+function typedPaths(
+  value: unknown,
+  path: Array<string | number> = [],
+  found: Array<Array<string | number>> = [],
+): Array<Array<string | number>> {
   if (path.length > 0) found.push(path);
   const last = path.at(-1);
   if (last === 'parameters' || last === 'schema' || last === 'metadata' || last === 'logit_bias') return found;
   if (Array.isArray(value)) value.forEach((item, index) => typedPaths(item, [...path, index], found));
-  else if (value !== null && typeof value === 'object') for (const [key, inner] of Object.entries(value)) typedPaths(inner, [...path, key], found);
+  else if (value !== null && typeof value === 'object')
+    for (const [key, inner] of Object.entries(value)) typedPaths(inner, [...path, key], found);
   return found;
 }
 
@@ -159,24 +173,58 @@ function jsonType(value: unknown): string {
 }
 
 const OUT_OF_RANGE: Array<[string, unknown, JsonObject?]> = [
-  ['temperature', 2.5], ['temperature', -0.5], ['top_p', 1.01], ['presence_penalty', 2.5], ['frequency_penalty', -3],
-  ['top_logprobs', 21, { logprobs: true }], ['top_logprobs', -1, { logprobs: true }], ['n', 0], ['n', 129],
-  ['seed', 1e19], ['seed', -1e19], ['seed', 2.5], ['max_tokens', 2.5], ['safety_identifier', 's'.repeat(65)],
-  ['service_tier', 'gold'], ['reasoning_effort', 'extreme'], ['verbosity', 'loud'], ['prompt_cache_retention', '1y'],
-  ['stop', ['a', 'b', 'c', 'd', 'e']], ['logit_bias', { '42': 1.5 }], ['functions', []],
+  ['temperature', 2.5],
+  ['temperature', -0.5],
+  ['top_p', 1.01],
+  ['presence_penalty', 2.5],
+  ['frequency_penalty', -3],
+  ['top_logprobs', 21, { logprobs: true }],
+  ['top_logprobs', -1, { logprobs: true }],
+  ['n', 0],
+  ['n', 129],
+  ['seed', 1e19],
+  ['seed', -1e19],
+  ['seed', 2.5],
+  ['max_tokens', 2.5],
+  ['safety_identifier', 's'.repeat(65)],
+  ['service_tier', 'gold'],
+  ['reasoning_effort', 'extreme'],
+  ['verbosity', 'loud'],
+  ['prompt_cache_retention', '1y'],
+  ['stop', ['a', 'b', 'c', 'd', 'e']],
+  ['logit_bias', { '42': 1.5 }],
+  ['functions', []],
 ];
 
 const BAD_PARTS: unknown[] = [
-  { type: 'video', video: {} }, { type: 'image_url' }, { type: 'text', text: 5 }, { type: 'text' }, { text: 'no type' },
-  { type: 'input_audio', input_audio: { data: 'AAAA', format: 'ogg' } }, { type: 'image_url', image_url: { url: 5 } },
-  { type: 'image_url', image_url: { url: 'https://a.example/i.png', detail: 'ultra' } }, { type: 'file', file: 'id' },
-  { type: 'refusal', refusal: 'no' }, 'plain string', 42, null,
+  { type: 'video', video: {} },
+  { type: 'image_url' },
+  { type: 'text', text: 5 },
+  { type: 'text' },
+  { text: 'no type' },
+  { type: 'input_audio', input_audio: { data: 'AAAA', format: 'ogg' } },
+  { type: 'image_url', image_url: { url: 5 } },
+  { type: 'image_url', image_url: { url: 'https://a.example/i.png', detail: 'ultra' } },
+  { type: 'file', file: 'id' },
+  { type: 'refusal', refusal: 'no' },
+  'plain string',
+  42,
+  null,
 ];
 
 export function mutantArbitrary(valid: fc.Arbitrary<JsonObject>): fc.Arbitrary<Mutant> {
   return fc.tuple(valid, fc.nat(), fc.nat(), fc.integer({ min: 0, max: 7 })).map(([request, pick, pick2, kindIndex]): Mutant => {
     const body = structuredClone(request);
-    const kinds: MutationKind[] = ['unknown-field', 'wrong-type', 'null', 'out-of-range', 'bad-part', 'remove-required', 'deep', 'huge-valid'];
+    const kinds: MutationKind[] = [
+      'unknown-field',
+      'wrong-type',
+      'null',
+      'out-of-range',
+      'bad-part',
+      'remove-required',
+      'deep',
+      'huge-valid',
+    ];
     const kind = kinds[kindIndex]!;
     switch (kind) {
       case 'unknown-field': {
@@ -224,7 +272,14 @@ export function mutantArbitrary(valid: fc.Arbitrary<JsonObject>): fc.Arbitrary<M
         const depth = 8 + (pick % 90);
         const nested = `${'['.repeat(depth)}${']'.repeat(depth)}`;
         const tools = [{ type: 'function', function: { name: 'deep', parameters: { type: 'object' } } }];
-        const text = JSON.stringify({ ...body, metadata: undefined, functions: undefined, tool_choice: undefined, function_call: undefined, tools });
+        const text = JSON.stringify({
+          ...body,
+          metadata: undefined,
+          functions: undefined,
+          tool_choice: undefined,
+          function_call: undefined,
+          tools,
+        });
         // body 1 > tools 2 > tool 3 > function 4 > parameters 5 > the nested arrays.
         const sent = text.replace('{"type":"object"}', `{"type":"object","x":${nested}}`);
         const tooDeep = 5 + depth > 64;

@@ -36,9 +36,20 @@ export async function sendChat(taskgate: TestGateway, body: unknown, headers: Re
   const response = await taskgate.postChat(body, { headers });
   const text = await response.text();
   if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-    return { status: response.status, headers: response.headers, body: text === '' ? null : (JSON.parse(text) as JsonObject), chunks: [], done: false };
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: text === '' ? null : (JSON.parse(text) as JsonObject),
+      chunks: [],
+      done: false,
+    };
   }
-  const data = text.split('\n\n').flatMap((event) => event.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)));
+  const data = text.split('\n\n').flatMap((event) =>
+    event
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => line.slice(6)),
+  );
   return {
     status: response.status,
     headers: response.headers,
@@ -92,4 +103,3 @@ export function expectBadRequest(sent: Sent, param: string | RegExp): void {
   expect(error.message).toContain(typeof param === 'string' ? param.split(/[.[]/)[0] : 'messages');
   expect(sent.headers.get('x-request-id')).toMatch(/^req_/);
 }
-

@@ -89,7 +89,9 @@ function encodeGguf(contents: GgufContents): Uint8Array {
   for (const tensor of contents.tensors) {
     const valueCount = tensor.dimensions.reduce((product, dimension) => product * dimension, 1);
     if (valueCount !== tensor.data.length) {
-      throw new Error(`tensor ${tensor.name}: dimensions [${tensor.dimensions.join(', ')}] need ${valueCount} values, got ${tensor.data.length}`);
+      throw new Error(
+        `tensor ${tensor.name}: dimensions [${tensor.dimensions.join(', ')}] need ${valueCount} values, got ${tensor.data.length}`,
+      );
     }
     out.string(tensor.name);
     out.uint32(tensor.dimensions.length);
@@ -113,11 +115,26 @@ function encodeGguf(contents: GgufContents): Uint8Array {
 
 function writeValue(out: ByteSink, value: GgufValue): void {
   switch (value.type) {
-    case 'uint32': out.uint32(TYPE_CODE.uint32); out.uint32(value.value); return;
-    case 'int32': out.uint32(TYPE_CODE.int32); out.int32(value.value); return;
-    case 'float32': out.uint32(TYPE_CODE.float32); out.float32(value.value); return;
-    case 'bool': out.uint32(TYPE_CODE.bool); out.uint8(value.value ? 1 : 0); return;
-    case 'string': out.uint32(TYPE_CODE.string); out.string(value.value); return;
+    case 'uint32':
+      out.uint32(TYPE_CODE.uint32);
+      out.uint32(value.value);
+      return;
+    case 'int32':
+      out.uint32(TYPE_CODE.int32);
+      out.int32(value.value);
+      return;
+    case 'float32':
+      out.uint32(TYPE_CODE.float32);
+      out.float32(value.value);
+      return;
+    case 'bool':
+      out.uint32(TYPE_CODE.bool);
+      out.uint8(value.value ? 1 : 0);
+      return;
+    case 'string':
+      out.uint32(TYPE_CODE.string);
+      out.string(value.value);
+      return;
     case 'string[]':
       writeArrayHeader(out, TYPE_CODE.string, value.value.length);
       for (const item of value.value) out.string(item);

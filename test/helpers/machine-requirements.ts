@@ -38,12 +38,21 @@ export interface ServiceRequirement extends Omit<Requirement<string>, 'find'> {
 }
 
 /** `requireOrSkip` for a service: the URL to reach it at, or null (skip). Use with top-level await in the test file. */
-export async function requireServiceOrSkip(requirement: ServiceRequirement, testFile: string, skipped = 'Its tests are skipped.'): Promise<string | null> {
+export async function requireServiceOrSkip(
+  requirement: ServiceRequirement,
+  testFile: string,
+  skipped = 'Its tests are skipped.',
+): Promise<string | null> {
   const result = await requirement.find();
   return 'found' in result ? result.found : reportMissing(requirement, result.missing, testFile, skipped);
 }
 
-function reportMissing(requirement: Pick<Requirement<unknown>, 'what' | 'howToGet' | 'name'>, missing: string, testFile: string, skipped: string): null {
+function reportMissing(
+  requirement: Pick<Requirement<unknown>, 'what' | 'howToGet' | 'name'>,
+  missing: string,
+  testFile: string,
+  skipped: string,
+): null {
   const variable = `TASKGATE_TEST_REQUIRE_${requirement.name}`;
   const line = `${testFile}: ${requirement.what} is missing (${missing}). ${requirement.howToGet}`;
   if (process.env[variable] === '1') throw new Error(`${line} ${variable}=1, so this is a failure, not a skip.`);
@@ -54,7 +63,8 @@ function reportMissing(requirement: Pick<Requirement<unknown>, 'what' | 'howToGe
 /** PostgreSQL at `TASKGATE_TEST_DATABASE_URL` (default the machine's own, trust auth, database `test`). */
 export const postgres: ServiceRequirement = {
   what: 'PostgreSQL',
-  howToGet: 'Start one (Debian/Ubuntu: "sudo apt-get install postgresql", then "pg_ctlcluster 15 main start") or point TASKGATE_TEST_DATABASE_URL at one.',
+  howToGet:
+    'Start one (Debian/Ubuntu: "sudo apt-get install postgresql", then "pg_ctlcluster 15 main start") or point TASKGATE_TEST_DATABASE_URL at one.',
   name: 'POSTGRES',
   async find() {
     const url = process.env.TASKGATE_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -74,7 +84,8 @@ export const postgres: ServiceRequirement = {
 /** Redis at `TASKGATE_TEST_REDIS_URL` (default the machine's own). */
 export const redis: ServiceRequirement = {
   what: 'Redis',
-  howToGet: 'Start one (Debian/Ubuntu: "sudo apt-get install redis-server", then "redis-server --daemonize yes") or point TASKGATE_TEST_REDIS_URL at one.',
+  howToGet:
+    'Start one (Debian/Ubuntu: "sudo apt-get install redis-server", then "redis-server --daemonize yes") or point TASKGATE_TEST_REDIS_URL at one.',
   name: 'REDIS',
   async find() {
     const url = process.env.TASKGATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -92,7 +103,9 @@ export const redis: ServiceRequirement = {
       socket.on('close', () => resolve(text));
     });
     // A Redis that wants a password answers -NOAUTH: it is there, and the URL carries the password.
-    return answer.startsWith('+PONG') || answer.startsWith('-NOAUTH') ? { found: url } : { missing: `${redact(url)} does not answer PING (${answer.trim() || 'no reply'})` };
+    return answer.startsWith('+PONG') || answer.startsWith('-NOAUTH')
+      ? { found: url }
+      : { missing: `${redact(url)} does not answer PING (${answer.trim() || 'no reply'})` };
   },
 };
 
@@ -111,7 +124,8 @@ export const browser: Requirement<string> = {
   name: 'BROWSER',
   find() {
     const chosen = process.env.CHROME_PATH;
-    if (chosen !== undefined && chosen !== '') return isExecutableFile(chosen) ? { found: chosen } : { missing: `CHROME_PATH=${chosen} is not an executable file` };
+    if (chosen !== undefined && chosen !== '')
+      return isExecutableFile(chosen) ? { found: chosen } : { missing: `CHROME_PATH=${chosen} is not an executable file` };
     const directories = (process.env.PATH ?? '').split(delimiter).filter((directory) => directory !== '');
     const candidates = [...directories.flatMap((directory) => browserNames.map((name) => join(directory, name))), ...macBrowsers];
     const found = candidates.find(isExecutableFile);

@@ -144,7 +144,10 @@ interface MutableConnection extends ConnectionRecord {
 
 const maxRequestHeadBytes = 64 * 1024;
 
-export async function startMisbehavingEngine(script: Script = { kind: 'reply' }, options: { model?: string } = {}): Promise<MisbehavingEngine> {
+export async function startMisbehavingEngine(
+  script: Script = { kind: 'reply' },
+  options: { model?: string } = {},
+): Promise<MisbehavingEngine> {
   const model = options.model ?? 'misbehaving';
   const requests: MutableRequest[] = [];
   const connections: MutableConnection[] = [];
@@ -388,10 +391,18 @@ class Reply {
       case 'refuse': {
         const seconds = behaviour.retryAfterSeconds ?? 1;
         const message = behaviour.status === 503 ? 'the engine is overloaded' : 'too many requests';
-        return this.finish(jsonReply(behaviour.status, { error: { message, type: 'server_error', code: behaviour.status } }, [['retry-after', String(seconds)]]));
+        return this.finish(
+          jsonReply(behaviour.status, { error: { message, type: 'server_error', code: behaviour.status } }, [
+            ['retry-after', String(seconds)],
+          ]),
+        );
       }
       case 'error':
-        return this.finish(jsonReply(behaviour.status ?? 500, { error: { message: behaviour.message ?? 'engine failure', type: 'server_error', code: behaviour.status ?? 500 } }));
+        return this.finish(
+          jsonReply(behaviour.status ?? 500, {
+            error: { message: behaviour.message ?? 'engine failure', type: 'server_error', code: behaviour.status ?? 500 },
+          }),
+        );
     }
   }
 
@@ -415,13 +426,22 @@ class Reply {
   }
 
   private chunkEvent(delta: Record<string, unknown>, finishReason: string | null = null): string {
-    const chunk = { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.request.json?.model ?? this.model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] };
+    const chunk = {
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.request.json?.model ?? this.model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    };
     return `data: ${JSON.stringify(chunk)}\n\n`;
   }
 
   private async stream(behaviour: Extract<Behaviour, { kind: 'stream' }>): Promise<void> {
     const write = (text: string) => this.connection.write(this.request, chunked(text));
-    await this.connection.write(this.request, `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n`);
+    await this.connection.write(
+      this.request,
+      `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n`,
+    );
     await write(this.chunkEvent({ role: 'assistant', content: '' }));
     const events = behaviour.endless === true ? Number.POSITIVE_INFINITY : (behaviour.events ?? 3);
     const words: string[] = [];
@@ -438,7 +458,9 @@ class Reply {
     if (streamOptions?.include_usage === true) {
       const promptTokens = wordCount(lastUserText(this.request.json));
       const usage = { prompt_tokens: promptTokens, completion_tokens: words.length, total_tokens: promptTokens + words.length };
-      await write(`data: ${JSON.stringify({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.request.json?.model ?? this.model, choices: [], usage })}\n\n`);
+      await write(
+        `data: ${JSON.stringify({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.request.json?.model ?? this.model, choices: [], usage })}\n\n`,
+      );
     }
     await write('data: [DONE]\n\n');
     await this.finish(Buffer.from('0\r\n\r\n'));
@@ -454,7 +476,9 @@ class Reply {
 function jsonReply(status: number, body: unknown, headers: Array<[string, string]> = []): Buffer {
   const text = JSON.stringify(body);
   const extra = headers.map(([name, value]) => `${name}: ${value}\r\n`).join('');
-  return Buffer.from(`HTTP/1.1 ${status} ${reasons[status] ?? 'Status'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n${extra}\r\n${text}`);
+  return Buffer.from(
+    `HTTP/1.1 ${status} ${reasons[status] ?? 'Status'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n${extra}\r\n${text}`,
+  );
 }
 
 const reasons: Record<number, string> = { 200: 'OK', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable' };

@@ -94,5 +94,7 @@ export const validateRequestLeniently: ValidateFunction = (() => {
 export function schemaErrors(name: SchemaName, value: unknown): string | null {
   const validate = validatorFor(name);
   if (validate(value)) return null;
-  return (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? ''} ${JSON.stringify(error.params)}`).join('; ');
+  return (validate.errors ?? [])
+    .map((error) => `${error.instancePath || '/'} ${error.message ?? ''} ${JSON.stringify(error.params)}`)
+    .join('; ');
 }

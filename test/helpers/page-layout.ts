@@ -92,7 +92,8 @@ export async function chartsSettled(page: Page, timeoutMs = 5_000): Promise<void
     // Two frames first: a resize's redraw lands in the next one.
     await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
     const charts = await drawnCharts(page);
-    if (charts.length > 0 && charts.every((chart) => Math.abs(chart.chartWidth - chart.containerWidth) <= 1 && chart.texts.length > 0)) return;
+    if (charts.length > 0 && charts.every((chart) => Math.abs(chart.chartWidth - chart.containerWidth) <= 1 && chart.texts.length > 0))
+      return;
     if (Date.now() > deadline) return; // the caller's assertions say what is wrong
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -107,17 +108,26 @@ export async function chartsSettled(page: Page, timeoutMs = 5_000): Promise<void
 export function chartProblems(chart: DrawnChart): string[] {
   const problems: string[] = [];
   const { texts, plot } = chart;
-  const describe = (text: DrawnText) => `"${text.text}" [${text.left.toFixed(1)}..${text.right.toFixed(1)} x ${text.top.toFixed(1)}..${text.bottom.toFixed(1)}]`;
-  if (Math.abs(chart.chartWidth - chart.containerWidth) > 1) problems.push(`${chart.id}: drawn ${chart.chartWidth} px wide in a ${chart.containerWidth} px box`);
+  const describe = (text: DrawnText) =>
+    `"${text.text}" [${text.left.toFixed(1)}..${text.right.toFixed(1)} x ${text.top.toFixed(1)}..${text.bottom.toFixed(1)}]`;
+  if (Math.abs(chart.chartWidth - chart.containerWidth) > 1)
+    problems.push(`${chart.id}: drawn ${chart.chartWidth} px wide in a ${chart.containerWidth} px box`);
   const timeLabels = texts.filter((text) => text.top >= plot.bottom - 0.5);
   const valueLabels = texts.filter((text) => text.right <= plot.left + 0.5 && text.top < plot.bottom - 0.5);
-  if (timeLabels.length < 2 || valueLabels.length < 2) problems.push(`${chart.id}: ${timeLabels.length} time and ${valueLabels.length} value labels, want 2 of each at least`);
+  if (timeLabels.length < 2 || valueLabels.length < 2)
+    problems.push(`${chart.id}: ${timeLabels.length} time and ${valueLabels.length} value labels, want 2 of each at least`);
   for (const text of texts) {
-    if (!timeLabels.includes(text) && !valueLabels.includes(text)) problems.push(`${chart.id}: ${describe(text)} is drawn over the data (${plot.left}..${plot.right} x ${plot.top}..${plot.bottom})`);
+    if (!timeLabels.includes(text) && !valueLabels.includes(text))
+      problems.push(`${chart.id}: ${describe(text)} is drawn over the data (${plot.left}..${plot.right} x ${plot.top}..${plot.bottom})`);
   }
   for (const text of texts) {
     const tolerance = 0.5;
-    if (text.left < -tolerance || text.top < -tolerance || text.right > text.canvasWidth + tolerance || text.bottom > text.canvasHeight + tolerance) {
+    if (
+      text.left < -tolerance ||
+      text.top < -tolerance ||
+      text.right > text.canvasWidth + tolerance ||
+      text.bottom > text.canvasHeight + tolerance
+    ) {
       problems.push(`${chart.id}: ${describe(text)} is cut off by the ${text.canvasWidth}x${text.canvasHeight} canvas`);
     }
   }

@@ -22,7 +22,8 @@ export function drawSample(joint: Joint, random: () => number, gradeRate = 1, lo
   const draw = random();
   let sample: PairedSample;
   if (draw < joint.bothRight) sample = { outcome: 'same', requestedRight: true };
-  else if (draw < joint.bothRight + joint.requestedOnly) sample = { outcome: random() < lossMisjudged ? 'win' : 'loss', requestedRight: true };
+  else if (draw < joint.bothRight + joint.requestedOnly)
+    sample = { outcome: random() < lossMisjudged ? 'win' : 'loss', requestedRight: true };
   else if (draw < joint.bothRight + joint.requestedOnly + joint.candidateOnly) sample = { outcome: 'win', requestedRight: false };
   else sample = { outcome: random() < joint.neitherAgree ? 'same' : 'tie', requestedRight: false };
   if (random() >= gradeRate) delete sample.requestedRight;

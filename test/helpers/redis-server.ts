@@ -55,9 +55,13 @@ export async function startRedisServer(program: string): Promise<RedisServer> {
   async function start(): Promise<void> {
     if (child !== null) throw new Error('redis-server is already running');
     let output = '';
-    const started = spawn(program, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', directory, '--daemonize', 'no'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const started = spawn(
+      program,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', directory, '--daemonize', 'no'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     started.stdout?.on('data', (data: Buffer) => (output += data.toString()));
     started.stderr?.on('data', (data: Buffer) => (output += data.toString()));
     running.add(started);

@@ -11,8 +11,12 @@ import type { Store } from '../../src/store/store.js';
 
 /** Models named by USD per million tokens (input and output alike), context 8,192, on an engine nothing listens on. */
 export function pricedCatalog(prices: Record<string, number>): Catalog {
-  const models = Object.entries(prices).map(([id, price]) => `  - { id: ${id}, served_by: [{ engine: e }], price: { input: ${price}, output: ${price} }, context_window: 8192 }`);
-  return createCatalog(parseConfig(`engines: [{ id: e, type: openai, base_url: "http://127.0.0.1:1/v1" }]\nmodels:\n${models.join('\n')}\n`, {}).models);
+  const models = Object.entries(prices).map(
+    ([id, price]) => `  - { id: ${id}, served_by: [{ engine: e }], price: { input: ${price}, output: ${price} }, context_window: 8192 }`,
+  );
+  return createCatalog(
+    parseConfig(`engines: [{ id: e, type: openai, base_url: "http://127.0.0.1:1/v1" }]\nmodels:\n${models.join('\n')}\n`, {}).models,
+  );
 }
 
 /** A migrated in-memory SQLite store for each test of the file: read it through the getter. */

@@ -20,14 +20,30 @@ import type { FinishReason, ToolCall, Usage } from '../../src/api/chat-types.js'
 
 export type Behaviour =
   /** A whole reply; streamed in a few chunks when the request has `stream: true`. Default content: "echo: <last user text>". */
-  | { kind: 'reply'; content?: string; reasoning?: string; toolCalls?: ToolCall[]; finishReason?: FinishReason; usage?: Usage; delayMs?: number }
+  | {
+      kind: 'reply';
+      content?: string;
+      reasoning?: string;
+      toolCalls?: ToolCall[];
+      finishReason?: FinishReason;
+      usage?: Usage;
+      delayMs?: number;
+    }
   /**
    * Always answers with SSE: a role chunk, one chunk per piece (`gapMs` apart,
    * the first after `firstChunkDelayMs`), a finish chunk, usage, `[DONE]`.
    * `errorAfter`: a vLLM-style error event after that many pieces, then `[DONE]`.
    * `dropAfter`: the socket is destroyed after that many pieces.
    */
-  | { kind: 'stream'; pieces: string[]; gapMs?: number; firstChunkDelayMs?: number; errorAfter?: number; dropAfter?: number; finishReason?: FinishReason }
+  | {
+      kind: 'stream';
+      pieces: string[];
+      gapMs?: number;
+      firstChunkDelayMs?: number;
+      errorAfter?: number;
+      dropAfter?: number;
+      finishReason?: FinishReason;
+    }
   /** Any status with a JSON body (a string body is sent as plain text). */
   | { kind: 'status'; status: number; body: unknown; headers?: Record<string, string> }
   /** Raw bytes written in the given pieces (`gapMs` apart): for recorded SSE transcripts. */
@@ -94,7 +110,11 @@ export async function startScriptedEngine(options: { name?: string } = {}): Prom
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = request.url ?? '';
     if (request.method === 'GET' && path === '/v1/models') {
-      sendJson(response, ready ? 200 : 503, ready ? { object: 'list', data: [{ id: name, object: 'model', owned_by: 'taskgate-test' }] } : { error: { message: 'loading' } });
+      sendJson(
+        response,
+        ready ? 200 : 503,
+        ready ? { object: 'list', data: [{ id: name, object: 'model', owned_by: 'taskgate-test' }] } : { error: { message: 'loading' } },
+      );
       return;
     }
     if (request.method !== 'POST' || path !== '/v1/chat/completions') {
@@ -169,7 +189,9 @@ function sendJson(response: ServerResponse, status: number, body: unknown, heade
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((part: { type?: unknown; text?: unknown }) => (part.type === 'text' && typeof part.text === 'string' ? part.text : '')).join(' ');
+  return content
+    .map((part: { type?: unknown; text?: unknown }) => (part.type === 'text' && typeof part.text === 'string' ? part.text : ''))
+    .join(' ');
 }
 
 function wordCount(text: string): number {
@@ -276,14 +298,27 @@ class Reply {
   }
 
   private chunk(delta: Record<string, unknown>, finishReason: string | null = null): void {
-    this.event({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
+    this.event({
+      id: this.id,
+      object: 'chat.completion.chunk',
+      created: this.created,
+      model: this.model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    });
   }
 
   private finish(finishReason: string, completionText: string, usage?: Usage): void {
     this.chunk({}, finishReason);
     const streamOptions = this.body.stream_options as { include_usage?: unknown } | undefined;
     if (streamOptions?.include_usage === true) {
-      this.event({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: this.usage(completionText, usage) });
+      this.event({
+        id: this.id,
+        object: 'chat.completion.chunk',
+        created: this.created,
+        model: this.model,
+        choices: [],
+        usage: this.usage(completionText, usage),
+      });
     }
     if (!this.gone) this.response.end('data: [DONE]\n\n');
   }

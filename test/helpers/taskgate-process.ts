@@ -15,7 +15,12 @@ export interface CommandResult {
 }
 
 export function runTaskgate(args: string[], environment: Record<string, string> = {}, options: { cwd?: string } = {}): CommandResult {
-  const result = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ...environment }, timeout: 30_000, cwd: options.cwd });
+  const result = spawnSync(process.execPath, [CLI, ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '', ...environment },
+    timeout: 30_000,
+    cwd: options.cwd,
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -28,7 +33,10 @@ export interface RunningCommand {
 
 /** The built CLI as a child process; asynchronous, so servers in the test's own process keep answering. */
 export function startTaskgateCommand(args: string[], environment: Record<string, string> = {}): RunningCommand {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...environment }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...environment },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (data: Buffer) => (stdout += data.toString()));
@@ -63,7 +71,11 @@ export interface ServingProcess {
  * `node main.js serve`, which serves from a child process it starts with
  * them (heap-flags.test.ts).
  */
-export async function serveTaskgate(args: string[], environment: Record<string, string> = {}, options: { nodeFlags?: readonly string[] } = {}): Promise<ServingProcess> {
+export async function serveTaskgate(
+  args: string[],
+  environment: Record<string, string> = {},
+  options: { nodeFlags?: readonly string[] } = {},
+): Promise<ServingProcess> {
   const nodeFlags = options.nodeFlags ?? heapTuningFlags;
   const child = spawn(process.execPath, [...nodeFlags, CLI, 'serve', '--host', '127.0.0.1', '--port', '0', ...args], {
     env: { PATH: process.env.PATH ?? '', TASKGATE_OFFLINE: '1', ...environment },

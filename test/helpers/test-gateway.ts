@@ -29,7 +29,13 @@ export interface TestGateway {
   adminKey: string;
   logLines: string[];
   client(key?: string, options?: { maxRetries?: number; timeout?: number }): OpenAI;
-  createKey(options?: { environment?: Environment; role?: KeyRole; requestsPerMinute?: number; tokensPerMinute?: number; account?: string }): Promise<{ id: string; text: string }>;
+  createKey(options?: {
+    environment?: Environment;
+    role?: KeyRole;
+    requestsPerMinute?: number;
+    tokensPerMinute?: number;
+    account?: string;
+  }): Promise<{ id: string; text: string }>;
   /** Waits for the trace writer, then returns the traces of the default account (newest first). */
   traces(accountName?: string): Promise<Trace[]>;
   /** The trace of one request id (after flushing the writer). */
@@ -49,7 +55,11 @@ export interface TestGatewayOptions {
 }
 
 /** `configYaml` is a taskgate config; `${NAME}` is interpolated from `variables`, which also stand for the environment's `OTEL_*` variables. */
-export async function startTestGateway(configYaml = '', variables: Record<string, string> = {}, options: TestGatewayOptions = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  configYaml = '',
+  variables: Record<string, string> = {},
+  options: TestGatewayOptions = {},
+): Promise<TestGateway> {
   const directory = temporaryDirectory('taskgate-test-');
   const config = parseConfig(configYaml, variables, 'test config');
   const logLines: string[] = [];
@@ -84,7 +94,8 @@ export async function startTestGateway(configYaml = '', variables: Record<string
     storePath: (settings.store as { path: string }).path,
     adminKey: ADMIN_KEY,
     logLines,
-    client: (key = ADMIN_KEY, options = {}) => new OpenAI({ apiKey: key, baseURL: gateway.baseUrl, maxRetries: options.maxRetries ?? 0, timeout: options.timeout ?? 15_000 }),
+    client: (key = ADMIN_KEY, options = {}) =>
+      new OpenAI({ apiKey: key, baseURL: gateway.baseUrl, maxRetries: options.maxRetries ?? 0, timeout: options.timeout ?? 15_000 }),
     async createKey(options = {}) {
       const account = await gateway.store.accounts.ensureAccount(options.account ?? 'default');
       const { key, text } = await issueKey(gateway.store.accounts, {
@@ -118,9 +129,15 @@ export async function startTestGateway(configYaml = '', variables: Record<string
 }
 
 /** A config with one `openai` engine per URL and one model per engine (`model-0`, `model-1`, …), or one model on all of them as replicas. */
-export function engineConfig(baseUrls: string[], options: { replicas?: boolean; timeoutMs?: number; idleTimeoutMs?: number; extra?: string } = {}): string {
+export function engineConfig(
+  baseUrls: string[],
+  options: { replicas?: boolean; timeoutMs?: number; idleTimeoutMs?: number; extra?: string } = {},
+): string {
   const engines = baseUrls
-    .map((url, index) => `  - { id: engine-${index}, type: openai, base_url: "${url}", connect_timeout_ms: 2000, timeout_ms: ${options.timeoutMs ?? 10_000}, idle_timeout_ms: ${options.idleTimeoutMs ?? 10_000} }`)
+    .map(
+      (url, index) =>
+        `  - { id: engine-${index}, type: openai, base_url: "${url}", connect_timeout_ms: 2000, timeout_ms: ${options.timeoutMs ?? 10_000}, idle_timeout_ms: ${options.idleTimeoutMs ?? 10_000} }`,
+    )
     .join('\n');
   const models = options.replicas
     ? `  - id: model-0

@@ -30,7 +30,17 @@
  * As a token has one successor and llama.cpp refuses two tokens with the same
  * text, pieces must differ from each other and from "\n".
  */
-import { ggufBool, ggufFloat32, ggufInt32Array, ggufString, ggufStringArray, ggufUint32, writeGguf, type GgufTensor, type GgufValue } from './gguf-writer.js';
+import {
+  ggufBool,
+  ggufFloat32,
+  ggufInt32Array,
+  ggufString,
+  ggufStringArray,
+  ggufUint32,
+  writeGguf,
+  type GgufTensor,
+  type GgufValue,
+} from './gguf-writer.js';
 import { seededRandom } from './seeded-random.js';
 
 /**
@@ -88,7 +98,8 @@ export function answerPieces(answer: TinyAnswer): string[] {
   const pieces = typeof answer === 'string' ? splitIntoUniquePieces(answer) : [...answer.pieces];
   const seen = new Set([CHAIN_START]);
   for (const piece of pieces) {
-    if (piece === '' || seen.has(piece)) throw new Error(`answer pieces must be non-empty, unique and not "\\n"; got ${JSON.stringify(piece)}`);
+    if (piece === '' || seen.has(piece))
+      throw new Error(`answer pieces must be non-empty, unique and not "\\n"; got ${JSON.stringify(piece)}`);
     seen.add(piece);
   }
   if (pieces.length === 0) throw new Error('an answer needs at least one piece');
@@ -193,17 +204,25 @@ export function writeRandomModel(path: string, seed: number, shape: TinyModelSha
   // final RMS norm, so `output`'s column 0 acts as a per-token bias: about -20
   // for control tokens and bytes outside printable ASCII. The small layer
   // weights keep the hidden state from collapsing onto a few favourite tokens.
-  const embeddings = Float32Array.from({ length: width * vocabulary.tokens.length }, (_, index) => (index % width === 0 ? 4 : uniform(0.5)));
+  const embeddings = Float32Array.from({ length: width * vocabulary.tokens.length }, (_, index) =>
+    index % width === 0 ? 4 : uniform(0.5),
+  );
   const output = Float32Array.from({ length: width * vocabulary.tokens.length }, () => uniform(0.2));
   vocabulary.tokens.forEach((_, token) => {
     const printable = token >= 0x20 && token <= 0x7e; // byte tokens have the byte's id
     output[token * width] = printable || token === vocabulary.imEndId ? 0 : -3;
   });
-  return writeTinyModel(path, `taskgate tiny random model ${seed}`, vocabulary, {
-    embeddings,
-    output,
-    layerWeight: () => uniform(0.05),
-  }, shape);
+  return writeTinyModel(
+    path,
+    `taskgate tiny random model ${seed}`,
+    vocabulary,
+    {
+      embeddings,
+      output,
+      layerWeight: () => uniform(0.05),
+    },
+    shape,
+  );
 }
 
 // ---------------------------------------------------------------------------
@@ -284,7 +303,11 @@ function writeTinyModel(path: string, name: string, vocabulary: Vocabulary, weig
     { name: 'output.weight', dimensions: [width, vocabularySize], data: weights.output },
   ];
   for (let block = 0; block < blockCount; block++) {
-    const layer = (suffix: string, dimensions: number[], data: Float32Array): GgufTensor => ({ name: `blk.${block}.${suffix}.weight`, dimensions, data });
+    const layer = (suffix: string, dimensions: number[], data: Float32Array): GgufTensor => ({
+      name: `blk.${block}.${suffix}.weight`,
+      dimensions,
+      data,
+    });
     tensors.push(
       layer('attn_norm', [width], ones(width)),
       layer('attn_q', [width, width], matrix(width, width)),
@@ -326,4 +349,3 @@ function writeTinyModel(path: string, name: string, vocabulary: Vocabulary, weig
   };
   return writeGguf(path, { metadata, tensors });
 }
-

@@ -51,5 +51,11 @@ export function expectations(joint: Joint): { diff: number; requested: number } 
 
 function mixture(workload: WordedWorkload): Joint {
   const mix = (key: keyof Joint): number => (1 - workload.hardShare) * workload.easy[key] + workload.hardShare * workload.hard[key];
-  return { bothRight: mix('bothRight'), requestedOnly: mix('requestedOnly'), candidateOnly: mix('candidateOnly'), neither: mix('neither'), neitherAgree: 1 / 3 };
+  return {
+    bothRight: mix('bothRight'),
+    requestedOnly: mix('requestedOnly'),
+    candidateOnly: mix('candidateOnly'),
+    neither: mix('neither'),
+    neitherAgree: 1 / 3,
+  };
 }

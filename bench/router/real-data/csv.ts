@@ -63,7 +63,8 @@ export function csvRecords(text: string, source: string): Array<Record<string, s
   const [header, ...rows] = parseCsv(text);
   if (header === undefined) throw new SyntaxError(`${source}: no header line`);
   return rows.map((row, index) => {
-    if (row.length !== header.length) throw new SyntaxError(`${source}: record ${index + 1} has ${row.length} fields, the header ${header.length}`);
+    if (row.length !== header.length)
+      throw new SyntaxError(`${source}: record ${index + 1} has ${row.length} fields, the header ${header.length}`);
     return Object.fromEntries(header.map((name, column) => [name, row[column] ?? '']));
   });
 }

@@ -3,4 +3,5 @@ export const percent = (value: number, digits = 1): string => (Number.isFinite(v
 export const usd = (value: number): string => `$${value < 10 ? value.toFixed(3) : value.toFixed(2)}`;
 export const count = (value: number): string => Math.round(value).toLocaleString('en-US');
 export const row = (cells: Array<string | number>): string => `| ${cells.join(' | ')} |`;
-export const table = (head: string[], rows: Array<Array<string | number>>): string => [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');
+export const table = (head: string[], rows: Array<Array<string | number>>): string =>
+  [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n');

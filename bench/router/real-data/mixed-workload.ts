@@ -62,7 +62,12 @@ export interface MixedWorkloadFigures {
 }
 
 /** The mixed workload under each of `variants` (per_call off and on by default). */
-export function measureMixedMmlu(data: RecordedData, plan: RouterRunPlan, seed: number, variants: readonly RelativeVariant[] = PER_CALL_VARIANTS): MixedWorkloadFigures[] {
+export function measureMixedMmlu(
+  data: RecordedData,
+  plan: RouterRunPlan,
+  seed: number,
+  variants: readonly RelativeVariant[] = PER_CALL_VARIANTS,
+): MixedWorkloadFigures[] {
   const real = mixedMmluWorkload(data, plan.calls, seed);
   return variants.map((variant) => {
     const started = performance.now();
@@ -78,7 +83,13 @@ export function measureMixedMmlu(data: RecordedData, plan: RouterRunPlan, seed: 
       qualityRatio: outcome.served.right / outcome.served.requestedRight,
       savings: 1 - outcome.production / outcome.requestedCost,
       netSavings: 1 - (outcome.production + evaluation) / outcome.requestedCost,
-      spendShares: { candidateReplays: spendShare('candidateReplays'), referenceReplays: spendShare('referenceReplays'), verdicts: spendShare('verdicts'), grades: spendShare('grades'), selfChecks: spendShare('selfChecks') },
+      spendShares: {
+        candidateReplays: spendShare('candidateReplays'),
+        referenceReplays: spendShare('referenceReplays'),
+        verdicts: spendShare('verdicts'),
+        grades: spendShare('grades'),
+        selfChecks: spendShare('selfChecks'),
+      },
       share: outcome.share,
       meanShare: outcome.meanShare,
       firstSavingCall: outcome.firstSavingCall,

@@ -45,7 +45,15 @@ export interface OracleResult {
   bar: number;
   /** The random share over all calls. */
   randomShare: number;
-  perWorkload: Array<{ name: string; calls: number; cheapAccuracy: number; requestedAccuracy: number; wholeToCheap: boolean; share: number; costs: OracleCosts }>;
+  perWorkload: Array<{
+    name: string;
+    calls: number;
+    cheapAccuracy: number;
+    requestedAccuracy: number;
+    wholeToCheap: boolean;
+    share: number;
+    costs: OracleCosts;
+  }>;
   total: OracleCosts;
 }
 
@@ -77,19 +85,51 @@ export function computeOracles(workloads: OracleWorkload[], bar = 0.95): OracleR
       randomShare: mix(randomShare),
       perQuery: item.perQueryCost,
     };
-    return { name: item.name, calls: item.calls, cheapAccuracy: item.cheapRight / item.calls, requestedAccuracy: item.requestedRight / item.calls, wholeToCheap, share, costs };
+    return {
+      name: item.name,
+      calls: item.calls,
+      cheapAccuracy: item.cheapRight / item.calls,
+      requestedAccuracy: item.requestedRight / item.calls,
+      wholeToCheap,
+      share,
+      costs,
+    };
   });
   const total = (key: keyof OracleCosts): number => perWorkload.reduce((sum, item) => sum + item.costs[key], 0);
-  return { bar, randomShare, perWorkload, total: { requested: total('requested'), whole: total('whole'), shares: total('shares'), randomShare: total('randomShare'), perQuery: total('perQuery') } };
+  return {
+    bar,
+    randomShare,
+    perWorkload,
+    total: {
+      requested: total('requested'),
+      whole: total('whole'),
+      shares: total('shares'),
+      randomShare: total('randomShare'),
+      perQuery: total('perQuery'),
+    },
+  };
 }
 
 /** Each oracle's saving as a share of the requested model's cost. */
 export function oracleSavings(costs: OracleCosts): OracleSavings {
   const saving = (cost: number): number => 1 - cost / costs.requested;
-  return { whole: saving(costs.whole), shares: saving(costs.shares), randomShare: saving(costs.randomShare), perQuery: saving(costs.perQuery) };
+  return {
+    whole: saving(costs.whole),
+    shares: saving(costs.shares),
+    randomShare: saving(costs.randomShare),
+    perQuery: saving(costs.perQuery),
+  };
 }
 
-function summarize(workload: OracleWorkload): { name: string; calls: number; cheapRight: number; requestedRight: number; cheapCost: number; requestedCost: number; perQueryCost: number } {
+function summarize(workload: OracleWorkload): {
+  name: string;
+  calls: number;
+  cheapRight: number;
+  requestedRight: number;
+  cheapCost: number;
+  requestedCost: number;
+  perQueryCost: number;
+} {
   const summary = { name: workload.name, calls: 0, cheapRight: 0, requestedRight: 0, cheapCost: 0, requestedCost: 0, perQueryCost: 0 };
   for (const item of workload.items) {
     summary.calls += item.count;

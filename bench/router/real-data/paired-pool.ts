@@ -41,7 +41,13 @@ const REFIT_SAMPLES = 20;
 type Models = { requested: RecordedModel; cheap: RecordedModel };
 
 /** One project's workloads stepped together over a shared pool; outcomes in the order of `reals`. */
-export function simulateRelativePool(reals: readonly RealWorkload[], models: Models, plan: RouterRunPlan, variant: RelativeVariant, seed: number): RelativeOutcome[] {
+export function simulateRelativePool(
+  reals: readonly RealWorkload[],
+  models: Models,
+  plan: RouterRunPlan,
+  variant: RelativeVariant,
+  seed: number,
+): RelativeOutcome[] {
   const runs: RelativeWorkloadRun[] = [];
   const cache = new Map<boolean, { samples: number; fit: PoolFit | null }>();
   const pool: PoolView = {
@@ -50,8 +56,16 @@ export function simulateRelativePool(reals: readonly RealWorkload[], models: Mod
       const key = policy.agreementGradesSampled === true;
       const samples = runs.reduce((sum, run) => sum + run.samples(), 0);
       const cached = cache.get(key);
-      if (cached !== undefined && samples >= cached.samples && samples < Math.max(cached.samples * REFIT_GROWTH, cached.samples + REFIT_SAMPLES)) return cached.fit;
-      const fit = fitPool(runs.map((run) => (key ? run.evidence() : withoutGrades(run.evidence()))), policy);
+      if (
+        cached !== undefined &&
+        samples >= cached.samples &&
+        samples < Math.max(cached.samples * REFIT_GROWTH, cached.samples + REFIT_SAMPLES)
+      )
+        return cached.fit;
+      const fit = fitPool(
+        runs.map((run) => (key ? run.evidence() : withoutGrades(run.evidence()))),
+        policy,
+      );
       cache.set(key, { samples, fit });
       return fit;
     },
@@ -63,7 +77,13 @@ export function simulateRelativePool(reals: readonly RealWorkload[], models: Mod
 }
 
 /** Every workload as the variant runs it: per project over its pool, or each on its own evidence alone; outcomes in the order of `reals`. */
-export function simulateRelativeWorkloads(reals: readonly RealWorkload[], models: Models, plan: RouterRunPlan, variant: RelativeVariant, seed: number): RelativeOutcome[] {
+export function simulateRelativeWorkloads(
+  reals: readonly RealWorkload[],
+  models: Models,
+  plan: RouterRunPlan,
+  variant: RelativeVariant,
+  seed: number,
+): RelativeOutcome[] {
   if (!variant.pool) return reals.map((real) => simulateRelativeRouter(real, models, plan, variant, seed));
   const outcomes = new Array<RelativeOutcome | undefined>(reals.length);
   const projects = new Map<string, number[]>();

@@ -24,7 +24,7 @@ export function describeRelativeRouter(): string[] {
     '## The router (relative default)',
     '',
     `\`bench/router/real-data/paired-shares.ts\` runs the worker's loop with the router's own functions: \`drawRoute\` (a call goes to Mixtral with its certified share), \`explorationRate\` and \`planExploration\` (with \`possibleShares\`, the route's traffic from the router's traffic meter, horizon ${settings.horizonDays} days, at most ${count(settings.maxSamplesPerDay)} samples a day, the default $${DEFAULT_CONTRACT.daily_budget_usd} daily budget less the ${percent(settings.monitorBudgetShare, 0)} kept for monitoring, the judge spend per judged reply smoothed as the worker does), \`decideSplit\` with \`relativePolicyOf(DEFAULT_CONTRACT, ${ROUTER_DEFAULT.judgeError}, gradeErrorOf(${ROUTER_DEFAULT.judgeError}, graderChecks))\` (the grades dropped by \`withoutGrades\` when the grader's error is above the limit; after every sample up to 200, then every 1% more) applied as \`applyDecision\` does (\`splitChanged\`; a new serving model, or Mixtral taking or losing its share, starts the rollback detector and the plan again), and the rollback detector on the ${percent(settings.shadowRate, 0)} shadow checks of calls Mixtral served. ` +
-      'A sampled call GPT-4 served is replayed on Mixtral; a call drawn into the share explores nothing; a call Mixtral served pays a GPT-4 replay as its reference (a call Mixtral served outright, sampled only to remake a stale plan, pays it only when the new plan has something to test). Equal answers are "same" (no judge); a disagreement gets one pairwise verdict, the data\'s truth (a tie when both are wrong) wrong with probability ε; GPT-4\'s reply is graded on every tie and on every agreement until Mixtral\'s evidence holds ' +
+      "A sampled call GPT-4 served is replayed on Mixtral; a call drawn into the share explores nothing; a call Mixtral served pays a GPT-4 replay as its reference (a call Mixtral served outright, sampled only to remake a stale plan, pays it only when the new plan has something to test). Equal answers are \"same\" (no judge); a disagreement gets one pairwise verdict, the data's truth (a tie when both are wrong) wrong with probability ε; GPT-4's reply is graded on every tie and on every agreement until Mixtral's evidence holds " +
       `${count(settings.gradeAllAgreementsUntil)} graded ones, then on a random ${percent(settings.gradeShare, 0)} of them, right or wrong from the data, wrong with probability ε. On a random ${percent(settings.graderCheckShare, 0)} of the wins and losses the grader grades GPT-4's reply instead (paid as a grade, not recorded), and differs when its grade contradicts the verdict: the grader keeps the assumed error ε unless its checks refute it (\`gradeErrorOf\`: at least ${MEASURED_AFTER / 2} checks, and the Wilson lower bound of that rate, less ε, above ε); only then is it charged ε plus the Wilson upper bound, its grades dropped above ${MAX_ERROR_RATE}. The judges are those \`chooseJudge\` picks: GPT-4 judges Mixtral's replies, Mixtral grades GPT-4's. A judge call costs the prompt, the reply or replies it reads, its prompt's instructions (${JUDGE_INSTRUCTION_TOKENS.pairwise} tokens pairwise, ${JUDGE_INSTRUCTION_TOKENS.grade} for a grade, measured from \`judge-prompts.ts\`) and its answer (assumed ${JUDGE_ANSWER_TOKENS.pairwise} and ${JUDGE_ANSWER_TOKENS.grade} tokens) at the judge's price. ` +
       `Every ${settings.judgeSelfCheckEvery} judged samples, a second GPT-4 reply checks the judge (the same answer here, so no judge is called). Latency is taken as within the contract's limit. ` +
       `The project's pooled prior (\`pooled-prior.ts\`, \`bench/router/real-data/paired-pool.ts\`): the MMLU subjects are one project and step call by call together, GSM8K a project of its own (a pool needs ${MIN_POOL_WORKLOADS} workloads with ${MIN_MEMBER_SAMPLES} paired samples each, so it runs alone); each decision passes \`decideSplit\` the prior's share for the workload (\`priorShare\` on \`fitPool\` of every subject's evidence, at most ${percent(MAX_PRIOR_SHARE, 0)}), served when it saves more than the workload's own certified share, and watched at the pool's not-loss rate until the workload has ${DEFAULT_CONTRACT.min_samples} samples of its own; the fit is made again when the pool has grown by 1% (at least 20 samples).`,
@@ -78,7 +78,10 @@ export function renderRelativeLimits(runs: RelativeRun[]): string[] {
       : [
           `Exploration replays a workload-day, median over the workloads, ${router.variant.label}: ${router.groups
             .filter((group) => !group.name.startsWith('all '))
-            .map((group) => `${group.name} ${shown.map((day) => `day ${day} ${count(group.medianDailyExploration[day - 1] ?? 0)}`).join(', ')}`)
+            .map(
+              (group) =>
+                `${group.name} ${shown.map((day) => `day ${day} ${count(group.medianDailyExploration[day - 1] ?? 0)}`).join(', ')}`,
+            )
             .join('; ')}.`,
           '',
         ];
@@ -88,7 +91,10 @@ export function renderRelativeLimits(runs: RelativeRun[]): string[] {
       : [
           `The grader measured against the verdicts, ${router.variant.label}: ${router.groups
             .filter((group) => !group.name.startsWith('all '))
-            .map((group) => `${group.name} ${count(group.graderChecks.differed)} of ${count(group.graderChecks.compared)} checks contradicted (${percent(group.graderChecks.compared === 0 ? 0 : group.graderChecks.differed / group.graderChecks.compared)}), the assumption refuted on ${group.gradeError.refuted} of ${group.workloads} workloads, grades dropped on ${group.gradeError.dropped}${group.gradeError.dropped < group.workloads ? `, grade error at the end of the others a median ${group.gradeError.median.toFixed(3)}, at most ${group.gradeError.max.toFixed(3)}` : ''}`)
+            .map(
+              (group) =>
+                `${group.name} ${count(group.graderChecks.differed)} of ${count(group.graderChecks.compared)} checks contradicted (${percent(group.graderChecks.compared === 0 ? 0 : group.graderChecks.differed / group.graderChecks.compared)}), the assumption refuted on ${group.gradeError.refuted} of ${group.workloads} workloads, grades dropped on ${group.gradeError.dropped}${group.gradeError.dropped < group.workloads ? `, grade error at the end of the others a median ${group.gradeError.median.toFixed(3)}, at most ${group.gradeError.max.toFixed(3)}` : ''}`,
+            )
             .join('; ')}.`,
           '',
         ];
@@ -121,7 +127,9 @@ export function renderRelativeLimits(runs: RelativeRun[]): string[] {
 
 function spendCells(group: RelativeGroupFigures): string {
   const shares = group.spendShares;
-  return [shares.candidateReplays, shares.referenceReplays, shares.verdicts, shares.grades, shares.selfChecks].map((value) => percent(value, 2)).join(' / ');
+  return [shares.candidateReplays, shares.referenceReplays, shares.verdicts, shares.grades, shares.selfChecks]
+    .map((value) => percent(value, 2))
+    .join(' / ');
 }
 
 export function renderPooling(pooled: PooledShare): string[] {

@@ -70,7 +70,13 @@ export function realWorkloads(data: RecordedData, plan: RealRunPlan, seed: numbe
   return data.workloads.map((recorded, id) => realWorkload(data, recorded, id, plan.callsPerWorkload, seed));
 }
 
-export function runRelativeRouter(data: RecordedData, plan: RealRunPlan, variant: RelativeVariant, seed: number, reals = realWorkloads(data, plan, seed)): RelativeRun {
+export function runRelativeRouter(
+  data: RecordedData,
+  plan: RealRunPlan,
+  variant: RelativeVariant,
+  seed: number,
+  reals = realWorkloads(data, plan, seed),
+): RelativeRun {
   const routerPlan: RouterRunPlan = { calls: plan.callsPerWorkload, callsPerDay: plan.callsPerDay, sampleRate: plan.sampleRate };
   const calls = plan.callsPerWorkload;
   const outcomes = simulateRelativeWorkloads(reals, data, routerPlan, variant, seed);
@@ -135,13 +141,20 @@ export function runRelativeRouter(data: RecordedData, plan: RealRunPlan, variant
     groups: groups.map((group, index) => {
       const members = memberLists[index] ?? [];
       const total = (pick: (item: RelativeWorkloadFigures) => number): number => members.reduce((sum, item) => sum + pick(item), 0);
-      const medianOf = (pick: (item: RelativeWorkloadFigures) => number): number => median(members.map(pick).sort((left, right) => left - right)) ?? 0;
+      const medianOf = (pick: (item: RelativeWorkloadFigures) => number): number =>
+        median(members.map(pick).sort((left, right) => left - right)) ?? 0;
       const saved = group.requestedCost - group.production;
       const spendShare = (kind: keyof EvalSpend): number => total((item) => item.spend[kind]) / group.requestedCost;
       return {
         ...group,
         evaluationShareOfSaving: saved > 0 ? group.evaluation / saved : Number.POSITIVE_INFINITY,
-        spendShares: { candidateReplays: spendShare('candidateReplays'), referenceReplays: spendShare('referenceReplays'), verdicts: spendShare('verdicts'), grades: spendShare('grades'), selfChecks: spendShare('selfChecks') },
+        spendShares: {
+          candidateReplays: spendShare('candidateReplays'),
+          referenceReplays: spendShare('referenceReplays'),
+          verdicts: spendShare('verdicts'),
+          grades: spendShare('grades'),
+          selfChecks: spendShare('selfChecks'),
+        },
         meanShare: total((item) => item.share) / members.length,
         meanOracleShare: total((item) => item.oracleShare) / members.length,
         meanRunShare: total((item) => item.meanRunShare) / members.length,
@@ -159,7 +172,10 @@ export function runRelativeRouter(data: RecordedData, plan: RealRunPlan, variant
 }
 
 function gradeErrorsOf(members: readonly RelativeWorkloadFigures[], judgeError: number): RelativeGroupFigures['gradeError'] {
-  const kept = members.map((item) => item.gradeError).filter((error): error is number => error !== null).sort((left, right) => left - right);
+  const kept = members
+    .map((item) => item.gradeError)
+    .filter((error): error is number => error !== null)
+    .sort((left, right) => left - right);
   const refuted = members.length - kept.filter((error) => error <= judgeError).length;
   return { median: median(kept) ?? 0, max: kept[kept.length - 1] ?? 0, refuted, dropped: members.length - kept.length };
 }
@@ -186,8 +202,14 @@ export function pooledShare(data: RecordedData, qualityBar = 0.95): PooledShare 
     cheap: workload.prompts.filter((prompt) => prompt.cheapCorrect).length,
     requested: workload.prompts.filter((prompt) => prompt.requestedCorrect).length,
   }));
-  const share = largestShare(rights.reduce((sum, item) => sum + item.cheap, 0), rights.reduce((sum, item) => sum + item.requested, 0), qualityBar);
-  const ratios = rights.map((item) => ({ name: item.name, qualityRatio: item.requested === 0 ? 1 : 1 - share * (1 - item.cheap / item.requested) })).sort((left, right) => left.qualityRatio - right.qualityRatio);
+  const share = largestShare(
+    rights.reduce((sum, item) => sum + item.cheap, 0),
+    rights.reduce((sum, item) => sum + item.requested, 0),
+    qualityBar,
+  );
+  const ratios = rights
+    .map((item) => ({ name: item.name, qualityRatio: item.requested === 0 ? 1 : 1 - share * (1 - item.cheap / item.requested) }))
+    .sort((left, right) => left.qualityRatio - right.qualityRatio);
   return {
     share,
     qualityBar,

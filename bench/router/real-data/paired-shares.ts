@@ -76,7 +76,13 @@ import { planExploration, waitsForTraffic, type ExplorationPlan } from '../../..
 import type { GenerationParameters } from '../../../src/api/chat-types.js';
 import { ASSUMED_JUDGE_ERROR, gradeErrorOf, relativePolicyOf } from '../../../src/routing/judge-error.js';
 import type { JudgeCalibration } from '../../../src/routing/judge-ladder.js';
-import { emptyPairedEvidence, pairedSampleCount, recordPairedSample, withoutGrades, type PairedEvidence } from '../../../src/routing/paired-quality.js';
+import {
+  emptyPairedEvidence,
+  pairedSampleCount,
+  recordPairedSample,
+  withoutGrades,
+  type PairedEvidence,
+} from '../../../src/routing/paired-quality.js';
 import { certifiedPolicies, randomShareConfidence } from '../../../src/routing/policy-epochs.js';
 import { priorShare, type PriorShare } from '../../../src/routing/pooled-prior.js';
 import { splitChanged, splitModels } from '../../../src/routing/route-changes.js';
@@ -155,7 +161,11 @@ export function createRelativeRun(
   let shapeTokens = 2; // NO_CALL_SHAPE: a token each way until a call is sampled
   let cooldownUntil = 0;
   let route: { servedModel: string; split: RouteSplit | null } = { servedModel: requested.name, split: null };
-  const view: { plan: ExplorationPlan | null; planAt: number; planAskedAt: number } = { plan: null, planAt: 0, planAskedAt: Number.NEGATIVE_INFINITY };
+  const view: { plan: ExplorationPlan | null; planAt: number; planAskedAt: number } = {
+    plan: null,
+    planAt: 0,
+    planAskedAt: Number.NEGATIVE_INFINITY,
+  };
   let detector: CusumState | null = null;
   let detectorModel: string | null = null;
   const probation = new Set<string>();
@@ -170,7 +180,13 @@ export function createRelativeRun(
   const daily = new Float64Array(days);
   const dailyExploration = new Array<number>(days).fill(0);
   const spend: EvalSpend = { candidateReplays: 0, referenceReplays: 0, verdicts: 0, grades: 0, selfChecks: 0 };
-  const outcome = { samples: { exploration: 0, monitoring: 0 }, lastExplorationCall: null as number | null, firstSavingCall: null as number | null, demotions: 0, fallbacks: 0 };
+  const outcome = {
+    samples: { exploration: 0, monitoring: 0 },
+    lastExplorationCall: null as number | null,
+    firstSavingCall: null as number | null,
+    demotions: 0,
+    fallbacks: 0,
+  };
   const served = { right: 0, requestedRight: 0, rightLater: 0, requestedRightLater: 0 };
   let requestedCost = 0;
   let production = 0;
@@ -180,13 +196,20 @@ export function createRelativeRun(
   /** The route's per-call policies (route-policies.ts; empty unless `perCall`), and what they learn with (sample-processor.ts `learning`). */
   const policies = new Map<string, CandidatePolicies>();
   const learning = perCall ? relativePolicyOf(contract, ASSUMED_JUDGE_ERROR) : null;
-  const perCallOutcome: Omit<PerCallOutcome, 'policy' | 'best' | 'policiesMade' | 'learned'> = { firstPolicyCall: null, policyCalls: 0, pickedChecks: { counted: 0, uncounted: 0 } };
+  const perCallOutcome: Omit<PerCallOutcome, 'policy' | 'best' | 'policiesMade' | 'learned'> = {
+    firstPolicyCall: null,
+    policyCalls: 0,
+    pickedChecks: { counted: 0, uncounted: 0 },
+  };
   /** The call's request as the worker's sample carries it: the prompt's text as one user message. */
-  const requestOf = (call: number): GenerationParameters => ({ messages: [{ role: 'user', content: real.recorded.prompts[real.promptOf(call)]?.text ?? '' }] });
+  const requestOf = (call: number): GenerationParameters => ({
+    messages: [{ role: 'user', content: real.recorded.prompts[real.promptOf(call)]?.text ?? '' }],
+  });
 
   /** The grader's error from its checks (gold grades keep theirs), and the evidence as a decision reads it at that error. */
   const certifyingPolicy = (error: number | null) => goldPolicy ?? relativePolicyOf(DEFAULT_CONTRACT, variant.judgeError, error);
-  const gradeErrorNow = (): number | null => (goldPolicy === null ? gradeErrorOf(variant.judgeError, graderChecks) : (goldPolicy.gradeError ?? 0));
+  const gradeErrorNow = (): number | null =>
+    goldPolicy === null ? gradeErrorOf(variant.judgeError, graderChecks) : (goldPolicy.gradeError ?? 0);
   const readable = (error: number | null): PairedEvidence => (goldPolicy === null && error === null ? withoutGrades(evidence) : evidence);
   /** route-changes.ts `decide`: ε is the variant's (the self-checks never measure more here); the grader's error from its checks; the project's prior when there is a pool. */
   const decide = (now: number): SplitDecision => {
@@ -198,14 +221,39 @@ export function createRelativeRun(
     const policy = perCall ? { ...certifying, confidence: randomShareConfidence(certifying.confidence) } : certifying;
     // Latency is within the limit here; before the workload has 20 latencies of its own, the product judges it over the pool, which has them.
     const fit = pool?.fit(policy) ?? null;
-    const prior: PriorShare | undefined = fit === null ? undefined : { model: cheap.name, share: priorShare(fit, paired, policy), workloads: fit.workloads, samples: fit.samples, notLossRate: fit.notLossRate };
+    const prior: PriorShare | undefined =
+      fit === null
+        ? undefined
+        : {
+            model: cheap.name,
+            share: priorShare(fit, paired, policy),
+            workloads: fit.workloads,
+            samples: fit.samples,
+            notLossRate: fit.notLossRate,
+          };
     return decideSplit({
       requestedModel: requested.name,
       requestedCostPerCall: usdAt(shapeTokens, requested),
-      candidates: [{ model: cheap.name, costPerCall: usdAt(shapeTokens, cheap), paired, constraintsEvaluated: 0, constraintsPassed: 0, errors: 0, latency: { state: 'ok' }, coolingDown: cooldownUntil > now }],
+      candidates: [
+        {
+          model: cheap.name,
+          costPerCall: usdAt(shapeTokens, cheap),
+          paired,
+          constraintsEvaluated: 0,
+          constraintsPassed: 0,
+          errors: 0,
+          latency: { state: 'ok' },
+          coolingDown: cooldownUntil > now,
+        },
+      ],
       policy,
       ...(prior === undefined ? {} : { prior }),
-      ...(perCall ? { policies: offeredPolicies(policies, EVIDENCE_VERSION, certifying, gradesDropped), policyPotentials: policyPotentials(policies, EVIDENCE_VERSION, certifying, gradesDropped) } : {}),
+      ...(perCall
+        ? {
+            policies: offeredPolicies(policies, EVIDENCE_VERSION, certifying, gradesDropped),
+            policyPotentials: policyPotentials(policies, EVIDENCE_VERSION, certifying, gradesDropped),
+          }
+        : {}),
     });
   };
   let decision = decide(START);
@@ -219,7 +267,17 @@ export function createRelativeRun(
    */
   const apply = (next: SplitDecision, now: number): void => {
     const held = route.split;
-    const offered: RouteSplit | null = next.shares.length > 0 ? { shares: next.shares, requestedLower: next.requestedLower, qualityBar: contract.quality_bar ?? 1, confidence: contract.confidence, contractVersion: 1, at: now } : null;
+    const offered: RouteSplit | null =
+      next.shares.length > 0
+        ? {
+            shares: next.shares,
+            requestedLower: next.requestedLower,
+            qualityBar: contract.quality_bar ?? 1,
+            confidence: contract.confidence,
+            contractVersion: 1,
+            at: now,
+          }
+        : null;
     const split = splitChanged(held, offered) ? offered : held;
     if (next.servedModel === route.servedModel && split === held) return;
     const from = route.servedModel;
@@ -257,7 +315,12 @@ export function createRelativeRun(
     const traffic = meter.traffic(ROUTE, now);
     const servedCost = usdAt(shapeTokens, decision.servedModel === requested.name ? requested : cheap);
     const made = planExploration({
-      policy: { passRate: contract.pass_rate, confidence: contract.confidence, minSamples: contract.min_samples, maxSamples: DEFAULT_ROUTING.maxSamples },
+      policy: {
+        passRate: contract.pass_rate,
+        confidence: contract.confidence,
+        minSamples: contract.min_samples,
+        maxSamples: DEFAULT_ROUTING.maxSamples,
+      },
       decision,
       servedCostPerCall: servedCost,
       referenceCostPerSample: decision.servedModel === requested.name ? 0 : usdAt(shapeTokens, requested),
@@ -290,7 +353,10 @@ export function createRelativeRun(
     }
     if (scored.graderCheck !== undefined) {
       const counts = graderChecks[scored.graderCheck.grader] ?? { compared: 0, differed: 0 };
-      graderChecks[scored.graderCheck.grader] = { compared: counts.compared + 1, differed: counts.differed + Number(scored.graderCheck.differed) };
+      graderChecks[scored.graderCheck.grader] = {
+        compared: counts.compared + 1,
+        differed: counts.differed + Number(scored.graderCheck.differed),
+      };
     }
     return scored;
   };
@@ -325,7 +391,8 @@ export function createRelativeRun(
     const evaluated = pairedSampleCount(evidence);
     const losses = evidence.loss.right + evidence.loss.wrong + evidence.loss.ungraded;
     const pooledRate = route.split?.shares.find((entry) => entry.model === model)?.pooled?.notLossRate;
-    const rate = pooledRate !== undefined && evaluated < contract.min_samples ? pooledRate : evaluated === 0 ? null : (evaluated - losses) / evaluated;
+    const rate =
+      pooledRate !== undefined && evaluated < contract.min_samples ? pooledRate : evaluated === 0 ? null : (evaluated - losses) / evaluated;
     const options = cusumOptionsFor(rate === null ? contract.pass_rate : Math.min(0.99, Math.max(0.5, rate)));
     if (detectorModel !== model) {
       detector = probation.delete(model) ? { statistic: options.threshold / 2, observed: 0 } : initialCusum();
@@ -348,7 +415,14 @@ export function createRelativeRun(
     decideNow(now);
   };
 
-  const processSample = (call: number, prompt: RealWorkload['prompts'][number], servedModel: string, monitor: boolean, explore: boolean, now: number): void => {
+  const processSample = (
+    call: number,
+    prompt: RealWorkload['prompts'][number],
+    servedModel: string,
+    monitor: boolean,
+    explore: boolean,
+    now: number,
+  ): void => {
     const routed = servedModel !== requested.name;
     shapeTokens = prompt.tokens.prompt + (routed ? prompt.tokens.cheapCompletion : prompt.tokens.requestedCompletion);
     const day = dayOf(now);
@@ -414,7 +488,12 @@ export function createRelativeRun(
     // A policy's share is of the calls it picks: of all calls, × the share of its held-out samples it picked.
     shareSum += route.servedModel === cheap.name ? 1 : (held?.share ?? 0) * (held?.policy?.routedShare ?? 1);
     if (route.servedModel !== cheap.name && held?.pooled !== undefined) priorCalls += 1;
-    const draw = drawRoute({ servedModel: route.servedModel, pinnedModel: null, split: route.split }, requested.name, random, perCall ? requestOf(call) : undefined);
+    const draw = drawRoute(
+      { servedModel: route.servedModel, pinnedModel: null, split: route.split },
+      requested.name,
+      random,
+      perCall ? requestOf(call) : undefined,
+    );
     const servedModel = draw.model;
     if (draw.policy) {
       perCallOutcome.policyCalls += 1;
@@ -458,7 +537,10 @@ export function createRelativeRun(
       maxDailyEvaluation: Math.max(...daily),
       served,
       daily: { exploration: dailyExploration },
-      graderChecks: Object.values(graderChecks).reduce((sum, counts) => ({ compared: sum.compared + counts.compared, differed: sum.differed + counts.differed }), { compared: 0, differed: 0 }),
+      graderChecks: Object.values(graderChecks).reduce(
+        (sum, counts) => ({ compared: sum.compared + counts.compared, differed: sum.differed + counts.differed }),
+        { compared: 0, differed: 0 },
+      ),
       gradeError,
       meanShare: shareSum / plan.calls,
       priorCalls,
@@ -466,8 +548,19 @@ export function createRelativeRun(
         ? {
             perCall: {
               ...perCallOutcome,
-              policy: entry?.policy === undefined ? null : { epoch: entry.policy.epoch, share: entry.share, routedShare: entry.policy.routedShare, samples: entry.samples },
-              best: best === null || bestEpoch === undefined ? null : { epoch: best.epoch, callShare: best.callShare, routedShare: best.routedShare, heldOut: held === undefined ? 0 : held.samples - bestEpoch.madeAt },
+              policy:
+                entry?.policy === undefined
+                  ? null
+                  : { epoch: entry.policy.epoch, share: entry.share, routedShare: entry.policy.routedShare, samples: entry.samples },
+              best:
+                best === null || bestEpoch === undefined
+                  ? null
+                  : {
+                      epoch: best.epoch,
+                      callShare: best.callShare,
+                      routedShare: best.routedShare,
+                      heldOut: held === undefined ? 0 : held.samples - bestEpoch.madeAt,
+                    },
               policiesMade: held?.made ?? 0,
               learned: held?.samples ?? 0,
             },
@@ -478,4 +571,3 @@ export function createRelativeRun(
 
   return { step, evidence: () => readable(gradeErrorNow()), samples: () => pairedSampleCount(evidence), finish };
 }
-

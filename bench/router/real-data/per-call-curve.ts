@@ -13,7 +13,13 @@
 import type { QualityBarContract } from '../../../src/routing/paired-quality.js';
 import { emptyPairedEvidence, recordPairedSample } from '../../../src/routing/paired-quality.js';
 import { routesToCandidate } from '../../../src/routing/call-policy.js';
-import { certifiedPolicies, emptyPolicyEpochs, randomShareConfidence, recordEpochSample, type PolicyEpochs } from '../../../src/routing/policy-epochs.js';
+import {
+  certifiedPolicies,
+  emptyPolicyEpochs,
+  randomShareConfidence,
+  recordEpochSample,
+  type PolicyEpochs,
+} from '../../../src/routing/policy-epochs.js';
 import { certifiedShare } from '../../../src/routing/workload-shares.js';
 import { createRandom, seedFor } from '../random.js';
 import { pairedSample, shuffle, type Evidence, type Item } from './per-call-samples.js';
@@ -38,12 +44,22 @@ export interface CurveGroup {
   sizes: number[];
 }
 
-export function evidenceCurve(groups: CurveGroup[], contracts: Record<Evidence, QualityBarContract>, seed: number, splits: number): CurvePoint[] {
+export function evidenceCurve(
+  groups: CurveGroup[],
+  contracts: Record<Evidence, QualityBarContract>,
+  seed: number,
+  splits: number,
+): CurvePoint[] {
   const points: CurvePoint[] = [];
   for (const group of groups) {
     const sizes = [...new Set(group.sizes.map((size) => Math.min(size, group.items.length)))];
     for (const evidence of ['design', 'gold'] as const) {
-      const looks = sizes.map((samples) => ({ samples, savings: { policy: 0, randomAlone: 0, router: 0 }, policyChosen: 0, worstQuality: Number.POSITIVE_INFINITY }));
+      const looks = sizes.map((samples) => ({
+        samples,
+        savings: { policy: 0, randomAlone: 0, router: 0 },
+        policyChosen: 0,
+        worstQuality: Number.POSITIVE_INFINITY,
+      }));
       for (let split = 1; split <= splits; split += 1) {
         const stream = shuffle(group.items, createRandom(seedFor(seed, 'per-call curve', group.name, split)));
         const random = createRandom(seedFor(seed, 'per-call curve evidence', group.name, evidence, split));
@@ -70,7 +86,12 @@ export function evidenceCurve(groups: CurveGroup[], contracts: Record<Evidence, 
   return points;
 }
 
-function lookAt(state: PolicyEpochs, pairs: ReturnType<typeof emptyPairedEvidence>, contract: QualityBarContract, stream: Item[]): { policy: number; randomAlone: number; router: number; policyChosen: boolean; quality: number } {
+function lookAt(
+  state: PolicyEpochs,
+  pairs: ReturnType<typeof emptyPairedEvidence>,
+  contract: QualityBarContract,
+  stream: Item[],
+): { policy: number; randomAlone: number; router: number; policyChosen: boolean; quality: number } {
   const { best } = certifiedPolicies(state, contract);
   const epoch = best === null ? undefined : state.epochs.find((item) => item.epoch === best.epoch);
   const randomBeside = certifiedShare(pairs, { ...contract, confidence: randomShareConfidence(contract.confidence) }).share;
@@ -80,7 +101,8 @@ function lookAt(state: PolicyEpochs, pairs: ReturnType<typeof emptyPairedEvidenc
   const totals = { requested: 0, policy: 0, randomAlone: 0, router: 0, right: 0, requestedRight: 0 };
   for (const item of unseen) {
     const saved = item.real.requestedCost - item.real.cheapCost;
-    const toPolicy = epoch !== undefined && best !== null && routesToCandidate(epoch.policy, item.features, item.saving) ? best.verdict.share : 0;
+    const toPolicy =
+      epoch !== undefined && best !== null && routesToCandidate(epoch.policy, item.features, item.saving) ? best.verdict.share : 0;
     const share = policyChosen ? toPolicy : randomBeside;
     totals.requested += item.real.requestedCost;
     totals.policy += toPolicy * saved;

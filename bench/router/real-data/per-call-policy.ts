@@ -110,22 +110,49 @@ export function measurePerCallPolicy(data: RecordedData, seed: number, plan: Per
     const random = createRandom(seedFor(seed, 'per-call policy', split));
     const mmluSplits = mmlu.map((items) => splitOf(items, split));
     const gsm8kSplits = gsm8k.map((items) => splitOf(items, split));
-    const pooled: Split = { training: shuffle(mmluSplits.flatMap((part) => part.training), random), test: shuffle(mmluSplits.flatMap((part) => part.test), random) };
+    const pooled: Split = {
+      training: shuffle(
+        mmluSplits.flatMap((part) => part.training),
+        random,
+      ),
+      test: shuffle(
+        mmluSplits.flatMap((part) => part.test),
+        random,
+      ),
+    };
 
     // (i) offline
-    const offlineGroup = (group: string, parts: OfflineShares[]): void => void offline.set(group, [...(offline.get(group) ?? []), sumShares(parts)]);
-    offlineGroup('MMLU, a model per subject', mmluSplits.map((part) => offlineShares(part.test, trainedScorer(part.training), random)));
+    const offlineGroup = (group: string, parts: OfflineShares[]): void =>
+      void offline.set(group, [...(offline.get(group) ?? []), sumShares(parts)]);
+    offlineGroup(
+      'MMLU, a model per subject',
+      mmluSplits.map((part) => offlineShares(part.test, trainedScorer(part.training), random)),
+    );
     const pooledScorer = trainedScorer(pooled.training);
-    offlineGroup('MMLU, one model for all subjects, each subject at the bar', mmluSplits.map((part) => offlineShares(part.test, pooledScorer, random)));
+    offlineGroup(
+      'MMLU, one model for all subjects, each subject at the bar',
+      mmluSplits.map((part) => offlineShares(part.test, pooledScorer, random)),
+    );
     offlineGroup('MMLU as one workload (subjects mixed, the bar over all)', [offlineShares(pooled.test, pooledScorer, random)]);
-    offlineGroup('GSM8K', gsm8kSplits.map((part) => offlineShares(part.test, trainedScorer(part.training), random)));
+    offlineGroup(
+      'GSM8K',
+      gsm8kSplits.map((part) => offlineShares(part.test, trainedScorer(part.training), random)),
+    );
 
     // (ii) certified
     for (const evidence of ['design', 'gold'] as const) {
       const run = (group: string, parts: Split[], horizonWorkloads: number): void => {
         const key = `${group}|${evidence}`;
         const accumulator = certified.get(key) ?? emptyAccumulator(group, evidence, parts.length);
-        for (const part of parts) accumulator.cases.push(certifyOnHalves(part, evidence, plan.horizonCalls * horizonWorkloads, createRandom(seedFor(seed, 'per-call evidence', evidence, part.test[0]?.workload ?? '', split))));
+        for (const part of parts)
+          accumulator.cases.push(
+            certifyOnHalves(
+              part,
+              evidence,
+              plan.horizonCalls * horizonWorkloads,
+              createRandom(seedFor(seed, 'per-call evidence', evidence, part.test[0]?.workload ?? '', split)),
+            ),
+          );
         certified.set(key, accumulator);
       };
       run('MMLU, each subject a workload', mmluSplits, 1);
@@ -136,7 +163,11 @@ export function measurePerCallPolicy(data: RecordedData, seed: number, plan: Per
   const curve = evidenceCurve(
     [
       { name: 'MMLU as one workload', items: mmlu.flat(), sizes: [500, 1_000, 2_000, 4_000, 8_000, Number.POSITIVE_INFINITY] },
-      { name: 'MMLU as one workload, a policy on length alone', items: mmlu.flat().map(withoutWords), sizes: [500, 1_000, 2_000, 4_000, 8_000, Number.POSITIVE_INFINITY] },
+      {
+        name: 'MMLU as one workload, a policy on length alone',
+        items: mmlu.flat().map(withoutWords),
+        sizes: [500, 1_000, 2_000, 4_000, 8_000, Number.POSITIVE_INFINITY],
+      },
       { name: 'GSM8K', items: gsm8k.flat(), sizes: [500, 1_000, Number.POSITIVE_INFINITY] },
     ],
     { design: perCallContract('design'), gold: perCallContract('gold') },
@@ -148,7 +179,10 @@ export function measurePerCallPolicy(data: RecordedData, seed: number, plan: Per
     offline: [...offline.entries()].map(([group, values]) => finishOffline(group, values)),
     certified: [...certified.values()].map(finishAccumulator),
     curve,
-    featureCost: { microsecondsPerCall: microseconds / prompts.length, kilobytesPerCall: prompts.reduce((sum, prompt) => sum + prompt.text.length, 0) / prompts.length / 1024 },
+    featureCost: {
+      microsecondsPerCall: microseconds / prompts.length,
+      kilobytesPerCall: prompts.reduce((sum, prompt) => sum + prompt.text.length, 0) / prompts.length / 1024,
+    },
   };
 }
 
@@ -180,15 +214,32 @@ function offlineShares(test: Item[], scorer: Scorer, random: Random): OfflineSha
   const requestedRight = test.filter((item) => item.real.requestedCorrect).length;
   const share = Math.min(1, largestShare(cheapRight, requestedRight, BAR));
   const scored = test.map((item) => ({ item, loss: scorer(item), tie: random() }));
-  const order = (key: (entry: (typeof scored)[number]) => number): Item[] => [...scored].sort((left, right) => key(left) - key(right) || left.tie - right.tie).map((entry) => entry.item);
+  const order = (key: (entry: (typeof scored)[number]) => number): Item[] =>
+    [...scored].sort((left, right) => key(left) - key(right) || left.tie - right.tie).map((entry) => entry.item);
   const saved = (item: Item): number => item.real.requestedCost - item.real.cheapCost;
   return {
     prompts: test.length,
-    calls: { policy: atBar(order((entry) => entry.loss), requestedRight, () => 1), randomOrder: atBar(shuffle(test, random), requestedRight, () => 1), randomShare: share * test.length },
+    calls: {
+      policy: atBar(
+        order((entry) => entry.loss),
+        requestedRight,
+        () => 1,
+      ),
+      randomOrder: atBar(shuffle(test, random), requestedRight, () => 1),
+      randomShare: share * test.length,
+    },
     requestedCost: test.reduce((sum, item) => sum + item.real.requestedCost, 0),
     savings: {
-      policy: atBar(order((entry) => entry.loss / entry.item.saving), requestedRight, saved),
-      longestFirst: atBar(order((entry) => -entry.item.saving), requestedRight, saved),
+      policy: atBar(
+        order((entry) => entry.loss / entry.item.saving),
+        requestedRight,
+        saved,
+      ),
+      longestFirst: atBar(
+        order((entry) => -entry.item.saving),
+        requestedRight,
+        saved,
+      ),
       randomShare: share * test.reduce((sum, item) => sum + saved(item), 0),
     },
   };
@@ -211,9 +262,17 @@ function sumShares(parts: OfflineShares[]): OfflineShares {
   const total = (pick: (item: OfflineShares) => number): number => parts.reduce((sum, item) => sum + pick(item), 0);
   return {
     prompts: total((item) => item.prompts),
-    calls: { policy: total((item) => item.calls.policy), randomOrder: total((item) => item.calls.randomOrder), randomShare: total((item) => item.calls.randomShare) },
+    calls: {
+      policy: total((item) => item.calls.policy),
+      randomOrder: total((item) => item.calls.randomOrder),
+      randomShare: total((item) => item.calls.randomShare),
+    },
     requestedCost: total((item) => item.requestedCost),
-    savings: { policy: total((item) => item.savings.policy), longestFirst: total((item) => item.savings.longestFirst), randomShare: total((item) => item.savings.randomShare) },
+    savings: {
+      policy: total((item) => item.savings.policy),
+      longestFirst: total((item) => item.savings.longestFirst),
+      randomShare: total((item) => item.savings.randomShare),
+    },
   };
 }
 
@@ -223,7 +282,11 @@ function finishOffline(group: string, splits: OfflineShares[]): OfflineFigures {
   return {
     group,
     testPrompts: average((item) => item.prompts),
-    calls: { policy: average((item) => item.calls.policy / item.prompts), randomOrder: average((item) => item.calls.randomOrder / item.prompts), randomShare: average((item) => item.calls.randomShare / item.prompts) },
+    calls: {
+      policy: average((item) => item.calls.policy / item.prompts),
+      randomOrder: average((item) => item.calls.randomOrder / item.prompts),
+      randomShare: average((item) => item.calls.randomShare / item.prompts),
+    },
     savings: {
       policy: average((item) => item.savings.policy / item.requestedCost),
       longestFirst: average((item) => item.savings.longestFirst / item.requestedCost),
@@ -300,7 +363,6 @@ function emptyAccumulator(group: string, evidence: Evidence, workloads: number):
   return { group, evidence: EVIDENCE_LABELS[evidence], workloads, cases: [] };
 }
 
-
 function finishAccumulator(accumulator: CertifiedAccumulator): CertifiedFigures {
   const { cases } = accumulator;
   const total = (pick: (item: CaseResult) => number): number => cases.reduce((sum, item) => sum + pick(item), 0);
@@ -311,8 +373,17 @@ function finishAccumulator(accumulator: CertifiedAccumulator): CertifiedFigures 
     group: accumulator.group,
     evidence: accumulator.evidence,
     workloads: accumulator.workloads,
-    calls: { policy: weighted((item) => item.calls.policy), randomBeside: weighted((item) => item.calls.randomBeside), randomAlone: weighted((item) => item.calls.randomAlone), router: weighted((item) => item.calls.router) },
-    savings: { policy: total((item) => item.saving.policy) / requested, randomAlone: total((item) => item.saving.randomAlone) / requested, router: total((item) => item.saving.router) / requested },
+    calls: {
+      policy: weighted((item) => item.calls.policy),
+      randomBeside: weighted((item) => item.calls.randomBeside),
+      randomAlone: weighted((item) => item.calls.randomAlone),
+      router: weighted((item) => item.calls.router),
+    },
+    savings: {
+      policy: total((item) => item.saving.policy) / requested,
+      randomAlone: total((item) => item.saving.randomAlone) / requested,
+      router: total((item) => item.saving.router) / requested,
+    },
     evaluationShare: total((item) => item.evaluation) / total((item) => item.horizonCost),
     policyWins: cases.filter((item) => item.saving.policy > item.saving.randomAlone).length,
     cases: cases.length,

@@ -20,12 +20,21 @@ const GRADED_AGREEMENTS = 0.2;
 
 export type Evidence = 'design' | 'gold';
 
-export const EVIDENCE_LABELS: Record<Evidence, string> = { design: `a judge (ε ${ASSUMED_JUDGE_ERROR}), 20% of agreements graded`, gold: 'gold grades, a judge never wrong' };
+export const EVIDENCE_LABELS: Record<Evidence, string> = {
+  design: `a judge (ε ${ASSUMED_JUDGE_ERROR}), 20% of agreements graded`,
+  gold: 'gold grades, a judge never wrong',
+};
 
 /** The default contract's bar, confidence and min_samples, told the judge's error and how agreements are graded. */
 export function perCallContract(evidence: Evidence): QualityBarContract {
-  const base = { qualityBar: DEFAULT_CONTRACT.quality_bar ?? 0.95, confidence: DEFAULT_CONTRACT.confidence, minSamples: DEFAULT_CONTRACT.min_samples };
-  return evidence === 'gold' ? base : { ...base, judgeError: ASSUMED_JUDGE_ERROR, gradeError: ASSUMED_JUDGE_ERROR, agreementGradesSampled: true };
+  const base = {
+    qualityBar: DEFAULT_CONTRACT.quality_bar ?? 0.95,
+    confidence: DEFAULT_CONTRACT.confidence,
+    minSamples: DEFAULT_CONTRACT.min_samples,
+  };
+  return evidence === 'gold'
+    ? base
+    : { ...base, judgeError: ASSUMED_JUDGE_ERROR, gradeError: ASSUMED_JUDGE_ERROR, agreementGradesSampled: true };
 }
 
 export interface Item {
@@ -43,7 +52,12 @@ export function perCallItems(data: RecordedData, seed: number): Item[][] {
     const completion = real.prompts.reduce((sum, prompt) => sum + prompt.tokens.requestedCompletion, 0) / real.prompts.length;
     return recorded.prompts.map((prompt, index): Item => {
       const recordedPrompt = real.prompts[index] as RealPrompt;
-      return { workload: recorded.name, features: callFeatures({ messages: [{ role: 'user', content: prompt.text }] }), real: recordedPrompt, saving: recordedPrompt.tokens.prompt + completion };
+      return {
+        workload: recorded.name,
+        features: callFeatures({ messages: [{ role: 'user', content: prompt.text }] }),
+        real: recordedPrompt,
+        saving: recordedPrompt.tokens.prompt + completion,
+      };
     });
   });
 }
@@ -58,7 +72,15 @@ export function pairedSample(prompt: RealPrompt, evidence: Evidence, random: Ran
   if (!prompt.agrees) {
     spend += judgeUsd(prompt.tokens.prompt + prompt.tokens.cheapCompletion + prompt.tokens.requestedCompletion);
     // The data's truth, reversed with probability ε (a tie read as a win or a loss at random).
-    const outcome: PairedOutcome = !(random() < judgeError) ? truth : truth === 'tie' ? (random() < 0.5 ? 'win' : 'loss') : truth === 'win' ? 'loss' : 'win';
+    const outcome: PairedOutcome = !(random() < judgeError)
+      ? truth
+      : truth === 'tie'
+        ? random() < 0.5
+          ? 'win'
+          : 'loss'
+        : truth === 'win'
+          ? 'loss'
+          : 'win';
     return { sample: { outcome }, spend };
   }
   if (!(random() < GRADED_AGREEMENTS)) return { sample: { outcome: 'same' }, spend };

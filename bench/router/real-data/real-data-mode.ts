@@ -33,7 +33,11 @@ export const RELATIVE_VARIANTS: RelativeVariant[] = [
   { ...ROUTER_DEFAULT, label: 'without the pooled prior (each workload on its own evidence)', pool: false },
   { ...ROUTER_DEFAULT, label: 'gold grades of GPT-4 on every sample, free', grading: 'gold' },
   { ...ROUTER_DEFAULT, label: 'gold grades, and a judge never wrong (ε 0)', grading: 'gold', judgeError: 0 },
-  { ...ROUTER_DEFAULT, label: 'Mixtral grades GPT-4 by its own answer (right iff they agree; the router assumes ε 0.02)', grading: 'own answer' },
+  {
+    ...ROUTER_DEFAULT,
+    label: 'Mixtral grades GPT-4 by its own answer (right iff they agree; the router assumes ε 0.02)',
+    grading: 'own answer',
+  },
   { ...ROUTER_DEFAULT, label: 'a judge wrong 5% of the time (ε 0.05, the router told so)', judgeError: 0.05 },
   { ...ROUTER_DEFAULT, label: "every judge call at Mixtral's price (ε 0.02)", judgePrice: 'cheap' },
 ];
@@ -53,7 +57,12 @@ export interface RealDataRun {
 export function realDataPlans(quick: boolean): RealRunPlan[] {
   const days = quick ? 5 : 30;
   return [
-    { label: `(a) 1,000 calls a workload at a fixed sample rate of ${FIXED_SAMPLE_RATE}`, callsPerWorkload: 1_000, callsPerDay: CALLS_PER_DAY, sampleRate: FIXED_SAMPLE_RATE },
+    {
+      label: `(a) 1,000 calls a workload at a fixed sample rate of ${FIXED_SAMPLE_RATE}`,
+      callsPerWorkload: 1_000,
+      callsPerDay: CALLS_PER_DAY,
+      sampleRate: FIXED_SAMPLE_RATE,
+    },
     {
       label: `(b) ${days} days at ${CALLS_PER_DAY.toLocaleString('en-US')} calls a workload a day, the untouched default contract (sample_rate "${DEFAULT_CONTRACT.sample_rate}")`,
       callsPerWorkload: days * CALLS_PER_DAY,
@@ -66,7 +75,10 @@ export function realDataPlans(quick: boolean): RealRunPlan[] {
 /** Per-call policies in the worker simulation: MMLU as one workload under run (b)'s plan, per_call off and on. */
 function perCallWorker(data: RecordedData, plan: RealRunPlan | undefined, seed: number): RealDataResults['perCallWorker'] {
   if (plan === undefined) throw new Error('no run (b)');
-  return { plan, figures: measureMixedMmlu(data, { calls: plan.callsPerWorkload, callsPerDay: plan.callsPerDay, sampleRate: plan.sampleRate }, seed) };
+  return {
+    plan,
+    figures: measureMixedMmlu(data, { calls: plan.callsPerWorkload, callsPerDay: plan.callsPerDay, sampleRate: plan.sampleRate }, seed),
+  };
 }
 
 /** The results, or what is missing of the data (the caller says so and measures nothing). */
@@ -78,7 +90,11 @@ export function measureRealData(directory: string, seed: number, quick: boolean)
   const plans = realDataPlans(quick);
   const runs = plans.map((plan): RealDataRun => {
     const reals = realWorkloads(data, plan, seed);
-    return { plan, relative: RELATIVE_VARIANTS.map((variant) => runRelativeRouter(data, plan, variant, seed, reals)), absolute: runRealData(data, plan, seed) };
+    return {
+      plan,
+      relative: RELATIVE_VARIANTS.map((variant) => runRelativeRouter(data, plan, variant, seed, reals)),
+      absolute: runRealData(data, plan, seed),
+    };
   });
   return {
     directory,

@@ -22,7 +22,13 @@ export interface RealDataResults {
   directory: string;
   seed: number;
   quick: boolean;
-  data: { workloads: number; prompts: number; leftOut: RecordedData['leftOut']; cheap: RecordedData['cheap']; requested: RecordedData['requested'] };
+  data: {
+    workloads: number;
+    prompts: number;
+    leftOut: RecordedData['leftOut'];
+    cheap: RecordedData['cheap'];
+    requested: RecordedData['requested'];
+  };
   oracles: { calls: ReturnType<typeof dataOracles>; tokens: ReturnType<typeof dataOracles> };
   runs: RealDataRun[];
   /** Evidence pooled over all workloads, at its limit (paired-shares-run.ts). */
@@ -34,7 +40,12 @@ export interface RealDataResults {
   seconds: number;
 }
 
-const oracleCells = (savings: OracleSavings): string[] => [percent(savings.whole), percent(savings.shares), percent(savings.randomShare), percent(savings.perQuery)];
+const oracleCells = (savings: OracleSavings): string[] => [
+  percent(savings.whole),
+  percent(savings.shares),
+  percent(savings.randomShare),
+  percent(savings.perQuery),
+];
 
 export function renderRealDataReport(results: RealDataResults): string {
   const { data } = results;
@@ -44,14 +55,24 @@ export function renderRealDataReport(results: RealDataResults): string {
     `Data: \`${results.directory}\`, read at run time. ${data.workloads} workloads (${count(data.prompts)} prompts): each MMLU subject and GSM8K, requested model ${data.requested.name} ($${data.requested.pricePerMillionTokens}/M tokens), one candidate ${data.cheap.name} ($${data.cheap.pricePerMillionTokens}/M). Left out: ${data.leftOut.contaminatedPrompts} contaminated prompts; ${data.leftOut.subjects.map((subject) => `${subject.name} (${subject.prompts} prompts: ${subject.reason})`).join('; ')}.`,
     `Seed ${results.seed}${results.quick ? ' (quick)' : ''}; ${results.seconds.toFixed(0)} s.`,
     '',
-    'Calls ask the workload\'s prompts in a seeded random order, cycled. A reply is an answer, right when the data says so; a wrong MMLU answer is one of the three wrong letters (seeded hash of prompt and model), a wrong GSM8K answer the last number of the model\'s recorded reply. Tokens: prompt characters / 4, plus 5 for an MMLU letter or the recorded reply\'s characters / 4 for GSM8K; a call costs its tokens at the model\'s price.',
+    "Calls ask the workload's prompts in a seeded random order, cycled. A reply is an answer, right when the data says so; a wrong MMLU answer is one of the three wrong letters (seeded hash of prompt and model), a wrong GSM8K answer the last number of the model's recorded reply. Tokens: prompt characters / 4, plus 5 for an MMLU letter or the recorded reply's characters / 4 for GSM8K; a call costs its tokens at the model's price.",
     '',
     `Two routers on the same calls. **The router (relative default)**: the untouched default contract (quality_bar ${DEFAULT_CONTRACT.quality_bar}, confidence ${DEFAULT_CONTRACT.confidence}, min_samples ${DEFAULT_CONTRACT.min_samples}, $${DEFAULT_CONTRACT.daily_budget_usd} a day), described below. **The router (absolute, pass_rate ${DEFAULT_CONTRACT.pass_rate})**: a contract that sets \`pass_rate\` keeps the absolute semantics, every serving model agreeing with GPT-4's answer at that rate; it runs in the worker simulation with the real decision code, 5% shadow checks and a day's cooldown, answers compared by rule (as \`method: normalized\`; the pairwise judge of \`auto\` is not modelled there, so its eval spend is the replays alone, and the daily budget is not modelled either).`,
     '',
-    '## Oracles on the data (each prompt once, quality ≥ 95% of GPT-4\'s)',
+    "## Oracles on the data (each prompt once, quality ≥ 95% of GPT-4's)",
     '',
     table(
-      ['Group', 'cost basis', 'prompts', 'Mixtral accuracy', 'GPT-4 accuracy', 'whole workloads', 'shares per workload', 'random share (share of calls)', 'per query'],
+      [
+        'Group',
+        'cost basis',
+        'prompts',
+        'Mixtral accuracy',
+        'GPT-4 accuracy',
+        'whole workloads',
+        'shares per workload',
+        'random share (share of calls)',
+        'per query',
+      ],
       (['calls', 'tokens'] as const).flatMap((basis) =>
         results.oracles[basis].map((group) => [
           group.name,
@@ -109,10 +130,32 @@ function renderRun({ plan, relative: [router, ...variants], absolute }: RealData
     'Savings against GPT-4 serving every call. The oracles here are on the same calls, costed by tokens: every workload has as many calls whatever its number of prompts, so they differ from the oracles on the data above. "Saving" counts the workloads that served any call from Mixtral.',
     '',
     table(
-      ['Group', 'router', "served accuracy / GPT-4's", 'worst workload after its first fifth', 'GPT-4 only', 'production', 'eval spend', 'saved, gross', 'net', 'eval spend / gross saving', 'oracle: whole workloads', 'shares per workload', 'random share', 'per query', 'saving', 'median calls to the first saving'],
+      [
+        'Group',
+        'router',
+        "served accuracy / GPT-4's",
+        'worst workload after its first fifth',
+        'GPT-4 only',
+        'production',
+        'eval spend',
+        'saved, gross',
+        'net',
+        'eval spend / gross saving',
+        'oracle: whole workloads',
+        'shares per workload',
+        'random share',
+        'per query',
+        'saving',
+        'median calls to the first saving',
+      ],
       router.groups.flatMap((group, index) => {
         const absoluteGroup = absolute.groups[index];
-        return [ruleRow(group.name, router.variant.label, group), ...(absoluteGroup === undefined ? [] : [ruleRow('', `the router (absolute, pass_rate ${DEFAULT_CONTRACT.pass_rate})`, absoluteGroup)])];
+        return [
+          ruleRow(group.name, router.variant.label, group),
+          ...(absoluteGroup === undefined
+            ? []
+            : [ruleRow('', `the router (absolute, pass_rate ${DEFAULT_CONTRACT.pass_rate})`, absoluteGroup)]),
+        ];
       }),
     ),
     '',
@@ -121,7 +164,28 @@ function renderRun({ plan, relative: [router, ...variants], absolute }: RealData
     `<details><summary>Per workload (${router.workloads.length})</summary>`,
     '',
     table(
-      ['Workload', 'prompts', 'Mixtral accuracy', 'GPT-4 accuracy', 'agreement', 'oracle: whole', 'shares (its share)', 'per query', 'relative: share at the end', 'mean share over the run (calls on the prior)', 'exploration replays (call of the last)', 'served / GPT-4', 'after 1st fifth', 'gross', 'net', 'first saving (call)', 'demotions', 'absolute: served / GPT-4', 'net', 'first saving (call)'],
+      [
+        'Workload',
+        'prompts',
+        'Mixtral accuracy',
+        'GPT-4 accuracy',
+        'agreement',
+        'oracle: whole',
+        'shares (its share)',
+        'per query',
+        'relative: share at the end',
+        'mean share over the run (calls on the prior)',
+        'exploration replays (call of the last)',
+        'served / GPT-4',
+        'after 1st fifth',
+        'gross',
+        'net',
+        'first saving (call)',
+        'demotions',
+        'absolute: served / GPT-4',
+        'net',
+        'first saving (call)',
+      ],
       router.workloads.map((workload) => {
         const other = absoluteByName.get(workload.name);
         return [

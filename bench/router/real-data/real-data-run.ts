@@ -145,14 +145,24 @@ export function summarizeRun<T extends Omit<ServedFigures, 'oracles' | 'oracleSh
   const all = computeOracles(runs.map((run, index) => ({ name: run.real.recorded.name, items: items[index] ?? [] })));
   const workloads = runs.map((run, index) => {
     const oracle = all.perWorkload[index];
-    return { ...run.figures, oracles: oracle === undefined ? { whole: Number.NaN, shares: Number.NaN, randomShare: Number.NaN, perQuery: Number.NaN } : oracleSavings(oracle.costs), oracleShare: oracle?.share ?? Number.NaN };
+    return {
+      ...run.figures,
+      oracles:
+        oracle === undefined
+          ? { whole: Number.NaN, shares: Number.NaN, randomShare: Number.NaN, perQuery: Number.NaN }
+          : oracleSavings(oracle.costs),
+      oracleShare: oracle?.share ?? Number.NaN,
+    };
   });
   const groups = groupsOf(data.workloads).map(({ name, members }): GroupFigures => {
     const indexes = runs.flatMap((run, index) => (members.includes(run.real.recorded) ? [index] : []));
     const chosen = indexes.map((index) => workloads[index] as T & Pick<ServedFigures, 'oracles' | 'oracleShare'>);
     const oracles = computeOracles(indexes.map((index) => ({ name: runs[index]?.real.recorded.name ?? '', items: items[index] ?? [] })));
-    const sum = (key: 'requestedCost' | 'production' | 'evaluation' | 'servedRight' | 'requestedRight' | 'calls'): number => chosen.reduce((total, item) => total + item[key], 0);
-    const firstSavings = chosen.flatMap((item) => (item.firstSavingCall === null ? [] : [item.firstSavingCall])).sort((left, right) => left - right);
+    const sum = (key: 'requestedCost' | 'production' | 'evaluation' | 'servedRight' | 'requestedRight' | 'calls'): number =>
+      chosen.reduce((total, item) => total + item[key], 0);
+    const firstSavings = chosen
+      .flatMap((item) => (item.firstSavingCall === null ? [] : [item.firstSavingCall]))
+      .sort((left, right) => left - right);
     return {
       name,
       workloads: chosen.length,
@@ -182,20 +192,38 @@ export function median(sorted: number[]): number | null {
  * every call the same size (the data README's figures), `tokens` costs each
  * by its tokens as the simulation does.
  */
-export function dataOracles(data: RecordedData, basis: 'calls' | 'tokens'): Array<{ name: string; savings: OracleSavings; randomShare: number; prompts: number; cheapAccuracy: number; requestedAccuracy: number }> {
+export function dataOracles(
+  data: RecordedData,
+  basis: 'calls' | 'tokens',
+): Array<{ name: string; savings: OracleSavings; randomShare: number; prompts: number; cheapAccuracy: number; requestedAccuracy: number }> {
   const toWorkload = (recorded: RecordedWorkload): OracleWorkload => {
     const real = realWorkload(data, recorded, 0, recorded.prompts.length, 0);
     const items = real.prompts.map((prompt): OracleItem => {
-      const costs = basis === 'calls' ? { cheapCost: data.cheap.pricePerMillionTokens, requestedCost: data.requested.pricePerMillionTokens } : prompt;
-      return { cheapCorrect: prompt.cheapCorrect, requestedCorrect: prompt.requestedCorrect, cheapCost: costs.cheapCost, requestedCost: costs.requestedCost, count: 1 };
+      const costs =
+        basis === 'calls' ? { cheapCost: data.cheap.pricePerMillionTokens, requestedCost: data.requested.pricePerMillionTokens } : prompt;
+      return {
+        cheapCorrect: prompt.cheapCorrect,
+        requestedCorrect: prompt.requestedCorrect,
+        cheapCost: costs.cheapCost,
+        requestedCost: costs.requestedCost,
+        count: 1,
+      };
     });
     return { name: recorded.name, items };
   };
   return groupsOf(data.workloads).map(({ name, members }) => {
     const result = computeOracles(members.map(toWorkload));
     const prompts = result.perWorkload.reduce((sum, item) => sum + item.calls, 0);
-    const right = (key: 'cheapAccuracy' | 'requestedAccuracy'): number => result.perWorkload.reduce((sum, item) => sum + item[key] * item.calls, 0) / prompts;
-    return { name, savings: oracleSavings(result.total), randomShare: result.randomShare, prompts, cheapAccuracy: right('cheapAccuracy'), requestedAccuracy: right('requestedAccuracy') };
+    const right = (key: 'cheapAccuracy' | 'requestedAccuracy'): number =>
+      result.perWorkload.reduce((sum, item) => sum + item[key] * item.calls, 0) / prompts;
+    return {
+      name,
+      savings: oracleSavings(result.total),
+      randomShare: result.randomShare,
+      prompts,
+      cheapAccuracy: right('cheapAccuracy'),
+      requestedAccuracy: right('requestedAccuracy'),
+    };
   });
 }
 
@@ -211,7 +239,21 @@ export function groupsOf(workloads: RecordedWorkload[]): Array<{ name: string; m
 }
 
 /** Who was right on each call, given which model served it. */
-function servedQuality(real: RealWorkload, outcome: WorkloadOutcome, calls: number): Pick<ServedFigures, 'cheapAccuracy' | 'requestedAccuracy' | 'agreement' | 'servedAccuracy' | 'servedRight' | 'requestedRight' | 'qualityRatio' | 'qualityRatioAfterFirstFifth'> {
+function servedQuality(
+  real: RealWorkload,
+  outcome: WorkloadOutcome,
+  calls: number,
+): Pick<
+  ServedFigures,
+  | 'cheapAccuracy'
+  | 'requestedAccuracy'
+  | 'agreement'
+  | 'servedAccuracy'
+  | 'servedRight'
+  | 'requestedRight'
+  | 'qualityRatio'
+  | 'qualityRatioAfterFirstFifth'
+> {
   const cheapName = real.workload.candidates[0]?.name;
   const firstFifth = Math.floor(calls / 5);
   let segment = 0;

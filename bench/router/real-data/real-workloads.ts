@@ -66,12 +66,20 @@ export function realWorkload(data: RecordedData, recorded: RecordedWorkload, id:
       cheapCost: callCost(recorded, prompt, data.cheap, 'cheap'),
       requestedCost: callCost(recorded, prompt, data.requested, 'requested'),
       agrees: cheapAnswer === answer(recorded, prompt, data.requested, 'requested', seed),
-      tokens: { prompt: estimateTokens(prompt.text), cheapCompletion: completionTokens(recorded, prompt, 'cheap'), requestedCompletion: completionTokens(recorded, prompt, 'requested') },
+      tokens: {
+        prompt: estimateTokens(prompt.text),
+        cheapCompletion: completionTokens(recorded, prompt, 'cheap'),
+        requestedCompletion: completionTokens(recorded, prompt, 'requested'),
+      },
     };
   });
   const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
   // The router orders and weighs candidates by their expected cost per call on the workload, as the worker measures it from tokens.
-  const reference: SimulatedModel = { name: data.requested.name, costPerCall: mean(prompts.map((prompt) => prompt.requestedCost)), trueRate: 1 };
+  const reference: SimulatedModel = {
+    name: data.requested.name,
+    costPerCall: mean(prompts.map((prompt) => prompt.requestedCost)),
+    trueRate: 1,
+  };
   // A candidate's "true rate" under the default contract is how often it agrees with the requested model.
   const candidate: SimulatedModel = {
     name: data.cheap.name,
@@ -98,7 +106,13 @@ export function oracleItems(real: RealWorkload, calls: number): OracleItem[] {
   const full = Math.floor(calls / real.prompts.length);
   const counts = new Array<number>(real.prompts.length).fill(full);
   for (let call = full * real.prompts.length; call < calls; call += 1) counts[real.promptOf(call)] = (counts[real.promptOf(call)] ?? 0) + 1;
-  return real.prompts.map((prompt, index) => ({ cheapCorrect: prompt.cheapCorrect, requestedCorrect: prompt.requestedCorrect, cheapCost: prompt.cheapCost, requestedCost: prompt.requestedCost, count: counts[index] ?? 0 }));
+  return real.prompts.map((prompt, index) => ({
+    cheapCorrect: prompt.cheapCorrect,
+    requestedCorrect: prompt.requestedCorrect,
+    cheapCost: prompt.cheapCost,
+    requestedCost: prompt.requestedCost,
+    count: counts[index] ?? 0,
+  }));
 }
 
 /** Tokens of a text, estimated as its characters / 4. */

@@ -26,7 +26,13 @@ export interface RelativeVariant {
 }
 
 /** The router as it ships. */
-export const ROUTER_DEFAULT: RelativeVariant = { label: 'the router (relative default)', judgeError: ASSUMED_JUDGE_ERROR, grading: 'judge', judgePrice: 'chosen', pool: true };
+export const ROUTER_DEFAULT: RelativeVariant = {
+  label: 'the router (relative default)',
+  judgeError: ASSUMED_JUDGE_ERROR,
+  grading: 'judge',
+  judgePrice: 'chosen',
+  pool: true,
+};
 
 /** The policy a variant decides with: the default contract's, with its ε; gold grades are exact and on every sample. */
 export function variantPolicy(variant: RelativeVariant): RelativePolicy {

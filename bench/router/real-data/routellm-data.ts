@@ -69,7 +69,10 @@ export function findRouteLlmData(directory: string): { found: string } | { missi
 }
 
 export function loadRouteLlmData(directory: string): RecordedData {
-  const contaminated = new Set([...readContaminated(join(directory, FILES.mmluContaminated)), ...readContaminated(join(directory, FILES.gsm8kContaminated))]);
+  const contaminated = new Set([
+    ...readContaminated(join(directory, FILES.mmluContaminated)),
+    ...readContaminated(join(directory, FILES.gsm8kContaminated)),
+  ]);
   let contaminatedPrompts = 0;
   const keep = (prompts: RecordedPrompt[]): RecordedPrompt[] => {
     const kept = prompts.filter((prompt) => !contaminated.has(prompt.text));
@@ -88,7 +91,12 @@ export function loadRouteLlmData(directory: string): RecordedData {
     if (reason !== undefined) subjects.push({ name: `mmlu/${subject}`, prompts: prompts.length, reason });
     else workloads.push({ name: `mmlu/${subject}`, suite: 'mmlu', answers: 'letter', prompts: keep(prompts) });
   }
-  workloads.push({ name: 'gsm8k', suite: 'gsm8k', answers: 'number', prompts: keep(readPrompts(join(directory, FILES.gsm8kResponses), true)) });
+  workloads.push({
+    name: 'gsm8k',
+    suite: 'gsm8k',
+    answers: 'number',
+    prompts: keep(readPrompts(join(directory, FILES.gsm8kResponses), true)),
+  });
   return { directory, cheap: CHEAP_MODEL, requested: REQUESTED_MODEL, workloads, leftOut: { contaminatedPrompts, subjects } };
 }
 
@@ -101,14 +109,17 @@ function readPrompts(path: string, withResponses: boolean): RecordedPrompt[] {
     };
     const correct = (name: string): boolean => {
       const value = field(name);
-      if (value !== 'True' && value !== 'False') throw new SyntaxError(`${path}: record ${index + 1}: "${name}" is ${JSON.stringify(value)}, not True or False`);
+      if (value !== 'True' && value !== 'False')
+        throw new SyntaxError(`${path}: record ${index + 1}: "${name}" is ${JSON.stringify(value)}, not True or False`);
       return value === 'True';
     };
     return {
       text: field('prompt'),
       cheapCorrect: correct(CHEAP_MODEL.name),
       requestedCorrect: correct(REQUESTED_MODEL.name),
-      responses: withResponses ? { cheap: field(`${CHEAP_MODEL.name}_response`), requested: field(`${REQUESTED_MODEL.name}_response`) } : null,
+      responses: withResponses
+        ? { cheap: field(`${CHEAP_MODEL.name}_response`), requested: field(`${REQUESTED_MODEL.name}_response`) }
+        : null,
     };
   });
 }

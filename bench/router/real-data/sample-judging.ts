@@ -45,8 +45,12 @@ export const JUDGE_ANSWER_TOKENS = { pairwise: 100, grade: 25 };
 export const JUDGE_INSTRUCTION_TOKENS = (() => {
   const request: GenerationParameters = { messages: [{ role: 'user', content: '' }] };
   const empty: AssistantMessage = { role: 'assistant', content: '' };
-  const tokens = (messages: Array<{ content: unknown }>): number => estimateTokens(messages.map((message) => (typeof message.content === 'string' ? message.content : '')).join(''));
-  return { pairwise: tokens(pairwiseJudgeMessages(request, empty, empty)), grade: tokens(rubricJudgeMessages(GRADE_RUBRIC, request, empty)) };
+  const tokens = (messages: Array<{ content: unknown }>): number =>
+    estimateTokens(messages.map((message) => (typeof message.content === 'string' ? message.content : '')).join(''));
+  return {
+    pairwise: tokens(pairwiseJudgeMessages(request, empty, empty)),
+    grade: tokens(rubricJudgeMessages(GRADE_RUBRIC, request, empty)),
+  };
 })();
 
 export interface Judging {
@@ -92,11 +96,16 @@ export function scoreSample(prompt: RealPrompt, judging: Judging, random: Random
   let verdictUsd = 0;
   if (!prompt.agrees) {
     outcome = judgeVerdict(prompt, judging.error, random);
-    verdictUsd = judgeUsd(prompt.tokens.prompt + prompt.tokens.requestedCompletion + prompt.tokens.cheapCompletion, 'pairwise', judging.pairwiseJudge);
+    verdictUsd = judgeUsd(
+      prompt.tokens.prompt + prompt.tokens.requestedCompletion + prompt.tokens.cheapCompletion,
+      'pairwise',
+      judging.pairwiseJudge,
+    );
     judges.push(judging.pairwiseJudge.name);
   }
   if (judging.grading === 'gold') return { sample: { outcome, requestedRight: prompt.requestedCorrect }, verdictUsd, gradeUsd: 0, judges };
-  const grade = (): boolean => (judging.grading === 'own answer' ? prompt.agrees : random() < judging.error ? !prompt.requestedCorrect : prompt.requestedCorrect);
+  const grade = (): boolean =>
+    judging.grading === 'own answer' ? prompt.agrees : random() < judging.error ? !prompt.requestedCorrect : prompt.requestedCorrect;
   const gradeUsd = (): number => judgeUsd(prompt.tokens.prompt + prompt.tokens.requestedCompletion, 'grade', judging.gradeJudge);
   if (outcome === 'tie' || (outcome === 'same' && (gradeAllAgreements || random() < judging.gradeShare))) {
     const requestedRight = grade();
@@ -107,7 +116,13 @@ export function scoreSample(prompt: RealPrompt, judging: Judging, random: Random
     // The verdict says who was right (a loss: R; a win: not R); the grade is paid, not recorded.
     const requestedRight = grade();
     judges.push(judging.gradeJudge.name);
-    return { sample: { outcome }, verdictUsd, gradeUsd: gradeUsd(), judges, graderCheck: { grader: judging.gradeJudge.name, differed: requestedRight !== (outcome === 'loss') } };
+    return {
+      sample: { outcome },
+      verdictUsd,
+      gradeUsd: gradeUsd(),
+      judges,
+      graderCheck: { grader: judging.gradeJudge.name, differed: requestedRight !== (outcome === 'loss') },
+    };
   }
   return { sample: { outcome }, verdictUsd, gradeUsd: 0, judges };
 }

@@ -49,7 +49,13 @@ const PASS_RATE = 0.95;
 const EXACT: Partial<EvalContract> = { checks: [{ type: 'agreement', method: 'normalized' }], pass_rate: PASS_RATE };
 
 const steady = (rate: number) => () => rate;
-const model = (id: string, family: string, price: number, quality: (at: number) => number, extra: Partial<SimulatedModelSpec> = {}): SimulatedModelSpec => ({ id, family, price, quality, latencyMs: 20, ...extra });
+const model = (
+  id: string,
+  family: string,
+  price: number,
+  quality: (at: number) => number,
+  extra: Partial<SimulatedModelSpec> = {},
+): SimulatedModelSpec => ({ id, family, price, quality, latencyMs: 20, ...extra });
 
 async function setContract(world: World, workload: string, contract: Partial<EvalContract>): Promise<Record<string, unknown>> {
   await world.store.projects.ensureScope({ accountId: world.key.accountId, project: 'simulation', workload });
@@ -114,11 +120,18 @@ async function routesOf(world: World, workload: string) {
 async function blindAfterBudget(seed: number): Promise<ScenarioResult[]> {
   const results: ScenarioResult[] = [];
   const served: number[] = [];
-  for (const [name, budget] of [['1a. degrades, budget left', 100], ['1b. degrades, day\'s budget spent', 0.3]] as const) {
+  for (const [name, budget] of [
+    ['1a. degrades, budget left', 100],
+    ["1b. degrades, day's budget spent", 0.3],
+  ] as const) {
     let driftAt = Number.POSITIVE_INFINITY;
     const world = await createWorld({
       seed,
-      models: [model('reference', 'acme', 10, steady(1)), model('cheap', 'beta', 0.5, (at) => (at < driftAt ? 0.995 : 0.8)), model('mid', 'gamma', 3, steady(0.999))],
+      models: [
+        model('reference', 'acme', 10, steady(1)),
+        model('cheap', 'beta', 0.5, (at) => (at < driftAt ? 0.995 : 0.8)),
+        model('mid', 'gamma', 3, steady(0.999)),
+      ],
     });
     await setContract(world, 'drift', { ...EXACT, daily_budget_usd: budget });
     let afterDrift = 0;
@@ -131,7 +144,10 @@ async function blindAfterBudget(seed: number): Promise<ScenarioResult[]> {
       before: async (index) => {
         const serving = servingModel(world, 'drift', 'reference') === 'cheap';
         if (driftAt === Number.POSITIVE_INFINITY && serving) {
-          const spent = await world.store.routing.getEvalSpend(world.scope('drift'), new Date(world.clock.now()).toISOString().slice(0, 10));
+          const spent = await world.store.routing.getEvalSpend(
+            world.scope('drift'),
+            new Date(world.clock.now()).toISOString().slice(0, 10),
+          );
           if (budget > 1 ? index >= 5_000 : spent >= budget) driftAt = world.clock.now();
         }
         if (world.clock.now() < driftAt || gone) return;
@@ -140,10 +156,23 @@ async function blindAfterBudget(seed: number): Promise<ScenarioResult[]> {
       },
     });
     // History is newest first: the first exit after the drift is the last match.
-    const exit = (await routesOf(world, 'drift')).history.findLast((change) => change.from_model === 'cheap' && change.at * 1000 >= Math.floor(driftAt / 1000) * 1000);
+    const exit = (await routesOf(world, 'drift')).history.findLast(
+      (change) => change.from_model === 'cheap' && change.at * 1000 >= Math.floor(driftAt / 1000) * 1000,
+    );
     served.push(afterDrift);
-    const when = Number.isFinite(driftAt) ? `drift at ${new Date(driftAt).toISOString().slice(11, 16)} UTC` : 'no drift (cheap never served)';
-    results.push(await result(world, name, 'drift', tally, `${when}; the degraded model served ${afterDrift} calls after it, then left: ${exit?.reason ?? 'never'}${exit?.detail ? ` (${exit.detail})` : ''}`, exit !== undefined));
+    const when = Number.isFinite(driftAt)
+      ? `drift at ${new Date(driftAt).toISOString().slice(11, 16)} UTC`
+      : 'no drift (cheap never served)';
+    results.push(
+      await result(
+        world,
+        name,
+        'drift',
+        tally,
+        `${when}; the degraded model served ${afterDrift} calls after it, then left: ${exit?.reason ?? 'never'}${exit?.detail ? ` (${exit.detail})` : ''}`,
+        exit !== undefined,
+      ),
+    );
     await world.close();
   }
   const [left, spent] = served as [number, number];
@@ -163,7 +192,11 @@ async function outage(seed: number): Promise<ScenarioResult> {
   const window: [number, number] = [start + 3 * 60_000, start + 6 * 60_000];
   const world = await createWorld({
     seed,
-    models: [model('reference', 'acme', 10, steady(1)), model('cheap', 'beta', 0.5, steady(0.995), { outages: [window] }), model('missing', 'gamma', 0.2, steady(1), { missing: true })],
+    models: [
+      model('reference', 'acme', 10, steady(1)),
+      model('cheap', 'beta', 0.5, steady(0.995), { outages: [window] }),
+      model('missing', 'gamma', 0.2, steady(1), { missing: true }),
+    ],
   });
   await setContract(world, 'main', EXACT);
   const direct = newTally();
@@ -182,22 +215,40 @@ async function outage(seed: number): Promise<ScenarioResult> {
   const missingReplays = world.engine.calls.get('missing') ?? 0;
   const certified = view.routes[0]?.served_model === 'cheap';
   const finding = `cheap: ${cheap?.errors ?? 0} replay errors counted apart from ${cheap?.evaluated ?? 0} scores, ${certified ? 'certified after the outage' : 'NOT certified'}; its direct caller: ${direct.productionErrors} failed calls of ${direct.calls}; the model without its file: replayed ${missingReplays} times`;
-  const outcome = await result(world, "2. a candidate's outage", 'main', tally, finding, certified && direct.productionErrors === 0 && missingReplays === 0 && (cheap?.errors ?? 0) > 0);
+  const outcome = await result(
+    world,
+    "2. a candidate's outage",
+    'main',
+    tally,
+    finding,
+    certified && direct.productionErrors === 0 && missingReplays === 0 && (cheap?.errors ?? 0) > 0,
+  );
   await world.close();
   return outcome;
 }
 
 /** 3: feedback posted ten times on one routed call counts once. */
 async function feedbackStuffing(seed: number): Promise<ScenarioResult> {
-  const world = await createWorld({ seed, models: [model('reference', 'acme', 10, steady(1)), model('cheap', 'beta', 0.5, steady(0.995))] });
+  const world = await createWorld({
+    seed,
+    models: [model('reference', 'acme', 10, steady(1)), model('cheap', 'beta', 0.5, steady(0.995))],
+  });
   await setContract(world, 'main', EXACT);
   const tally = await drive(world, { workload: 'main', requested: 'reference', calls: 4_000, callsPerDay: 20_000 });
   const before = (await routesOf(world, 'main')).routes[0]?.candidates.find((candidate) => candidate.model === 'cheap');
   const routed = await world.call('main', 'reference', tally, PASS_RATE);
-  for (let post = 0; post < 10; post++) await world.handlers.feedback(world.key, JSON.stringify({ request_id: routed.requestId, pass: post % 2 === 0 }));
+  for (let post = 0; post < 10; post++)
+    await world.handlers.feedback(world.key, JSON.stringify({ request_id: routed.requestId, pass: post % 2 === 0 }));
   const after = (await routesOf(world, 'main')).routes[0]?.candidates.find((candidate) => candidate.model === 'cheap');
   const added = (after?.evaluated ?? 0) - (before?.evaluated ?? 0);
-  const outcome = await result(world, '3. feedback posted 10 times', 'main', tally, `10 posts on one call added ${added} evaluation (the last: ${(after?.passed ?? 0) - (before?.passed ?? 0)} pass)`, routed.served === 'cheap' && added === 1);
+  const outcome = await result(
+    world,
+    '3. feedback posted 10 times',
+    'main',
+    tally,
+    `10 posts on one call added ${added} evaluation (the last: ${(after?.passed ?? 0) - (before?.passed ?? 0)} pass)`,
+    routed.served === 'cheap' && added === 1,
+  );
   await world.close();
   return outcome;
 }
@@ -206,13 +257,24 @@ async function feedbackStuffing(seed: number): Promise<ScenarioResult> {
 async function slowModel(seed: number): Promise<ScenarioResult> {
   const world = await createWorld({
     seed,
-    models: [model('reference', 'acme', 10, steady(1)), model('slow', 'beta', 0.2, steady(1), { latencyMs: 4_000 }), model('mid', 'gamma', 3, steady(0.999), { latencyMs: 25 })],
+    models: [
+      model('reference', 'acme', 10, steady(1)),
+      model('slow', 'beta', 0.2, steady(1), { latencyMs: 4_000 }),
+      model('mid', 'gamma', 3, steady(0.999), { latencyMs: 25 }),
+    ],
   });
   await setContract(world, 'main', EXACT);
   const tally = await drive(world, { workload: 'main', requested: 'reference', calls: 8_000, callsPerDay: 20_000 });
   const slow = (await routesOf(world, 'main')).routes[0]?.candidates.find((candidate) => candidate.model === 'slow');
   const servedSlow = tally.servedBy.get('slow') ?? 0;
-  const outcome = await result(world, '4. a cheap model 200x slower', 'main', tally, `slow model served ${servedSlow} calls (${slow?.state ?? '?'}: ${slow?.reason ?? ''}); mid served ${tally.servedBy.get('mid') ?? 0}`, servedSlow === 0 && slow?.state === 'eliminated');
+  const outcome = await result(
+    world,
+    '4. a cheap model 200x slower',
+    'main',
+    tally,
+    `slow model served ${servedSlow} calls (${slow?.state ?? '?'}: ${slow?.reason ?? ''}); mid served ${tally.servedBy.get('mid') ?? 0}`,
+    servedSlow === 0 && slow?.state === 'eliminated',
+  );
   await world.close();
   return outcome;
 }
@@ -240,7 +302,14 @@ async function economy(seed: number): Promise<ScenarioResult[]> {
     const tally = await drive(world, { workload: 'main', requested: 'reference', calls, callsPerDay });
     const spend = await world.evalSpend('main');
     const saving = tally.referenceCost - tally.productionCost;
-    const outcome = await result(world, name, 'main', tally, `eval spend $${spend.toFixed(3)} = ${((100 * spend) / Math.max(saving, 1e-12)).toFixed(1)}% of the $${saving.toFixed(3)} saved; final model ${[...tally.servedBy].sort((a, b) => b[1] - a[1])[0]?.[0]}`, true);
+    const outcome = await result(
+      world,
+      name,
+      'main',
+      tally,
+      `eval spend $${spend.toFixed(3)} = ${((100 * spend) / Math.max(saving, 1e-12)).toFixed(1)}% of the $${saving.toFixed(3)} saved; final model ${[...tally.servedBy].sort((a, b) => b[1] - a[1])[0]?.[0]}`,
+      true,
+    );
     outcome.met = target === 0 ? saving - spend > 0 : outcome.netVsOracle >= target;
     results.push(outcome);
     await world.close();
@@ -288,14 +357,25 @@ async function contractEdits(seed: number): Promise<ScenarioResult> {
   steps.push(`pass rate 0.995: ${served()} serves (${strict?.reason}: ${strict?.detail})`);
   const reset = await setContract(world, 'main', { checks: [{ type: 'agreement', method: 'json_equal' }], pass_rate: 0.95 });
   steps.push(`new checks: evidence kept ${String(reset.evidence_kept)}, n=${await counts()}`);
-  const outcome = await result(world, '7. contract edits', 'main', tally, steps.join('; '), keptRoute && budget.evidence_kept === true && strict?.reason === 'contract_changed' && reset.evidence_kept === false);
+  const outcome = await result(
+    world,
+    '7. contract edits',
+    'main',
+    tally,
+    steps.join('; '),
+    keptRoute && budget.evidence_kept === true && strict?.reason === 'contract_changed' && reset.evidence_kept === false,
+  );
   await world.close();
   return outcome;
 }
 
 /** 8: 300 calls at once: more samples than the router's queue holds. */
 async function burst(seed: number): Promise<ScenarioResult> {
-  const world = await createWorld({ seed, models: [model('reference', 'acme', 10, steady(1)), model('cheap', 'beta', 0.5, steady(0.995), { latencyMs: 60 })], maxQueue: 64 });
+  const world = await createWorld({
+    seed,
+    models: [model('reference', 'acme', 10, steady(1)), model('cheap', 'beta', 0.5, steady(0.995), { latencyMs: 60 })],
+    maxQueue: 64,
+  });
   await setContract(world, 'main', { ...EXACT, sample_rate: 1 });
   const tally = newTally();
   await Promise.all(Array.from({ length: 300 }, () => world.call('main', 'reference', tally, PASS_RATE)));
@@ -303,7 +383,14 @@ async function burst(seed: number): Promise<ScenarioResult> {
   await drive(world, { workload: 'main', requested: 'reference', calls: 2_000, callsPerDay: 20_000 }, tally);
   const view = await routesOf(world, 'main');
   const dropped = view.routes[0]?.dropped_samples ?? 0;
-  const outcome = await result(world, '8. a burst of 300 calls', 'main', tally, `${dropped} samples dropped and shown (routes view, /metrics); ${tally.productionErrors} production errors`, dropped > 0 && tally.productionErrors === 0);
+  const outcome = await result(
+    world,
+    '8. a burst of 300 calls',
+    'main',
+    tally,
+    `${dropped} samples dropped and shown (routes view, /metrics); ${tally.productionErrors} production errors`,
+    dropped > 0 && tally.productionErrors === 0,
+  );
   await world.close();
   return outcome;
 }
@@ -322,7 +409,14 @@ async function burstWorkload(seed: number): Promise<ScenarioResult> {
   const view = await routesOf(world, 'main');
   const evaluated = view.routes[0]?.candidates.reduce((sum, candidate) => sum + candidate.evaluated, 0) ?? 0;
   const finding = `${evaluated} replies scored (tests, then checks of the serving model); eval spend $${spend.toFixed(3)}, saved $${saving.toFixed(3)}, net $${(saving - spend).toFixed(3)}; final model ${view.routes[0]?.served_model}`;
-  const outcome = await result(world, '9. 16,000 calls in 5 minutes, default contract', 'main', tally, finding, tally.firstSwitch !== null && saving - spend > 0 && tally.servedQuality >= 0.95 * tally.requestedQuality);
+  const outcome = await result(
+    world,
+    '9. 16,000 calls in 5 minutes, default contract',
+    'main',
+    tally,
+    finding,
+    tally.firstSwitch !== null && saving - spend > 0 && tally.servedQuality >= 0.95 * tally.requestedQuality,
+  );
   await world.close();
   return outcome;
 }
@@ -357,7 +451,14 @@ async function smallWorkloads(seed: number): Promise<ScenarioResult> {
   const saving = tally.referenceCost - tally.productionCost;
   const finding = `${onPrior} of ${workloads.length} workloads took a share on the project's prior; first call served cheaper ${tally.firstSwitch ?? 'never'} (of ${(calls * workloads.length).toLocaleString('en-US')}); eval spend $${spend.toFixed(3)}, saved $${saving.toFixed(3)}`;
   const met = onPrior >= workloads.length / 2 && saving - spend > 0 && tally.servedQuality >= 0.95 * tally.requestedQuality;
-  const outcome = await result(world, '10. twelve small workloads of one project, default contract', workloads[0] ?? '', tally, finding, met);
+  const outcome = await result(
+    world,
+    '10. twelve small workloads of one project, default contract',
+    workloads[0] ?? '',
+    tally,
+    finding,
+    met,
+  );
   // `result` counts one workload's eval spend: the net here is the project's.
   outcome.netVsOracle = (saving - spend) / (tally.referenceCost - tally.oracleCost);
   await world.close();
@@ -381,8 +482,13 @@ export async function runScenarios(seed: number): Promise<ScenarioResult[]> {
 
 export function renderScenarios(results: readonly ScenarioResult[]): string {
   const percent = (value: number, digits = 1) => (Number.isFinite(value) ? `${(100 * value).toFixed(digits)}%` : 'n/a');
-  const rows = results.map((entry) =>
-    `| ${entry.name} | ${entry.calls.toLocaleString('en-US')} | ${percent(entry.belowBar, 2)} | ${percent(entry.qualityRatio, 1)} | ${percent(entry.grossVsOracle)} / ${percent(entry.netVsOracle)} | ${entry.firstSwitch?.toLocaleString('en-US') ?? 'none'} | ${entry.finding} | ${entry.met ? 'met' : '**missed**'} |`,
+  const rows = results.map(
+    (entry) =>
+      `| ${entry.name} | ${entry.calls.toLocaleString('en-US')} | ${percent(entry.belowBar, 2)} | ${percent(entry.qualityRatio, 1)} | ${percent(entry.grossVsOracle)} / ${percent(entry.netVsOracle)} | ${entry.firstSwitch?.toLocaleString('en-US') ?? 'none'} | ${entry.finding} | ${entry.met ? 'met' : '**missed**'} |`,
   );
-  return ['| scenario | calls | served below the bar | quality vs the requested model | saving vs oracle, gross / net of eval spend | calls to first switch | what happened | target |', '|---|---|---|---|---|---|---|---|', ...rows].join('\n');
+  return [
+    '| scenario | calls | served below the bar | quality vs the requested model | saving vs oracle, gross / net of eval spend | calls to first switch | what happened | target |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
 }

@@ -46,14 +46,24 @@ export interface SimulatedModelSpec {
 
 export const USAGE = { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 };
 
-const WORDINGS = [(sum: number) => `The sum is ${sum}.`, (sum: number) => `${sum} is the answer`, (sum: number) => `It comes to ${sum}`, (sum: number) => `Adding them gives ${sum}.`];
+const WORDINGS = [
+  (sum: number) => `The sum is ${sum}.`,
+  (sum: number) => `${sum} is the answer`,
+  (sum: number) => `It comes to ${sum}`,
+  (sum: number) => `Adding them gives ${sum}.`,
+];
 
 export interface SimulatedEngine extends Engine {
   /** Calls per model, replays and judges included. */
   readonly calls: Map<string, number>;
 }
 
-export function createSimulatedEngine(id: string, models: readonly SimulatedModelSpec[], clock: SimulatedClock, random: Random): SimulatedEngine {
+export function createSimulatedEngine(
+  id: string,
+  models: readonly SimulatedModelSpec[],
+  clock: SimulatedClock,
+  random: Random,
+): SimulatedEngine {
   const byId = new Map(models.map((model) => [model.id, model]));
   const calls = new Map<string, number>();
 
@@ -63,9 +73,14 @@ export function createSimulatedEngine(id: string, models: readonly SimulatedMode
     calls.set(model.id, (calls.get(model.id) ?? 0) + 1);
     const at = clock.now();
     clock.advance(model.latencyMs);
-    if (model.outages?.some(([from, to]) => at >= from && at < to)) throw new EngineError(`simulated outage of ${model.id}`, undefined, 'engine_error');
+    if (model.outages?.some(([from, to]) => at >= from && at < to))
+      throw new EngineError(`simulated outage of ${model.id}`, undefined, 'engine_error');
     const prompt = lastUserText(request.messages);
-    const content = prompt.includes("[The Start of Assistant A's Answer]") ? judge(model, prompt) : prompt.includes('<rubric>') ? grade(model, prompt) : solve(model, prompt, at);
+    const content = prompt.includes("[The Start of Assistant A's Answer]")
+      ? judge(model, prompt)
+      : prompt.includes('<rubric>')
+        ? grade(model, prompt)
+        : solve(model, prompt, at);
     return { choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }], usage: USAGE };
   }
 
@@ -84,7 +99,8 @@ export function createSimulatedEngine(id: string, models: readonly SimulatedMode
     const b = numberIn(between(prompt, "[The Start of Assistant B's Answer]", "[The End of Assistant B's Answer]")) === sum;
     const truth = a === b ? 'C' : a ? 'A' : 'B';
     const verdicts = ['A', 'B', 'C'];
-    const verdict = random() < (model.judgeAccuracy ?? 1) ? truth : (verdicts.filter((other) => other !== truth)[Math.floor(random() * 2)] as string);
+    const verdict =
+      random() < (model.judgeAccuracy ?? 1) ? truth : (verdicts.filter((other) => other !== truth)[Math.floor(random() * 2)] as string);
     return `Both answers address the sum. Final verdict: [[${verdict}]]`;
   }
 
@@ -105,7 +121,10 @@ export function createSimulatedEngine(id: string, models: readonly SimulatedMode
       const completion = answer(request);
       const message = completion.choices[0]?.message;
       // One batch, as an engine hands over the events of one read (engine.ts).
-      yield [{ choices: [{ index: 0, delta: { role: 'assistant', content: message?.content ?? '' }, finish_reason: 'stop' }] }, { choices: [], usage: completion.usage }];
+      yield [
+        { choices: [{ index: 0, delta: { role: 'assistant', content: message?.content ?? '' }, finish_reason: 'stop' }] },
+        { choices: [], usage: completion.usage },
+      ];
     },
     async checkReady() {},
     unavailableReason: (model) => (byId.get(model)?.missing === true ? 'not downloaded' : null),

@@ -23,7 +23,14 @@ import type { Scope } from '../../../src/api/scope.js';
 import { createSqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
 import type { ApiKey, Store } from '../../../src/store/store.js';
 import { createRandom, seedFor } from '../random.js';
-import { createClock, createSimulatedEngine, USAGE, type SimulatedClock, type SimulatedEngine, type SimulatedModelSpec } from './simulated-engine.js';
+import {
+  createClock,
+  createSimulatedEngine,
+  USAGE,
+  type SimulatedClock,
+  type SimulatedEngine,
+  type SimulatedModelSpec,
+} from './simulated-engine.js';
 
 export const DAY_MS = 86_400_000;
 /** A served model this far below the pass rate is "below the bar", as in the workload simulation. */
@@ -77,7 +84,18 @@ export interface World {
 }
 
 export function newTally(): Tally {
-  return { calls: 0, bad: 0, referenceCost: 0, productionCost: 0, oracleCost: 0, productionErrors: 0, firstSwitch: null, servedBy: new Map(), servedQuality: 0, requestedQuality: 0 };
+  return {
+    calls: 0,
+    bad: 0,
+    referenceCost: 0,
+    productionCost: 0,
+    oracleCost: 0,
+    productionErrors: 0,
+    firstSwitch: null,
+    servedBy: new Map(),
+    servedQuality: 0,
+    requestedQuality: 0,
+  };
 }
 
 export async function createWorld(options: WorldOptions): Promise<World> {
@@ -88,14 +106,29 @@ export async function createWorld(options: WorldOptions): Promise<World> {
   const store = createSqliteStore({ path: ':memory:' });
   await store.migrate();
   const account = await store.accounts.ensureAccount('default');
-  const key = await store.accounts.createKey({ accountId: account.id, name: 'simulation', displayPrefix: 'tg_sim', hash: 'simulation', environment: 'production', role: 'admin', requestsPerMinute: null });
+  const key = await store.accounts.createKey({
+    accountId: account.id,
+    name: 'simulation',
+    displayPrefix: 'tg_sim',
+    hash: 'simulation',
+    environment: 'production',
+    role: 'admin',
+    requestsPerMinute: null,
+  });
   const yaml = `engines: [{ id: simulated, type: openai, base_url: "http://127.0.0.1:1/v1" }]
 models:
 ${options.models.map((model) => `  - { id: ${model.id}, provider: ${model.family}, served_by: [{ engine: simulated }], price: { input: ${model.price}, output: ${model.price} }, context_window: 8192, supports: [json, tools] }`).join('\n')}
 `;
   const catalog = createCatalog(parseConfig(yaml, {}).models);
   const engine = createSimulatedEngine('simulated', options.models, clock, createRandom(seedFor(options.seed, 'engine')));
-  const pools = new Map(catalog.list().map((model) => [model.id, createModelPool({ modelId: model.id, replicas: [{ engine, modelName: model.id }], logger: silentLogger, now: clock.now })]));
+  const pools = new Map(
+    catalog
+      .list()
+      .map((model) => [
+        model.id,
+        createModelPool({ modelId: model.id, replicas: [{ engine, modelName: model.id }], logger: silentLogger, now: clock.now }),
+      ]),
+  );
   const routes = createRouteTable({ routing: store.routing, logger: silentLogger, now: clock.now, pollIntervalMs: 3_600_000 });
   await routes.load();
   const router = createRouterWorker({
@@ -120,7 +153,10 @@ ${options.models.map((model) => `  - { id: ${model.id}, provider: ${model.family
   function oracleCost(requested: SimulatedModelSpec, passRate: number): number {
     const limit = Math.max(2 * requested.latencyMs, requested.latencyMs + LATENCY_SLACK_MS);
     const passing = options.models
-      .filter((model) => model.price < requested.price && model.missing !== true && model.quality(clock.now()) >= passRate && model.latencyMs <= limit)
+      .filter(
+        (model) =>
+          model.price < requested.price && model.missing !== true && model.quality(clock.now()) >= passRate && model.latencyMs <= limit,
+      )
       .sort((left, right) => left.price - right.price)[0];
     return priceOf(passing ?? requested);
   }
@@ -165,7 +201,18 @@ ${options.models.map((model) => `  - { id: ${model.id}, provider: ${model.family
         tally.productionCost += costOf(served, usage);
         const reply = completion.choices[0]!.message;
         await store.traces.insertBatch([traceOf(requestId, scope, key, requested.id, served.id, costOf(served, usage), at)]);
-        router.offer({ scope, environment: 'production', requestedModel: requested.id, servedModel: served.id, parameters, reply, usage, latencyMs: spec.latencyMs, ttftMs: null, stream: false });
+        router.offer({
+          scope,
+          environment: 'production',
+          requestedModel: requested.id,
+          servedModel: served.id,
+          parameters,
+          reply,
+          usage,
+          latencyMs: spec.latencyMs,
+          ttftMs: null,
+          stream: false,
+        });
       } catch {
         clock.set(at);
         ok = false;

@@ -25,7 +25,12 @@ export async function createRedisResponseCache(options: RedisResponseCacheOption
   const { logger } = options;
   const prefix = options.keyPrefix ?? 'taskgate:cache:';
   const where = redactedUrl(options.url);
-  const redis = connectRedis({ url: options.url, connectionName: 'taskgate-cache', commandTimeoutMs: options.commandTimeoutMs ?? 250, connectTimeoutMs: 1_000 });
+  const redis = connectRedis({
+    url: options.url,
+    connectionName: 'taskgate-cache',
+    commandTimeoutMs: options.commandTimeoutMs ?? 250,
+    connectTimeoutMs: 1_000,
+  });
   /** When the cache stopped answering from Redis; null while it does. */
   let degradedSince: number | null = null;
   let lastProblem = 'not connected yet';

@@ -110,5 +110,8 @@ function hasCall(messages: readonly ChatMessage[], callId: string | undefined): 
 /** `{type: "object"}` with no properties: a function without parameters. */
 function isEmptyObjectSchema(schema: Record<string, unknown>): boolean {
   const properties = schema.properties;
-  return schema.type === 'object' && (properties === undefined || (typeof properties === 'object' && properties !== null && Object.keys(properties).length === 0));
+  return (
+    schema.type === 'object' &&
+    (properties === undefined || (typeof properties === 'object' && properties !== null && Object.keys(properties).length === 0))
+  );
 }

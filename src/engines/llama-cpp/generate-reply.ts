@@ -31,7 +31,14 @@
  *     skips evaluating that prefix: reported as `cached_tokens`, as OpenAI does.
  */
 import { randomBytes } from 'node:crypto';
-import type { ChatHistoryItem, ChatModelFunctions, LlamaChat, LlamaChatResponse, LlamaGrammar, LLamaChatGenerateResponseOptions } from 'node-llama-cpp';
+import type {
+  ChatHistoryItem,
+  ChatModelFunctions,
+  LlamaChat,
+  LlamaChatResponse,
+  LlamaGrammar,
+  LLamaChatGenerateResponseOptions,
+} from 'node-llama-cpp';
 import type { FinishReason, ToolCall, Usage } from '../../api/chat-types.js';
 import { ClientAbortError, EngineError, GatewayError, InvalidRequestError } from '../../api/errors.js';
 import type { EngineRequest } from '../engine.js';
@@ -177,8 +184,10 @@ function repeatPenaltyOf(request: EngineRequest): LLamaChatGenerateResponseOptio
 
 /** What the CPU engine cannot do is refused, never silently ignored. */
 function refuseUnsupported(request: EngineRequest): void {
-  if (request.n !== undefined && request.n > 1) throw new InvalidRequestError('The CPU engine generates one choice per call; n must be 1.', 'n', 'unsupported_parameter');
-  if (request.logprobs === true) throw new InvalidRequestError('The CPU engine does not return logprobs.', 'logprobs', 'unsupported_parameter');
+  if (request.n !== undefined && request.n > 1)
+    throw new InvalidRequestError('The CPU engine generates one choice per call; n must be 1.', 'n', 'unsupported_parameter');
+  if (request.logprobs === true)
+    throw new InvalidRequestError('The CPU engine does not return logprobs.', 'logprobs', 'unsupported_parameter');
   if (request.logit_bias !== undefined && Object.keys(request.logit_bias).length > 0) {
     throw new InvalidRequestError('The CPU engine does not apply logit_bias.', 'logit_bias', 'unsupported_parameter');
   }

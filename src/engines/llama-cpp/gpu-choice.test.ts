@@ -4,11 +4,18 @@ import { describe, expect, it } from 'vitest';
 import { chooseGpu, gpuBuildPackages } from './gpu-choice.js';
 
 const none = () => false;
-const only = (...names: string[]) => (name: string) => names.includes(name);
+const only =
+  (...names: string[]) =>
+  (name: string) =>
+    names.includes(name);
 
 describe('chooseGpu', () => {
   it('runs on the CPU, and says how to get CUDA or Vulkan, when their builds are not installed', () => {
-    expect(chooseGpu('auto', 'linux', 'x64', none)).toEqual({ gpu: false, note: 'the CUDA and Vulkan builds of llama.cpp are not installed (TASKGATE_GPU_BUILDS=1 npm ci keeps them)', problem: null });
+    expect(chooseGpu('auto', 'linux', 'x64', none)).toEqual({
+      gpu: false,
+      note: 'the CUDA and Vulkan builds of llama.cpp are not installed (TASKGATE_GPU_BUILDS=1 npm ci keeps them)',
+      problem: null,
+    });
     expect(chooseGpu('auto', 'linux', 'arm64', none).note).toBe('no GPU build of llama.cpp exists for linux-arm64');
   });
 
@@ -31,9 +38,12 @@ describe('chooseGpu', () => {
   });
 
   it('names the same packages node-llama-cpp lists as its optional dependencies', () => {
-    const { optionalDependencies } = JSON.parse(readFileSync(join('node_modules', 'node-llama-cpp', 'package.json'), 'utf8')) as { optionalDependencies: Record<string, string> };
+    const { optionalDependencies } = JSON.parse(readFileSync(join('node_modules', 'node-llama-cpp', 'package.json'), 'utf8')) as {
+      optionalDependencies: Record<string, string>;
+    };
     for (const platform of ['linux', 'win32'] as const) {
-      for (const name of [...gpuBuildPackages(platform, 'x64').cuda, ...gpuBuildPackages(platform, 'x64').vulkan]) expect(Object.keys(optionalDependencies)).toContain(name);
+      for (const name of [...gpuBuildPackages(platform, 'x64').cuda, ...gpuBuildPackages(platform, 'x64').vulkan])
+        expect(Object.keys(optionalDependencies)).toContain(name);
     }
   });
 });

@@ -25,10 +25,18 @@ export const KEEP_GPU_BUILDS = 'TASKGATE_GPU_BUILDS=1 npm ci';
 export function gpuBuildPackages(platform: NodeJS.Platform, arch: string): Record<'cuda' | 'vulkan', string[]> {
   const prefix = platform === 'linux' ? 'linux' : platform === 'win32' ? 'win' : null;
   if (prefix === null || arch !== 'x64') return { cuda: [], vulkan: [] };
-  return { cuda: [`@node-llama-cpp/${prefix}-x64-cuda`, `@node-llama-cpp/${prefix}-x64-cuda-ext`], vulkan: [`@node-llama-cpp/${prefix}-x64-vulkan`] };
+  return {
+    cuda: [`@node-llama-cpp/${prefix}-x64-cuda`, `@node-llama-cpp/${prefix}-x64-cuda-ext`],
+    vulkan: [`@node-llama-cpp/${prefix}-x64-vulkan`],
+  };
 }
 
-export function chooseGpu(setting: GpuSetting, platform: NodeJS.Platform, arch: string, isInstalled: (packageName: string) => boolean): GpuChoice {
+export function chooseGpu(
+  setting: GpuSetting,
+  platform: NodeJS.Platform,
+  arch: string,
+  isInstalled: (packageName: string) => boolean,
+): GpuChoice {
   if (setting === false) return { gpu: false, note: 'gpu: false in the config', problem: null };
   if (platform === 'darwin') {
     if (setting === 'auto' || setting === 'metal') return { gpu: setting, note: null, problem: null };
@@ -39,7 +47,10 @@ export function chooseGpu(setting: GpuSetting, platform: NodeJS.Platform, arch: 
   if (setting === 'metal') return { gpu: false, note: null, problem: 'gpu: metal is only available on macOS' };
   if (setting === 'auto') {
     if (installed.cuda || installed.vulkan) return { gpu: 'auto', note: null, problem: null };
-    const note = builds.cuda.length === 0 ? `no GPU build of llama.cpp exists for ${platform}-${arch}` : `the CUDA and Vulkan builds of llama.cpp are not installed (${KEEP_GPU_BUILDS} keeps them)`;
+    const note =
+      builds.cuda.length === 0
+        ? `no GPU build of llama.cpp exists for ${platform}-${arch}`
+        : `the CUDA and Vulkan builds of llama.cpp are not installed (${KEEP_GPU_BUILDS} keeps them)`;
     return { gpu: false, note, problem: null };
   }
   if (installed[setting]) return { gpu: setting, note: null, problem: null };

@@ -75,7 +75,10 @@ class LlamaCppEngine implements Engine {
       threads: options.runtime.threads,
       models: options.models.length,
       ...(missing.length > 0
-        ? { without_files: missing.join(', '), hint: 'calls to these get a 503 naming the command that fetches the file (taskgate models pull <id>)' }
+        ? {
+            without_files: missing.join(', '),
+            hint: 'calls to these get a 503 naming the command that fetches the file (taskgate models pull <id>)',
+          }
         : {}),
     });
   }
@@ -113,7 +116,13 @@ class LlamaCppEngine implements Engine {
       },
       // As OpenAI streams a call: id, type and name once, in its first delta; then arguments only.
       onToolCallArguments: (index, id, name, argumentsText) =>
-        push({ tool_calls: [index === callsStarted ? { index, id, type: 'function', function: { name, arguments: argumentsText } } : { index, function: { arguments: argumentsText } }] }),
+        push({
+          tool_calls: [
+            index === callsStarted
+              ? { index, id, type: 'function', function: { name, arguments: argumentsText } }
+              : { index, function: { arguments: argumentsText } },
+          ],
+        }),
     };
     const finished = generateReply(chat, request, this.grammarFor, generation.signal, listener).then(
       (reply) => {
@@ -186,7 +195,11 @@ class LlamaCppEngine implements Engine {
     try {
       loadedModel = await llama.loadModel({ modelPath: model.file });
     } catch (error) {
-      throw new EngineError(`The CPU engine cannot load ${model.file}: ${error instanceof Error ? error.message : String(error)}`, error, 'model_load_failed');
+      throw new EngineError(
+        `The CPU engine cannot load ${model.file}: ${error instanceof Error ? error.message : String(error)}`,
+        error,
+        'model_load_failed',
+      );
     }
     const contextSize = Math.min(model.contextSize, loadedModel.trainContextSize);
     const context = await loadedModel.createContext({ contextSize, sequences: model.sequences, threads: this.options.runtime.threads });
@@ -216,7 +229,9 @@ class LlamaCppEngine implements Engine {
     if (cached !== undefined) return cached;
     const created = this.options.runtime.load().then(async (llama) => {
       try {
-        return schema === undefined ? await llama.getGrammarFor('json') : await llama.createGrammarForJsonSchema(schema as Parameters<typeof llama.createGrammarForJsonSchema>[0]);
+        return schema === undefined
+          ? await llama.getGrammarFor('json')
+          : await llama.createGrammarForJsonSchema(schema as Parameters<typeof llama.createGrammarForJsonSchema>[0]);
       } catch (error) {
         this.grammars.delete(key);
         throw new InvalidRequestError(

@@ -39,10 +39,19 @@ export function createLlamaRuntime(options: { threads: number; gpu: GpuSetting; 
 
   async function start(): Promise<Llama> {
     const choice = chooseGpu(options.gpu, process.platform, process.arch, isPackageInstalled);
-    if (choice.problem !== null) throw new EngineUnavailableError(`The CPU engine cannot start: ${choice.problem}.`, undefined, 'engine_not_installed');
+    if (choice.problem !== null)
+      throw new EngineUnavailableError(`The CPU engine cannot start: ${choice.problem}.`, undefined, 'engine_not_installed');
     let llama: Llama;
     try {
-      llama = await getLlama({ gpu: choice.gpu, build: 'never', skipDownload: true, progressLogs: false, maxThreads: threads, logLevel: LlamaLogLevel.warn, logger: forward });
+      llama = await getLlama({
+        gpu: choice.gpu,
+        build: 'never',
+        skipDownload: true,
+        progressLogs: false,
+        maxThreads: threads,
+        logLevel: LlamaLogLevel.warn,
+        logger: forward,
+      });
     } catch (error) {
       throw new EngineUnavailableError(
         `The CPU engine cannot load llama.cpp on this machine (${process.platform}-${process.arch}): ${error instanceof Error ? error.message : String(error)}. Reinstall with "npm ci" so the @node-llama-cpp/${process.platform}-${process.arch} package is present.`,
@@ -50,7 +59,11 @@ export function createLlamaRuntime(options: { threads: number; gpu: GpuSetting; 
         'engine_not_installed',
       );
     }
-    logger.info('llama.cpp loaded', { build: llama.gpu === false ? 'cpu' : llama.gpu, threads, ...(choice.note === null ? {} : { no_gpu_because: choice.note }) });
+    logger.info('llama.cpp loaded', {
+      build: llama.gpu === false ? 'cpu' : llama.gpu,
+      threads,
+      ...(choice.note === null ? {} : { no_gpu_because: choice.note }),
+    });
     return llama;
   }
 

@@ -61,7 +61,11 @@ export class Exchange implements StreamedReply {
     try {
       this.parser.push(bytes);
     } catch (error) {
-      this.cancel(error instanceof MalformedResponseError ? new TransportError('MALFORMED_RESPONSE', `not a valid HTTP/1.1 reply: ${error.message}`) : (error as Error));
+      this.cancel(
+        error instanceof MalformedResponseError
+          ? new TransportError('MALFORMED_RESPONSE', `not a valid HTTP/1.1 reply: ${error.message}`)
+          : (error as Error),
+      );
     }
   }
 

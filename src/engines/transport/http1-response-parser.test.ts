@@ -49,7 +49,11 @@ describe('ResponseParser', () => {
         const at = [0, ...cuts.sort((a, b) => a - b), bytes.length];
         const parts: Buffer[] = [];
         let ends = 0;
-        const parser = new ResponseParser({ onHead: () => undefined, onBody: (piece) => parts.push(Buffer.from(piece)), onEnd: () => (ends += 1) });
+        const parser = new ResponseParser({
+          onHead: () => undefined,
+          onBody: (piece) => parts.push(Buffer.from(piece)),
+          onEnd: () => (ends += 1),
+        });
         for (let index = 1; index < at.length; index++) parser.push(bytes.subarray(at[index - 1], at[index]));
         expect(Buffer.concat(parts).toString('utf8')).toBe('data: {"a":"héllo wörld"}\n\ndata: [DONE]\n\n');
         expect(ends).toBe(1);
@@ -66,7 +70,9 @@ describe('ResponseParser', () => {
   });
 
   it('skips informational heads (100 Continue, 103) before the real one', () => {
-    const { heads, body } = parse('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\nHTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\nok');
+    const { heads, body } = parse(
+      'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\nHTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\nok',
+    );
     expect(heads.map((head) => head.statusCode)).toEqual([201]);
     expect(body).toBe('ok');
   });
@@ -108,7 +114,8 @@ describe('ResponseParser', () => {
     expect(() => parse('HTTP/1.1 200 OK\r\nno colon here\r\n\r\n')).toThrow(MalformedResponseError);
     expect(() => parse('HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\n\r\n')).toThrow(MalformedResponseError);
     expect(() => parse('HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n')).toThrow(MalformedResponseError);
-    for (const length of ['1e3', '0x10', '+5', '5 5', '']) expect(() => parse(`HTTP/1.1 200 OK\r\ncontent-length: ${length}\r\n\r\n`)).toThrow(MalformedResponseError);
+    for (const length of ['1e3', '0x10', '+5', '5 5', ''])
+      expect(() => parse(`HTTP/1.1 200 OK\r\ncontent-length: ${length}\r\n\r\n`)).toThrow(MalformedResponseError);
     expect(() => parse('HTTP/1.1 1e2 OK\r\ncontent-length: 0\r\n\r\n')).toThrow(MalformedResponseError);
     expect(() => parse('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n')).toThrow(MalformedResponseError);
     expect(() => parse('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\nabc')).toThrow(MalformedResponseError);
@@ -136,7 +143,9 @@ describe('ResponseParser', () => {
     expect(sameRead).toThrow(MalformedResponseError);
     let ends = 0;
     const parser = new ResponseParser({ onHead: () => undefined, onBody: () => undefined, onEnd: () => (ends += 1) });
-    expect(() => parser.push(Buffer.from('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\nX'))).toThrow(MalformedResponseError);
+    expect(() => parser.push(Buffer.from('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\nX'))).toThrow(
+      MalformedResponseError,
+    );
     expect(ends).toBe(0);
     const complete = parse('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
     expect(() => complete.parser.push(Buffer.from('x'))).toThrow(MalformedResponseError);

@@ -158,7 +158,8 @@ function bodyStateOf(head: ResponseHead, parser: ResponseParser): State {
   if (encoding !== undefined && length !== undefined) throw new MalformedResponseError('both transfer-encoding and content-length');
   if (encoding !== undefined) {
     // Only `chunked` is read, and it must come last (RFC 9112, 6.1).
-    if (!encoding.toLowerCase().trimEnd().endsWith('chunked')) throw new MalformedResponseError(`a transfer-encoding it cannot read (${encoding})`);
+    if (!encoding.toLowerCase().trimEnd().endsWith('chunked'))
+      throw new MalformedResponseError(`a transfer-encoding it cannot read (${encoding})`);
     return 'chunk-size';
   }
   if (length !== undefined) {
@@ -228,17 +229,28 @@ function parseHead(text: string): ResponseHead {
   const statusLine = lineEnd === -1 ? text : text.slice(0, lineEnd);
   const statusText = statusLine.slice(9, 12);
   const statusCode = Number(statusText);
-  if (!statusLine.startsWith('HTTP/1.') || (statusLine[7] !== '0' && statusLine[7] !== '1') || statusLine[8] !== ' ' || statusText.length !== 3 || !isDigits(statusText) || statusCode < 100 || (statusLine.length > 12 && statusLine[12] !== ' ')) {
+  if (
+    !statusLine.startsWith('HTTP/1.') ||
+    (statusLine[7] !== '0' && statusLine[7] !== '1') ||
+    statusLine[8] !== ' ' ||
+    statusText.length !== 3 ||
+    !isDigits(statusText) ||
+    statusCode < 100 ||
+    (statusLine.length > 12 && statusLine[12] !== ' ')
+  ) {
     throw new MalformedResponseError('a status line that is not HTTP/1.x');
   }
   const headers: IncomingHttpHeaders = {};
-  for (let start = lineEnd === -1 ? text.length : lineEnd + 2; start < text.length; ) {
+  for (let start = lineEnd === -1 ? text.length : lineEnd + 2; start < text.length;) {
     const end = text.indexOf('\r\n', start);
     const stop = end === -1 ? text.length : end;
     const colon = text.indexOf(':', start);
     if (colon <= start || colon > stop) throw new MalformedResponseError('a malformed header line');
     // A line that starts with a space or tab continues the one before (obs-fold): refused, as is a name with a space before its colon.
-    if (!isToken(text, start, colon)) throw new MalformedResponseError(text.charCodeAt(start) === 0x20 || text.charCodeAt(start) === 0x09 ? 'a folded header line' : 'a malformed header name');
+    if (!isToken(text, start, colon))
+      throw new MalformedResponseError(
+        text.charCodeAt(start) === 0x20 || text.charCodeAt(start) === 0x09 ? 'a folded header line' : 'a malformed header name',
+      );
     const name = text.slice(start, colon).toLowerCase();
     const value = text.slice(colon + 1, stop).trim();
     if (!isFieldValue(value)) throw new MalformedResponseError('a header value with a control character');

@@ -33,7 +33,14 @@ import { connect as connectTls } from 'node:tls';
 import { abortReason } from '../abort-reason.js';
 import { watchAbort } from '../../fast-path/abort-watch.js';
 import { Exchange, type ConnectionOwner } from './http1-exchange.js';
-import { TransportError, type EngineTransport, type PreparedRequest, type RequestTimeouts, type StreamedReply, type TransportOptions } from './engine-transport.js';
+import {
+  TransportError,
+  type EngineTransport,
+  type PreparedRequest,
+  type RequestTimeouts,
+  type StreamedReply,
+  type TransportOptions,
+} from './engine-transport.js';
 
 const defaultKeepAliveMs = 4_000;
 
@@ -95,9 +102,15 @@ class Http1Transport implements EngineTransport, ConnectionOwner {
     const { origin, connectTimeoutMs } = this.options;
     const port = Number(origin.port || (origin.protocol === 'https:' ? 443 : 80));
     const host = origin.hostname.replace(/^\[|\]$/g, '');
-    const socket = origin.protocol === 'https:' ? connectTls({ host, port, servername: isIP(host) === 0 ? host : undefined, ALPNProtocols: ['http/1.1'] }) : connectTcp({ host, port });
+    const socket =
+      origin.protocol === 'https:'
+        ? connectTls({ host, port, servername: isIP(host) === 0 ? host : undefined, ALPNProtocols: ['http/1.1'] })
+        : connectTcp({ host, port });
     socket.setNoDelay(true);
-    const timer = setTimeout(() => socket.destroy(new TransportError('CONNECT_TIMEOUT', `no connection within ${connectTimeoutMs} ms`)), connectTimeoutMs);
+    const timer = setTimeout(
+      () => socket.destroy(new TransportError('CONNECT_TIMEOUT', `no connection within ${connectTimeoutMs} ms`)),
+      connectTimeoutMs,
+    );
     socket.once('close', () => clearTimeout(timer));
     return { socket, timer };
   }

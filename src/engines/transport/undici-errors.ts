@@ -18,13 +18,20 @@ export function isMalformed(error: Error, headReceived: boolean): boolean {
 export function transportErrorOf(error: Error, sent: boolean, headReceived: boolean): TransportError {
   const code = (error as { code?: unknown }).code;
   if (!sent) {
-    if (code === 'UND_ERR_CONNECT_TIMEOUT') return new TransportError('CONNECT_TIMEOUT', `no connection to the engine: ${error.message}`, error);
-    if (code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED') return new TransportError('CLOSED', 'the engine transport is closed', error);
+    if (code === 'UND_ERR_CONNECT_TIMEOUT')
+      return new TransportError('CONNECT_TIMEOUT', `no connection to the engine: ${error.message}`, error);
+    if (code === 'UND_ERR_CLOSED' || code === 'UND_ERR_DESTROYED')
+      return new TransportError('CLOSED', 'the engine transport is closed', error);
     return new TransportError('CONNECT_FAILED', `could not connect to the engine: ${error.message}`, error);
   }
   if (code === 'UND_ERR_HEADERS_TIMEOUT') return new TransportError('HEADERS_TIMEOUT', 'no reply head in time', error);
   if (code === 'UND_ERR_BODY_TIMEOUT') return new TransportError('BODY_TIMEOUT', 'no bytes of the reply in time', error);
-  if (isMalformed(error, headReceived)) return new TransportError('MALFORMED_RESPONSE', `not a valid HTTP/1.1 reply: ${error.message}`, error);
+  if (isMalformed(error, headReceived))
+    return new TransportError('MALFORMED_RESPONSE', `not a valid HTTP/1.1 reply: ${error.message}`, error);
   // Once written, any other loss (closed, reset, a failed write) may come after the engine started: never a resend.
-  return new TransportError('CONNECTION_CLOSED', headReceived ? 'the engine closed the connection mid-reply' : 'the engine closed the connection before replying', error);
+  return new TransportError(
+    'CONNECTION_CLOSED',
+    headReceived ? 'the engine closed the connection mid-reply' : 'the engine closed the connection before replying',
+    error,
+  );
 }

@@ -122,7 +122,8 @@ export class Exchange implements StreamedReply, Dispatcher.DispatchHandler {
   /** The connection this exchange holds closed. */
   disconnected(error: Error): void {
     if (this.state !== 'ending') return;
-    if (isMalformed(error, true)) this.fail(new TransportError('MALFORMED_RESPONSE', `bytes after a complete reply (${error.message})`, error));
+    if (isMalformed(error, true))
+      this.fail(new TransportError('MALFORMED_RESPONSE', `bytes after a complete reply (${error.message})`, error));
     else this.end();
   }
 

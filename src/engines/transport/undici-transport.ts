@@ -38,7 +38,14 @@
 import { Client } from 'undici';
 import { abortReason } from '../abort-reason.js';
 import { watchAbort } from '../../fast-path/abort-watch.js';
-import { TransportError, type EngineTransport, type PreparedRequest, type RequestTimeouts, type StreamedReply, type TransportOptions } from './engine-transport.js';
+import {
+  TransportError,
+  type EngineTransport,
+  type PreparedRequest,
+  type RequestTimeouts,
+  type StreamedReply,
+  type TransportOptions,
+} from './engine-transport.js';
 import { Exchange, type ConnectionOwner } from './undici-exchange.js';
 
 export function createUndiciTransport(options: TransportOptions): EngineTransport {

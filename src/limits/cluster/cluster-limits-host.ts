@@ -23,9 +23,11 @@ export function createClusterLimitsHost(limiter: RateLimiter = createMemoryRateL
         const ask = asLimitsAsk(message);
         if (ask === null) return;
         if (ask.type === 'limits:spend') return limiter.spendTokens(ask.key, ask.tokensPerMinute, ask.tokens);
-        if (ask.type === 'limits:ping') return void channel.send({ type: 'limits:answer', id: ask.id, admission: null } satisfies LimitsAnswer);
+        if (ask.type === 'limits:ping')
+          return void channel.send({ type: 'limits:answer', id: ask.id, admission: null } satisfies LimitsAnswer);
         const admission = limiter.admit(ask.key, ask.limits);
-        if (admission instanceof Promise) void admission.then((settled) => channel.send({ type: 'limits:answer', id: ask.id, admission: settled } satisfies LimitsAnswer));
+        if (admission instanceof Promise)
+          void admission.then((settled) => channel.send({ type: 'limits:answer', id: ask.id, admission: settled } satisfies LimitsAnswer));
         else channel.send({ type: 'limits:answer', id: ask.id, admission } satisfies LimitsAnswer);
       });
     },

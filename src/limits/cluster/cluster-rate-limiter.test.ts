@@ -38,7 +38,11 @@ function link(): { worker: MessageChannel; primary: MessageChannel; state: 'open
 }
 
 /** A worker's limiter linked to a host; `close` closes both. */
-function clusterLimiter(host: ClusterLimitsHost, options: { answerTimeoutMs?: number; probeIntervalMs?: number } = {}, logger = silentLogger) {
+function clusterLimiter(
+  host: ClusterLimitsHost,
+  options: { answerTimeoutMs?: number; probeIntervalMs?: number } = {},
+  logger = silentLogger,
+) {
   const channels = link();
   const detach = host.attach(channels.primary);
   const limiter = createClusterRateLimiter({ channel: channels.worker, logger, ...options });
@@ -65,7 +69,9 @@ describe('cluster rate limiter', () => {
     const host = createClusterLimitsHost();
     const workers = [clusterLimiter(host), clusterLimiter(host), clusterLimiter(host)];
     const key = `key_${randomUUID()}`;
-    const admissions = await Promise.all(Array.from({ length: 30 }, (_, index) => (workers[index % 3]?.limiter as RateLimiter).admit(key, requestsOnly(10))));
+    const admissions = await Promise.all(
+      Array.from({ length: 30 }, (_, index) => (workers[index % 3]?.limiter as RateLimiter).admit(key, requestsOnly(10))),
+    );
     const admitted = admissions.filter((admission) => admission.allowed);
     expect(admitted).toHaveLength(10);
     expect(admitted.map((admission) => admission.requests.remaining).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);

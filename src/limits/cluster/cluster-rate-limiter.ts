@@ -55,9 +55,12 @@ export function createClusterRateLimiter(options: ClusterRateLimiterOptions): Ra
     lastProblem = problem;
     if (degradedSince !== null) return;
     degradedSince = Date.now();
-    logger.warn('rate limits: the primary process does not answer; this worker now limits on its own (a key may get up to one budget per worker) until it does', {
-      problem,
-    });
+    logger.warn(
+      'rate limits: the primary process does not answer; this worker now limits on its own (a key may get up to one budget per worker) until it does',
+      {
+        problem,
+      },
+    );
   }
 
   /** Sends an ask and resolves with its answer, or with undefined when the link is closed or the answer is late (after falling back). */
@@ -87,7 +90,9 @@ export function createClusterRateLimiter(options: ClusterRateLimiterOptions): Ra
     try {
       const answer = await ask({ type: 'limits:ping', id: nextId++ });
       if (answer === undefined || closed || degradedSince === null) return;
-      logger.info('rate limits: the primary process answers again; limits are shared by the workers again', { degraded_seconds: Math.round((Date.now() - degradedSince) / 1000) });
+      logger.info('rate limits: the primary process answers again; limits are shared by the workers again', {
+        degraded_seconds: Math.round((Date.now() - degradedSince) / 1000),
+      });
       degradedSince = null;
     } catch (error) {
       logger.error('rate limits: probing the primary failed', errorFields(error));
@@ -105,7 +110,8 @@ export function createClusterRateLimiter(options: ClusterRateLimiterOptions): Ra
     },
     spendTokens(key, tokensPerMinute, tokens) {
       if (!(tokens > 0)) return;
-      if (degradedSince !== null || !channel.send({ type: 'limits:spend', key, tokensPerMinute, tokens } satisfies LimitsAsk)) fallback.spendTokens(key, tokensPerMinute, tokens);
+      if (degradedSince !== null || !channel.send({ type: 'limits:spend', key, tokensPerMinute, tokens } satisfies LimitsAsk))
+        fallback.spendTokens(key, tokensPerMinute, tokens);
     },
     degraded() {
       if (degradedSince === null) return null;

@@ -21,8 +21,15 @@ export interface LimitsAnswer {
 
 export function asLimitsAsk(message: unknown): LimitsAsk | null {
   if (!isRecord(message)) return null;
-  if (message.type === 'limits:admit' && typeof message.id === 'number' && typeof message.key === 'string' && isRecord(message.limits)) return message as LimitsAsk;
-  if (message.type === 'limits:spend' && typeof message.key === 'string' && typeof message.tokensPerMinute === 'number' && typeof message.tokens === 'number') return message as LimitsAsk;
+  if (message.type === 'limits:admit' && typeof message.id === 'number' && typeof message.key === 'string' && isRecord(message.limits))
+    return message as LimitsAsk;
+  if (
+    message.type === 'limits:spend' &&
+    typeof message.key === 'string' &&
+    typeof message.tokensPerMinute === 'number' &&
+    typeof message.tokens === 'number'
+  )
+    return message as LimitsAsk;
   if (message.type === 'limits:ping' && typeof message.id === 'number') return message as LimitsAsk;
   return null;
 }

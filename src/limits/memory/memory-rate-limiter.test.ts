@@ -15,7 +15,12 @@ describe('memory rate limiter', () => {
     expect(limiter.admit('k', limits)).toMatchObject({ allowed: true, requests: { remaining: 0 } });
 
     limiter.spendTokens('k', 600, 700);
-    expect(limiter.admit('k', limits)).toMatchObject({ allowed: false, refusedBy: 'tokens', tokens: { remaining: 0 }, retryAfterSeconds: 11 });
+    expect(limiter.admit('k', limits)).toMatchObject({
+      allowed: false,
+      refusedBy: 'tokens',
+      tokens: { remaining: 0 },
+      retryAfterSeconds: 11,
+    });
     // 100 ms a token: 10.1 s later one token is left again (and the request budget has refilled too).
     now += 10_100;
     expect(limiter.admit('k', limits)).toMatchObject({ allowed: true, tokens: { remaining: 1 } });

@@ -41,7 +41,9 @@ describe.skipIf(url === null)('redis rate limiter, on the machine’s Redis', ()
     const limiters = await Promise.all([1, 2, 3].map(() => createRedisRateLimiter({ url: url as string, logger: silentLogger })));
     try {
       const key = freshKey();
-      const admissions = await Promise.all(Array.from({ length: 30 }, (_, index) => (limiters[index % 3] as RateLimiter).admit(key, requestsOnly(10))));
+      const admissions = await Promise.all(
+        Array.from({ length: 30 }, (_, index) => (limiters[index % 3] as RateLimiter).admit(key, requestsOnly(10))),
+      );
       const admitted = admissions.filter((admission) => admission.allowed);
       expect(admitted).toHaveLength(10);
       expect(admitted.map((admission) => admission.requests.remaining).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);

@@ -49,19 +49,28 @@ export async function createRedisRateLimiter(options: RedisRateLimiterOptions): 
     lastProblem = problem instanceof Error ? problem.message : String(problem);
     if (degradedSince !== null) return;
     degradedSince = Date.now();
-    logger.warn('rate limits: Redis does not answer; each process now limits on its own (a key may get up to one budget per process) until it does', {
-      redis: where,
-      ...errorFields(problem),
-    });
+    logger.warn(
+      'rate limits: Redis does not answer; each process now limits on its own (a key may get up to one budget per process) until it does',
+      {
+        redis: where,
+        ...errorFields(problem),
+      },
+    );
   }
 
   async function probe(): Promise<void> {
     if (degradedSince === null || probing || closed || !client.isReady()) return;
     probing = true;
     try {
-      parseAdmission(await client.run(keysOf('probe'), ['admit', 1_000_000_000, 0]), { requestsPerMinute: 1_000_000_000, tokensPerMinute: null });
+      parseAdmission(await client.run(keysOf('probe'), ['admit', 1_000_000_000, 0]), {
+        requestsPerMinute: 1_000_000_000,
+        tokensPerMinute: null,
+      });
       if (closed || degradedSince === null) return;
-      logger.info('rate limits: Redis answers again; limits are shared again', { redis: where, degraded_seconds: Math.round((Date.now() - degradedSince) / 1000) });
+      logger.info('rate limits: Redis answers again; limits are shared again', {
+        redis: where,
+        degraded_seconds: Math.round((Date.now() - degradedSince) / 1000),
+      });
       degradedSince = null;
     } catch (error) {
       fallBack(error);

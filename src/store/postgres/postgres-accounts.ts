@@ -12,7 +12,11 @@ export function createPostgresAccounts(database: PostgresDatabase): AccountPart 
     async ensureAccount(name) {
       // Two statements, not one: a row another process inserted after this statement's snapshot is
       // invisible to it, but visible to the next statement once the conflict has waited for its commit.
-      await database.execute('INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [newId('acct'), name, Date.now()]);
+      await database.execute('INSERT INTO accounts (id, name, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [
+        newId('acct'),
+        name,
+        Date.now(),
+      ]);
       return readBack(await byColumn('name', name), 'postgres');
     },
     async getAccount(id) {

@@ -140,7 +140,8 @@ export function createPostgresChangeFeed(database: PostgresDatabase, logger?: Lo
       if (heartbeatTimer !== null) clearInterval(heartbeatTimer);
       const connection = client;
       client = null;
-      if (connection !== null) await Promise.race([connection.end().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+      if (connection !== null)
+        await Promise.race([connection.end().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
     },
   };
 }

@@ -14,8 +14,18 @@ export function createPostgresKeys(database: PostgresDatabase): KeyPart {
            daily_budget_usd, monthly_budget_usd, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${keyColumns}`,
         [
-          newId('key'), key.accountId, key.name, key.displayPrefix, key.hash, key.environment, key.role, key.requestsPerMinute, key.tokensPerMinute ?? null,
-          key.dailyBudgetUsd ?? null, key.monthlyBudgetUsd ?? null, key.createdAt ?? Date.now(),
+          newId('key'),
+          key.accountId,
+          key.name,
+          key.displayPrefix,
+          key.hash,
+          key.environment,
+          key.role,
+          key.requestsPerMinute,
+          key.tokensPerMinute ?? null,
+          key.dailyBudgetUsd ?? null,
+          key.monthlyBudgetUsd ?? null,
+          key.createdAt ?? Date.now(),
         ],
       );
       return readBack(rows[0], 'postgres');
@@ -24,17 +34,29 @@ export function createPostgresKeys(database: PostgresDatabase): KeyPart {
       return (await database.query<ApiKey>(`SELECT ${keyColumns} FROM api_keys WHERE hash = $1`, [hash]))[0] ?? null;
     },
     async listKeys(accountId, page) {
-      return paginate(page, (row: ApiKey) => [row.createdAt, row.id], (limit, after) =>
-        after === null
-          ? database.query<ApiKey>(`SELECT ${keyColumns} FROM api_keys WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`, [accountId, limit])
-          : database.query<ApiKey>(
-              `SELECT ${keyColumns} FROM api_keys WHERE account_id = $1 AND (created_at, id) < ($2, $3) ORDER BY created_at DESC, id DESC LIMIT $4`,
-              [accountId, after[0], after[1], limit],
-            ),
+      return paginate(
+        page,
+        (row: ApiKey) => [row.createdAt, row.id],
+        (limit, after) =>
+          after === null
+            ? database.query<ApiKey>(
+                `SELECT ${keyColumns} FROM api_keys WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
+                [accountId, limit],
+              )
+            : database.query<ApiKey>(
+                `SELECT ${keyColumns} FROM api_keys WHERE account_id = $1 AND (created_at, id) < ($2, $3) ORDER BY created_at DESC, id DESC LIMIT $4`,
+                [accountId, after[0], after[1], limit],
+              ),
       );
     },
     async revokeKey(accountId, keyId, at) {
-      return (await database.execute('UPDATE api_keys SET revoked_at = $1 WHERE account_id = $2 AND id = $3 AND revoked_at IS NULL', [at, accountId, keyId])) === 1;
+      return (
+        (await database.execute('UPDATE api_keys SET revoked_at = $1 WHERE account_id = $2 AND id = $3 AND revoked_at IS NULL', [
+          at,
+          accountId,
+          keyId,
+        ])) === 1
+      );
     },
     async listKeysRevokedSince(since) {
       return (await database.query<{ hash: string }>('SELECT hash FROM api_keys WHERE revoked_at >= $1', [since])).map((row) => row.hash);

@@ -22,7 +22,10 @@ export function createPostgresLeases(database: PostgresDatabase): LeaseStore {
       await database.execute('DELETE FROM leases WHERE name = $1 AND holder = $2', [name, holder]);
     },
     async current(name) {
-      const [lease] = await database.query<Lease>(`SELECT name, holder, expires_at AS "expiresAt" FROM leases WHERE name = $1 AND expires_at > ${storeNowMs}`, [name]);
+      const [lease] = await database.query<Lease>(
+        `SELECT name, holder, expires_at AS "expiresAt" FROM leases WHERE name = $1 AND expires_at > ${storeNowMs}`,
+        [name],
+      );
       return lease ?? null;
     },
   };

@@ -57,7 +57,9 @@ export function createTracePartitions(database: PostgresDatabase, options: { day
         const [found] = await transaction.query<{ exists: boolean }>('SELECT to_regclass($1) IS NOT NULL AS exists', [name]);
         if (found?.exists === true) return false;
         // The CHECK lets ATTACH skip scanning the new table; it is dropped once the partition bound holds it.
-        await transaction.query(`CREATE TABLE ${table} (LIKE traces INCLUDING DEFAULTS, CONSTRAINT ${quoteIdentifier(`${name}_range`)} CHECK (started_at >= ${from} AND started_at < ${to}))`);
+        await transaction.query(
+          `CREATE TABLE ${table} (LIKE traces INCLUDING DEFAULTS, CONSTRAINT ${quoteIdentifier(`${name}_range`)} CHECK (started_at >= ${from} AND started_at < ${to}))`,
+        );
         await transaction.query(
           `WITH moved AS (DELETE FROM traces_default WHERE started_at >= $1 AND started_at < $2 RETURNING *) INSERT INTO ${table} SELECT * FROM moved`,
           [from, to],

@@ -6,9 +6,12 @@ import { paginate } from './postgres-pagination.js';
 
 export function createPostgresProjects(database: PostgresDatabase): ProjectStore {
   const projectBySlug = async (accountId: string, slug: string) =>
-    (await database.query<Project>(`SELECT ${projectColumns} FROM projects WHERE account_id = $1 AND slug = $2`, [accountId, slug]))[0] ?? null;
+    (await database.query<Project>(`SELECT ${projectColumns} FROM projects WHERE account_id = $1 AND slug = $2`, [accountId, slug]))[0] ??
+    null;
   const workloadByName = async (projectId: string, name: string) =>
-    (await database.query<Workload>(`SELECT ${workloadColumns} FROM workloads WHERE project_id = $1 AND name = $2`, [projectId, name]))[0] ?? null;
+    (
+      await database.query<Workload>(`SELECT ${workloadColumns} FROM workloads WHERE project_id = $1 AND name = $2`, [projectId, name])
+    )[0] ?? null;
   return {
     async ensureScope({ accountId, project: projectSlug, workload: workloadName }) {
       // Read first: an existing scope, the usual case, costs one read and no write.
@@ -31,25 +34,37 @@ export function createPostgresProjects(database: PostgresDatabase): ProjectStore
     },
     getProject: projectBySlug,
     async listProjects(accountId, page) {
-      return paginate(page, (row: Project) => [row.createdAt, row.id], (limit, after) =>
-        after === null
-          ? database.query<Project>(`SELECT ${projectColumns} FROM projects WHERE account_id = $1 ORDER BY created_at, id LIMIT $2`, [accountId, limit])
-          : database.query<Project>(
-              `SELECT ${projectColumns} FROM projects WHERE account_id = $1 AND (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT $4`,
-              [accountId, after[0], after[1], limit],
-            ),
+      return paginate(
+        page,
+        (row: Project) => [row.createdAt, row.id],
+        (limit, after) =>
+          after === null
+            ? database.query<Project>(`SELECT ${projectColumns} FROM projects WHERE account_id = $1 ORDER BY created_at, id LIMIT $2`, [
+                accountId,
+                limit,
+              ])
+            : database.query<Project>(
+                `SELECT ${projectColumns} FROM projects WHERE account_id = $1 AND (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT $4`,
+                [accountId, after[0], after[1], limit],
+              ),
       );
     },
     async listWorkloads(accountId, projectSlug, page) {
       const project = await projectBySlug(accountId, projectSlug);
       if (project === null) return null;
-      return paginate(page, (row: Workload) => [row.createdAt, row.id], (limit, after) =>
-        after === null
-          ? database.query<Workload>(`SELECT ${workloadColumns} FROM workloads WHERE project_id = $1 ORDER BY created_at, id LIMIT $2`, [project.id, limit])
-          : database.query<Workload>(
-              `SELECT ${workloadColumns} FROM workloads WHERE project_id = $1 AND (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT $4`,
-              [project.id, after[0], after[1], limit],
-            ),
+      return paginate(
+        page,
+        (row: Workload) => [row.createdAt, row.id],
+        (limit, after) =>
+          after === null
+            ? database.query<Workload>(`SELECT ${workloadColumns} FROM workloads WHERE project_id = $1 ORDER BY created_at, id LIMIT $2`, [
+                project.id,
+                limit,
+              ])
+            : database.query<Workload>(
+                `SELECT ${workloadColumns} FROM workloads WHERE project_id = $1 AND (created_at, id) > ($2, $3) ORDER BY created_at, id LIMIT $4`,
+                [project.id, after[0], after[1], limit],
+              ),
       );
     },
   };

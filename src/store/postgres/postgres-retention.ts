@@ -39,7 +39,10 @@ function targetCondition(target: Target): { sql: string; values: unknown[] } {
 /** True when every row of the partition is the target's: index probes, never a scan of the day. */
 function onlyTargetRows(table: string, target: Target): { sql: string; values: unknown[] } {
   if (target === null) {
-    return { sql: `SELECT NOT EXISTS (SELECT 1 FROM project_retention r WHERE EXISTS (SELECT 1 FROM ${table} t WHERE t.account_id = r.account_id AND t.project = r.project)) AS only`, values: [] };
+    return {
+      sql: `SELECT NOT EXISTS (SELECT 1 FROM project_retention r WHERE EXISTS (SELECT 1 FROM ${table} t WHERE t.account_id = r.account_id AND t.project = r.project)) AS only`,
+      values: [],
+    };
   }
   return {
     sql: `SELECT coalesce((SELECT min(account_id) FROM ${table}) = $1 AND (SELECT max(account_id) FROM ${table}) = $1
@@ -51,7 +54,8 @@ function onlyTargetRows(table: string, target: Target): { sql: string; values: u
 
 export function createPostgresRetention(database: PostgresDatabase, partitions: TracePartitions): RetentionStore {
   /** Partitions that may hold rows started before `before`: the default first, then the oldest days. */
-  const partitionsBefore = async (before: number) => (await partitions.list()).filter((partition) => partition.range === null || partition.range.from < before);
+  const partitionsBefore = async (before: number) =>
+    (await partitions.list()).filter((partition) => partition.range === null || partition.range.from < before);
 
   /** `work` on one partition, or `gone` when another process dropped the partition after it was listed. */
   async function unlessDropped<T>(partition: TracePartition, work: () => Promise<T>, gone: T): Promise<T> {
@@ -70,7 +74,11 @@ export function createPostgresRetention(database: PostgresDatabase, partitions: 
   }
 
   /** Runs `step` on each partition until `batchSize` rows changed; returns how many did. */
-  async function inBatches(candidates: readonly TracePartition[], batchSize: number, step: (table: string, limit: number) => Promise<number>): Promise<number> {
+  async function inBatches(
+    candidates: readonly TracePartition[],
+    batchSize: number,
+    step: (table: string, limit: number) => Promise<number>,
+  ): Promise<number> {
     let changed = 0;
     for (const partition of candidates) {
       if (changed >= batchSize) break;
@@ -112,7 +120,10 @@ export function createPostgresRetention(database: PostgresDatabase, partitions: 
 
   return {
     async get(accountId, project) {
-      const [retention] = await database.query<ProjectRetention>(`SELECT ${retentionColumns} FROM project_retention WHERE account_id = $1 AND project = $2`, [accountId, project]);
+      const [retention] = await database.query<ProjectRetention>(
+        `SELECT ${retentionColumns} FROM project_retention WHERE account_id = $1 AND project = $2`,
+        [accountId, project],
+      );
       return retention ?? null;
     },
     async put(retention) {
@@ -121,7 +132,15 @@ export function createPostgresRetention(database: PostgresDatabase, partitions: 
          VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT (account_id, project) DO UPDATE SET bodies = excluded.bodies, sample_rate = excluded.sample_rate,
            bodies_ttl_days = excluded.bodies_ttl_days, traces_ttl_days = excluded.traces_ttl_days, updated_at = excluded.updated_at`,
-        [retention.accountId, retention.project, retention.bodies, retention.sampleRate, retention.bodiesTtlDays, retention.tracesTtlDays, retention.updatedAt],
+        [
+          retention.accountId,
+          retention.project,
+          retention.bodies,
+          retention.sampleRate,
+          retention.bodiesTtlDays,
+          retention.tracesTtlDays,
+          retention.updatedAt,
+        ],
       );
     },
     async list() {
@@ -145,7 +164,10 @@ export function createPostgresRetention(database: PostgresDatabase, partitions: 
       const kept: TracePartition[] = [];
       for (const partition of candidates) {
         // A day another process dropped meanwhile counts for nothing here (its rows were that process's count).
-        const outcome = partition.range !== null && partition.range.to <= before ? await unlessDropped(partition, () => dropIfAllExpired(partition, target), 0) : 'shared';
+        const outcome =
+          partition.range !== null && partition.range.to <= before
+            ? await unlessDropped(partition, () => dropIfAllExpired(partition, target), 0)
+            : 'shared';
         if (outcome === 'shared') kept.push(partition);
         else if (outcome !== 'busy') dropped += outcome;
       }

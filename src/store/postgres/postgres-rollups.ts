@@ -20,8 +20,12 @@ export async function addRollups(transaction: Queryable, rows: readonly FoldedRo
   if (rows.length === 0) return;
   const sorted = [...rows].sort(compareKeys);
   const keys = [
-    sorted.map((row) => row.accountId), sorted.map((row) => row.project), sorted.map((row) => row.workload),
-    sorted.map((row) => row.environment), sorted.map((row) => row.model), sorted.map((row) => row.minute),
+    sorted.map((row) => row.accountId),
+    sorted.map((row) => row.project),
+    sorted.map((row) => row.workload),
+    sorted.map((row) => row.environment),
+    sorted.map((row) => row.model),
+    sorted.map((row) => row.minute),
   ];
   await transaction.execute(
     `INSERT INTO rollups (${keyColumns}, calls, errors, error_classes, prompt_tokens, completion_tokens, cost_usd)
@@ -47,11 +51,19 @@ export async function addRollups(transaction: Queryable, rows: readonly FoldedRo
      WHERE (r.account_id, r.project, r.workload, r.environment, r.model, r.minute) = (u.account_id, u.project, u.workload, u.environment, u.model, u.minute)`,
     [
       ...keys,
-      merged.map((record) => record.calls), merged.map((record) => record.errors), merged.map((record) => record.errorClasses),
-      merged.map((record) => record.promptTokens), merged.map((record) => record.completionTokens), merged.map((record) => record.costUsd),
-      merged.map((record) => record.measuredCalls), merged.map((record) => record.measuredCostUsd), merged.map((record) => record.measuredTokens),
-      merged.map((record) => record.cachedCalls), merged.map((record) => record.costSavedUsd),
-      merged.map((record) => record.latency), merged.map((record) => record.ttft),
+      merged.map((record) => record.calls),
+      merged.map((record) => record.errors),
+      merged.map((record) => record.errorClasses),
+      merged.map((record) => record.promptTokens),
+      merged.map((record) => record.completionTokens),
+      merged.map((record) => record.costUsd),
+      merged.map((record) => record.measuredCalls),
+      merged.map((record) => record.measuredCostUsd),
+      merged.map((record) => record.measuredTokens),
+      merged.map((record) => record.cachedCalls),
+      merged.map((record) => record.costSavedUsd),
+      merged.map((record) => record.latency),
+      merged.map((record) => record.ttft),
     ],
   );
 }
@@ -68,12 +80,19 @@ export function createPostgresRollups(database: PostgresDatabase): RollupStore {
     async query(accountId, query) {
       const clauses = ['account_id = $1', 'minute >= $2', 'minute < $3'];
       const values: unknown[] = [accountId, query.since, query.until];
-      for (const [column, value] of [['project', query.project], ['workload', query.workload], ['environment', query.environment]] as const) {
+      for (const [column, value] of [
+        ['project', query.project],
+        ['workload', query.workload],
+        ['environment', query.environment],
+      ] as const) {
         if (value === undefined) continue;
         values.push(value);
         clauses.push(`${column} = $${values.length}`);
       }
-      const records = await database.query<RollupRecord>(`SELECT ${rollupColumns} FROM rollups WHERE ${clauses.join(' AND ')} ORDER BY minute, project, workload, environment, model`, values);
+      const records = await database.query<RollupRecord>(
+        `SELECT ${rollupColumns} FROM rollups WHERE ${clauses.join(' AND ')} ORDER BY minute, project, workload, environment, model`,
+        values,
+      );
       return records.map(fromRollupRecord);
     },
   };

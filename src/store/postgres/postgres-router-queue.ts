@@ -3,7 +3,10 @@ import type { RouterStateRecord, RoutingStore } from '../routing-store.js';
 import { fromRevisedRow, fromRouterStateRow, routerStateColumns, type RevisedRow, type RouterStateRow } from '../sql-routing-records.js';
 import type { PostgresDatabase } from './postgres-database.js';
 
-export type RouterQueue = Pick<RoutingStore, 'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStatesChangedAfter'>;
+export type RouterQueue = Pick<
+  RoutingStore,
+  'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStatesChangedAfter'
+>;
 
 export function createPostgresRouterQueue(database: PostgresDatabase): RouterQueue {
   return {
@@ -26,12 +29,15 @@ export function createPostgresRouterQueue(database: PostgresDatabase): RouterQue
       return rows.sort((left, right) => left.id - right.id).map((row) => row.body);
     },
     async trimSamples(keep) {
-      return database.execute('DELETE FROM router_samples WHERE id <= (SELECT id FROM router_samples ORDER BY id DESC OFFSET $1 LIMIT 1)', [Math.max(0, Math.trunc(keep))]);
+      return database.execute('DELETE FROM router_samples WHERE id <= (SELECT id FROM router_samples ORDER BY id DESC OFFSET $1 LIMIT 1)', [
+        Math.max(0, Math.trunc(keep)),
+      ]);
     },
     async saveRouterStates(states) {
       // One row per route: the last of a route given twice wins (ON CONFLICT may not touch a row twice in one statement).
       const latest = new Map<string, RouterStateRecord>();
-      for (const record of states) latest.set(JSON.stringify([record.scope.accountId, record.scope.project, record.scope.workload, record.requestedModel]), record);
+      for (const record of states)
+        latest.set(JSON.stringify([record.scope.accountId, record.scope.project, record.scope.workload, record.requestedModel]), record);
       if (latest.size === 0) return;
       const rows = [...latest.values()];
       await database.execute(
@@ -39,8 +45,12 @@ export function createPostgresRouterQueue(database: PostgresDatabase): RouterQue
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])
          ON CONFLICT (account_id, project, workload, requested_model) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
         [
-          rows.map((row) => row.scope.accountId), rows.map((row) => row.scope.project), rows.map((row) => row.scope.workload),
-          rows.map((row) => row.requestedModel), rows.map((row) => row.state), rows.map((row) => row.updatedAt),
+          rows.map((row) => row.scope.accountId),
+          rows.map((row) => row.scope.project),
+          rows.map((row) => row.scope.workload),
+          rows.map((row) => row.requestedModel),
+          rows.map((row) => row.state),
+          rows.map((row) => row.updatedAt),
         ],
       );
     },

@@ -2,9 +2,28 @@
 import type { Scope } from '../../api/scope.js';
 import type { JudgeCheckCounts, ModelUsage, RoutingStore, StoredContract } from '../routing-store.js';
 import {
-  addedCountColumns, addedCountValues, contractColumns, evidenceColumns, feedbackColumns, fromContractRow, fromEvidenceRow, fromRevisedRow, fromRouteChangeRow, fromRouteRow, nextContractVersion,
-  routeChangeColumns, routeColumns, sketchWithValue, toRouteChangeRow, toRouteRow,
-  type ContractRow, type EvidenceRow, type FeedbackRow, type RevisedRow, type RouteChangeRow, type RouteRow,
+  addedCountColumns,
+  addedCountValues,
+  contractColumns,
+  evidenceColumns,
+  feedbackColumns,
+  fromContractRow,
+  fromEvidenceRow,
+  fromRevisedRow,
+  fromRouteChangeRow,
+  fromRouteRow,
+  nextContractVersion,
+  routeChangeColumns,
+  routeColumns,
+  sketchWithValue,
+  toRouteChangeRow,
+  toRouteRow,
+  type ContractRow,
+  type EvidenceRow,
+  type FeedbackRow,
+  type RevisedRow,
+  type RouteChangeRow,
+  type RouteRow,
 } from '../sql-routing-records.js';
 import { advisoryLockKey, type PostgresDatabase } from './postgres-database.js';
 import type { RouterQueue } from './postgres-router-queue.js';
@@ -18,13 +37,18 @@ const evidenceKey = `${scopeWhere} AND requested_model = $4 AND candidate_model 
 export function createPostgresRouting(database: PostgresDatabase): Omit<RoutingStore, keyof RouterQueue> {
   return {
     async getContract(scope) {
-      const [row] = await database.query<ContractRow>(`SELECT ${contractColumns} FROM eval_contracts WHERE ${scopeWhere} ORDER BY version DESC LIMIT 1`, scopeOf(scope));
+      const [row] = await database.query<ContractRow>(
+        `SELECT ${contractColumns} FROM eval_contracts WHERE ${scopeWhere} ORDER BY version DESC LIMIT 1`,
+        scopeOf(scope),
+      );
       return row === undefined ? null : fromContractRow(row);
     },
     async putContract(scope, contract, at, keepEvidence = false) {
       return database.transaction(async (transaction): Promise<StoredContract> => {
         // One writer per workload at a time, so concurrent versions number 1, 2, 3… without gaps or clashes.
-        await transaction.query('SELECT pg_advisory_xact_lock($1::bigint)', [advisoryLockKey(database.schema, `contract\u0000${scopeOf(scope).join('\u0000')}`)]);
+        await transaction.query('SELECT pg_advisory_xact_lock($1::bigint)', [
+          advisoryLockKey(database.schema, `contract\u0000${scopeOf(scope).join('\u0000')}`),
+        ]);
         const [latest] = await transaction.query<Pick<ContractRow, 'version' | 'evidenceVersion'>>(
           `SELECT version, evidence_version AS "evidenceVersion" FROM eval_contracts WHERE ${scopeWhere} ORDER BY version DESC LIMIT 1`,
           scopeOf(scope),
@@ -53,7 +77,18 @@ export function createPostgresRouting(database: PostgresDatabase): Omit<RoutingS
              ${addedCountColumns.map((column) => `${column} = route_evidence.${column} + excluded.${column}`).join(', ')},
              updated_at = excluded.updated_at
            RETURNING latency, ttft`,
-          [...key, delta.evaluated, delta.passed, delta.errors, delta.promptTokens, delta.completionTokens, delta.costUsd, delta.latencyMsTotal, at, ...addedCountValues(delta)],
+          [
+            ...key,
+            delta.evaluated,
+            delta.passed,
+            delta.errors,
+            delta.promptTokens,
+            delta.completionTokens,
+            delta.costUsd,
+            delta.latencyMsTotal,
+            at,
+            ...addedCountValues(delta),
+          ],
         );
         const latency = delta.latencyMs ?? null;
         const ttft = delta.ttftMs ?? null;
@@ -66,7 +101,12 @@ export function createPostgresRouting(database: PostgresDatabase): Omit<RoutingS
       });
     },
     async resetEvidence(scope, requestedModel, candidateModel, contractVersion) {
-      await database.execute(`DELETE FROM route_evidence WHERE ${evidenceKey}`, [...scopeOf(scope), requestedModel, candidateModel, contractVersion]);
+      await database.execute(`DELETE FROM route_evidence WHERE ${evidenceKey}`, [
+        ...scopeOf(scope),
+        requestedModel,
+        candidateModel,
+        contractVersion,
+      ]);
     },
     async listEvidence(scope, requestedModel, contractVersion) {
       const rows = await database.query<EvidenceRow>(
@@ -85,11 +125,16 @@ export function createPostgresRouting(database: PostgresDatabase): Omit<RoutingS
       return rows.map((row) => ({ ...fromEvidenceRow(row), workload: row.workload }));
     },
     async listRoutes(scope) {
-      return (await database.query<RouteRow>(`SELECT ${routeColumns} FROM routes WHERE ${scopeWhere} ORDER BY requested_model`, scopeOf(scope))).map(fromRouteRow);
+      return (
+        await database.query<RouteRow>(`SELECT ${routeColumns} FROM routes WHERE ${scopeWhere} ORDER BY requested_model`, scopeOf(scope))
+      ).map(fromRouteRow);
     },
     async listRoutesChangedAfter(revision) {
       // The trigger of migration 0007 numbers writes in commit order, so nothing can commit below a revision read here.
-      const rows = await database.query<RevisedRow<RouteRow>>(`SELECT ${routeColumns}, revision FROM routes WHERE revision > $1 ORDER BY revision`, [revision]);
+      const rows = await database.query<RevisedRow<RouteRow>>(
+        `SELECT ${routeColumns}, revision FROM routes WHERE revision > $1 ORDER BY revision`,
+        [revision],
+      );
       return rows.map((row) => fromRevisedRow(row, fromRouteRow));
     },
     async createRoute(route) {
@@ -98,9 +143,24 @@ export function createPostgresRouting(database: PostgresDatabase): Omit<RoutingS
         `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, split, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
          ON CONFLICT (account_id, project, workload, requested_model) DO NOTHING`,
-        [row.accountId, row.project, row.workload, row.requestedModel, row.servedModel, row.pinnedModel, row.certificate, row.cooldowns, row.fallbacks, row.split, row.updatedAt],
+        [
+          row.accountId,
+          row.project,
+          row.workload,
+          row.requestedModel,
+          row.servedModel,
+          row.pinnedModel,
+          row.certificate,
+          row.cooldowns,
+          row.fallbacks,
+          row.split,
+          row.updatedAt,
+        ],
       );
-      const [held] = await database.query<RouteRow>(`SELECT ${routeColumns} FROM routes WHERE ${scopeWhere} AND requested_model = $4`, [...scopeOf(route.scope), route.requestedModel]);
+      const [held] = await database.query<RouteRow>(`SELECT ${routeColumns} FROM routes WHERE ${scopeWhere} AND requested_model = $4`, [
+        ...scopeOf(route.scope),
+        route.requestedModel,
+      ]);
       return held === undefined ? route : fromRouteRow(held);
     },
     async saveRoute(route, change) {
@@ -112,14 +172,35 @@ export function createPostgresRouting(database: PostgresDatabase): Omit<RoutingS
            ON CONFLICT (account_id, project, workload, requested_model) DO UPDATE SET
              served_model = excluded.served_model, pinned_model = excluded.pinned_model, certificate = excluded.certificate,
              cooldowns = excluded.cooldowns, fallbacks = excluded.fallbacks, split = excluded.split, updated_at = excluded.updated_at`,
-          [row.accountId, row.project, row.workload, row.requestedModel, row.servedModel, row.pinnedModel, row.certificate, row.cooldowns, row.fallbacks, row.split, row.updatedAt],
+          [
+            row.accountId,
+            row.project,
+            row.workload,
+            row.requestedModel,
+            row.servedModel,
+            row.pinnedModel,
+            row.certificate,
+            row.cooldowns,
+            row.fallbacks,
+            row.split,
+            row.updatedAt,
+          ],
         );
         if (change === null) return;
         const changeRow = toRouteChangeRow(change);
         await transaction.execute(
           `INSERT INTO route_changes (account_id, project, workload, requested_model, from_model, to_model, reason, certificate, detail, at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-          [...scopeOf(route.scope), changeRow.requestedModel, changeRow.fromModel, changeRow.toModel, changeRow.reason, changeRow.certificate, changeRow.detail, changeRow.at],
+          [
+            ...scopeOf(route.scope),
+            changeRow.requestedModel,
+            changeRow.fromModel,
+            changeRow.toModel,
+            changeRow.reason,
+            changeRow.certificate,
+            changeRow.detail,
+            changeRow.at,
+          ],
         );
       });
     },
@@ -155,11 +236,17 @@ export function createPostgresRouting(database: PostgresDatabase): Omit<RoutingS
       });
     },
     async getEvalSpend(scope, day) {
-      const [row] = await database.query<{ cost_usd: number }>(`SELECT cost_usd FROM eval_spend WHERE ${scopeWhere} AND day = $4`, [...scopeOf(scope), day]);
+      const [row] = await database.query<{ cost_usd: number }>(`SELECT cost_usd FROM eval_spend WHERE ${scopeWhere} AND day = $4`, [
+        ...scopeOf(scope),
+        day,
+      ]);
       return row?.cost_usd ?? 0;
     },
     async evalSpendByRoute(scope) {
-      const rows = await database.query<{ requested_model: string; cost_usd: number }>(`SELECT requested_model, cost_usd FROM route_eval_spend WHERE ${scopeWhere}`, scopeOf(scope));
+      const rows = await database.query<{ requested_model: string; cost_usd: number }>(
+        `SELECT requested_model, cost_usd FROM route_eval_spend WHERE ${scopeWhere}`,
+        scopeOf(scope),
+      );
       return Object.fromEntries(rows.map((row) => [row.requested_model, row.cost_usd]));
     },
     async addJudgeCheck(scope, judgeModel, falseLoss) {
@@ -182,14 +269,25 @@ export function createPostgresRouting(database: PostgresDatabase): Omit<RoutingS
          ON CONFLICT (account_id, request_id) DO UPDATE SET model = excluded.model, project = excluded.project, workload = excluded.workload,
            pass = excluded.pass, score = excluded.score, comment = excluded.comment, evidence_version = excluded.evidence_version, created_at = excluded.created_at`,
         [
-          feedback.accountId, feedback.requestId, feedback.model, feedback.project, feedback.workload, feedback.pass, feedback.score,
-          feedback.comment, feedback.evidenceVersion, feedback.createdAt,
+          feedback.accountId,
+          feedback.requestId,
+          feedback.model,
+          feedback.project,
+          feedback.workload,
+          feedback.pass,
+          feedback.score,
+          feedback.comment,
+          feedback.evidenceVersion,
+          feedback.createdAt,
         ],
       );
     },
     async getFeedback(accountId, requestId) {
       // `pass` is a BOOLEAN: the row is the record as it is.
-      const [row] = await database.query<FeedbackRow<boolean>>(`SELECT ${feedbackColumns} FROM feedback WHERE account_id = $1 AND request_id = $2`, [accountId, requestId]);
+      const [row] = await database.query<FeedbackRow<boolean>>(
+        `SELECT ${feedbackColumns} FROM feedback WHERE account_id = $1 AND request_id = $2`,
+        [accountId, requestId],
+      );
       return row ?? null;
     },
     async feedbackSummary(scope) {

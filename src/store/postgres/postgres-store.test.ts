@@ -27,14 +27,18 @@ describe.skipIf(found === null)('PostgreSQL back end', () => {
   const schemas = postgresSchemas(url, 'tg_contract');
   const open = (schema = schemas.fresh(), storeUrl = url) => createPostgresStore({ url: storeUrl, schema, poolSize: 4 });
 
-  describeStoreContracts('postgres', async () => open(), async () => {
-    const schema = schemas.fresh();
-    const first = open(schema);
-    const second = open(schema);
-    // Every process migrates as it starts; migrating is also when a store starts hearing changes.
-    await Promise.all([first.migrate(), second.migrate()]);
-    return [first, second];
-  });
+  describeStoreContracts(
+    'postgres',
+    async () => open(),
+    async () => {
+      const schema = schemas.fresh();
+      const first = open(schema);
+      const second = open(schema);
+      // Every process migrates as it starts; migrating is also when a store starts hearing changes.
+      await Promise.all([first.migrate(), second.migrate()]);
+      return [first, second];
+    },
+  );
 
   describe('postgres store', () => {
     it('migrates once when several processes start at once', async () => {
@@ -55,7 +59,10 @@ describe.skipIf(found === null)('PostgreSQL back end', () => {
       const store = open(schema);
       // A database of the release before: routes, no revisions.
       const earlier = createPostgresDatabase({ url, schema, poolSize: 1 });
-      await applyMigrations(earlier, migrations.filter((migration) => migration.id < '0007_revisions'));
+      await applyMigrations(
+        earlier,
+        migrations.filter((migration) => migration.id < '0007_revisions'),
+      );
       await earlier.execute(
         `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, updated_at)
          VALUES ('acct-1', 'shop', 'main', 'big', 'small', NULL, NULL, '{}', 9000), ('acct-1', 'shop', 'main', 'large', 'large', NULL, NULL, '{}', 1000)`,
@@ -81,7 +88,12 @@ describe.skipIf(found === null)('PostgreSQL back end', () => {
       // A database of the release before, its call of today still in traces_default: the first
       // migrate makes today's partition and moves it there, the new columns with it.
       const earlier = createPostgresDatabase({ url, schema, poolSize: 1 });
-      expect(await applyMigrations(earlier, migrations.filter((migration) => migration.id < '0009_paired_evidence_route_splits'))).not.toContain('0009_paired_evidence_route_splits');
+      expect(
+        await applyMigrations(
+          earlier,
+          migrations.filter((migration) => migration.id < '0009_paired_evidence_route_splits'),
+        ),
+      ).not.toContain('0009_paired_evidence_route_splits');
       const now = Date.now();
       await earlier.execute(
         `INSERT INTO route_evidence (account_id, project, workload, requested_model, candidate_model, contract_version,
@@ -108,17 +120,27 @@ describe.skipIf(found === null)('PostgreSQL back end', () => {
       // Both in today's partition, none left in the default one.
       const client = new pg.Client({ connectionString: url });
       await client.connect();
-      const homes = await client.query<{ home: string; request_id: string }>(`SELECT tableoid::regclass::text AS home, request_id FROM ${schema}.traces ORDER BY request_id`);
+      const homes = await client.query<{ home: string; request_id: string }>(
+        `SELECT tableoid::regclass::text AS home, request_id FROM ${schema}.traces ORDER BY request_id`,
+      );
       await client.end();
       const today = partitionName(Math.floor(now / DAY_MS) * DAY_MS);
-      expect(homes.rows.map((row) => [row.request_id, row.home.replace(`${schema}.`, '')])).toEqual([['req-new', today], ['req-old', today]]);
+      expect(homes.rows.map((row) => [row.request_id, row.home.replace(`${schema}.`, '')])).toEqual([
+        ['req-new', today],
+        ['req-old', today],
+      ]);
       await store.close();
     });
 
     it('reads the keys, traces and rollups of a database of the release before as without spend caps or cache hits, and gains the budget tables', async () => {
       const schema = schemas.fresh();
       const earlier = createPostgresDatabase({ url, schema, poolSize: 1 });
-      expect(await applyMigrations(earlier, migrations.filter((migration) => migration.id < '0010_budgets_cache'))).not.toContain('0010_budgets_cache');
+      expect(
+        await applyMigrations(
+          earlier,
+          migrations.filter((migration) => migration.id < '0010_budgets_cache'),
+        ),
+      ).not.toContain('0010_budgets_cache');
       const startedAt = Date.UTC(2024, 0, 10, 12, 30, 15);
       for (const statement of oldBudgetRows(startedAt, 'false')) await earlier.execute(statement);
       expect(await applyMigrations(earlier)).toEqual(['0010_budgets_cache']);
@@ -135,7 +157,17 @@ describe.skipIf(found === null)('PostgreSQL back end', () => {
       const [writer, reader] = [open(schema), open(schema)];
       await Promise.all([writer.migrate(), reader.migrate()]);
       const scope = { accountId: 'acct-1', project: 'shop', workload: 'main' };
-      const route = (requestedModel: string, servedModel: string) => ({ scope, requestedModel, servedModel, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, updatedAt: 1_000 });
+      const route = (requestedModel: string, servedModel: string) => ({
+        scope,
+        requestedModel,
+        servedModel,
+        pinnedModel: null,
+        certificate: null,
+        cooldowns: {},
+        fallbacks: [],
+        split: null,
+        updatedAt: 1_000,
+      });
       await writer.routing.saveRoute(route('a', 'a'), null);
       const last = (await reader.routing.listRoutesChangedAfter(0)).at(-1)?.revision ?? 0;
 
@@ -154,7 +186,10 @@ describe.skipIf(found === null)('PostgreSQL back end', () => {
       await slow.end();
       await fast;
       const after = await reader.routing.listRoutesChangedAfter(during.at(-1)?.revision ?? last);
-      expect([...during, ...after].map((revised) => [revised.record.requestedModel, revised.record.servedModel])).toEqual([['a', 'slow'], ['b', 'fast']]);
+      expect([...during, ...after].map((revised) => [revised.record.requestedModel, revised.record.servedModel])).toEqual([
+        ['a', 'slow'],
+        ['b', 'fast'],
+      ]);
       await Promise.all([writer.close(), reader.close()]);
     });
 
@@ -207,11 +242,13 @@ describe.skipIf(found === null)('PostgreSQL back end', () => {
       expect(await names()).not.toContain(partitionName(day0));
       expect(await names()).not.toContain(partitionName(day2));
       let total = first;
-      for (let deleted = -1; deleted !== 0; total += deleted) deleted = await store.retention.pruneTraces({ accountId: 'acct-1', project: 'shop' }, cutoff, 2);
+      for (let deleted = -1; deleted !== 0; total += deleted)
+        deleted = await store.retention.pruneTraces({ accountId: 'acct-1', project: 'shop' }, cutoff, 2);
       expect(total).toBe(9 + 2);
       // Day 1 still holds the call of the project kept longer; day 3 straddles the cutoff.
       expect(await names()).toEqual(expect.arrayContaining([partitionName(day1), partitionName(day3), partitionName(day4)]));
-      const remaining = async (accountId: string) => (await store.traces.list(accountId, {}, { limit: 100 })).items.map((trace) => trace.requestId);
+      const remaining = async (accountId: string) =>
+        (await store.traces.list(accountId, {}, { limit: 100 })).items.map((trace) => trace.requestId);
       expect(await remaining('acct-1')).toEqual(['shop-today', 'shop-day3-late', 'shop-day3-at-cutoff', 'keep-day1']);
 
       // Projects without a policy: day 4 is only theirs; days 1 and 3 hold calls of projects with one.
@@ -254,7 +291,10 @@ describe.skipIf(found === null)('PostgreSQL back end', () => {
         await first.partitions.create(day);
         const traces = Array.from({ length: 20 }, (_, call) => traceAt(`day-${index}-${call}`, day + call * 60_000));
         await first.traces.insertBatch(traces);
-        const pruned = await Promise.all([first.retention.pruneTraces(null, day + DAY_MS, 5), second.retention.pruneTraces(null, day + DAY_MS, 5)]);
+        const pruned = await Promise.all([
+          first.retention.pruneTraces(null, day + DAY_MS, 5),
+          second.retention.pruneTraces(null, day + DAY_MS, 5),
+        ]);
         // A drop that lost a deadlock to the other process is left for the next pass, as the pruner's timer would.
         expect(pruned.reduce((sum, count) => sum + count, 0) + (await nextPasses(first, day + DAY_MS))).toBe(20);
         expect((await first.partitions.list()).map((partition) => partition.name)).not.toContain(partitionName(day));
@@ -264,7 +304,10 @@ describe.skipIf(found === null)('PostgreSQL back end', () => {
       const day = Date.UTC(2024, 2, 4);
       await first.partitions.create(day);
       await first.traces.insertBatch(Array.from({ length: 20 }, (_, call) => traceAt(`bodies-${call}`, day + call * 60_000)));
-      const [bodies, deleted] = await Promise.all([second.retention.pruneBodies(null, day + DAY_MS, 100), first.retention.pruneTraces(null, day + DAY_MS, 100)]);
+      const [bodies, deleted] = await Promise.all([
+        second.retention.pruneBodies(null, day + DAY_MS, 100),
+        first.retention.pruneTraces(null, day + DAY_MS, 100),
+      ]);
       expect(deleted + (await nextPasses(first, day + DAY_MS))).toBe(20);
       expect([0, 20]).toContain(bodies);
       expect(await first.traces.count('acct-1', {})).toBe(0);
@@ -308,7 +351,10 @@ describe.skipIf(found === null)('PostgreSQL back end', () => {
       // The pool dropped its dead connections during the cut, so the very first query after it succeeds.
       await expect(proxied.ping()).resolves.toBeUndefined();
       expect(await proxied.traces.insertBatch([traceAt('after-cut', 3_000)])).toBe(1);
-      expect((await direct.traces.list('acct-1', {}, { limit: 10 })).items.map((trace) => trace.requestId)).toEqual(['after-cut', 'before-cut']);
+      expect((await direct.traces.list('acct-1', {}, { limit: 10 })).items.map((trace) => trace.requestId)).toEqual([
+        'after-cut',
+        'before-cut',
+      ]);
 
       // Its change feed listens again after its backoff; what was published before that is missed (at most once).
       const change: Change = { kind: 'keys' };

@@ -46,7 +46,12 @@ const partitionUpkeepMs = 3_600_000;
 
 export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
   const { logger } = options;
-  const database = createPostgresDatabase({ url: options.url, poolSize: options.poolSize ?? 10, schema: options.schema ?? 'public', logger });
+  const database = createPostgresDatabase({
+    url: options.url,
+    poolSize: options.poolSize ?? 10,
+    schema: options.schema ?? 'public',
+    logger,
+  });
   const partitions = createTracePartitions(database, { daysAhead: options.partitionDaysAhead ?? 7 });
   const changes = createPostgresChangeFeed(database, logger);
   let upkeep: NodeJS.Timeout | null = null;
@@ -69,7 +74,11 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       await partitions.ensure();
       if (upkeep === null && !closed) {
         upkeep = setInterval(() => {
-          partitions.ensure().catch((error: unknown) => logger?.warn('creating trace partitions failed', { error: error instanceof Error ? error.message : String(error) }));
+          partitions
+            .ensure()
+            .catch((error: unknown) =>
+              logger?.warn('creating trace partitions failed', { error: error instanceof Error ? error.message : String(error) }),
+            );
         }, partitionUpkeepMs);
         upkeep.unref();
       }

@@ -12,8 +12,19 @@ import { addRollups } from './postgres-rollups.js';
 
 /** The SQL type of each property's unnest() array: text but for these. */
 const arrayTypes: Partial<Record<keyof Trace, string>> = {
-  httpStatus: 'integer', promptTokens: 'integer', completionTokens: 'integer', costUsd: 'float8', engineSeconds: 'float8', measuredCostUsd: 'float8', latencyMs: 'float8', ttftMs: 'float8',
-  routeShare: 'float8', stream: 'boolean', cached: 'boolean', costSavedUsd: 'float8', startedAt: 'bigint',
+  httpStatus: 'integer',
+  promptTokens: 'integer',
+  completionTokens: 'integer',
+  costUsd: 'float8',
+  engineSeconds: 'float8',
+  measuredCostUsd: 'float8',
+  latencyMs: 'float8',
+  ttftMs: 'float8',
+  routeShare: 'float8',
+  stream: 'boolean',
+  cached: 'boolean',
+  costSavedUsd: 'float8',
+  startedAt: 'bigint',
 };
 const insertTraces =
   `INSERT INTO traces (${traceInsertColumns}) ` +
@@ -71,28 +82,38 @@ export function createPostgresTraces(database: PostgresDatabase): TraceStore {
       });
     },
     async get(accountId, requestId) {
-      const rows = await database.query<PostgresTraceRow>(`SELECT ${traceColumns} FROM traces WHERE account_id = $1 AND request_id = $2 LIMIT 1`, [accountId, requestId]);
+      const rows = await database.query<PostgresTraceRow>(
+        `SELECT ${traceColumns} FROM traces WHERE account_id = $1 AND request_id = $2 LIMIT 1`,
+        [accountId, requestId],
+      );
       return rows[0] === undefined ? null : toTrace(rows[0]);
     },
     async list(accountId, filter, page) {
-      const rows = await paginate(page, (row: PostgresTraceRow) => [row.startedAt, row.requestId], (limit, after) => {
-        const values: unknown[] = [];
-        let conditions = where(accountId, filter, values);
-        if (after !== null) {
-          values.push(after[0], after[1]);
-          conditions += ` AND (started_at, request_id) < ($${values.length - 1}, $${values.length})`;
-        }
-        values.push(limit);
-        return database.query<PostgresTraceRow>(
-          `SELECT ${traceColumns} FROM traces WHERE ${conditions} ORDER BY started_at DESC, request_id DESC LIMIT $${values.length}`,
-          values,
-        );
-      });
+      const rows = await paginate(
+        page,
+        (row: PostgresTraceRow) => [row.startedAt, row.requestId],
+        (limit, after) => {
+          const values: unknown[] = [];
+          let conditions = where(accountId, filter, values);
+          if (after !== null) {
+            values.push(after[0], after[1]);
+            conditions += ` AND (started_at, request_id) < ($${values.length - 1}, $${values.length})`;
+          }
+          values.push(limit);
+          return database.query<PostgresTraceRow>(
+            `SELECT ${traceColumns} FROM traces WHERE ${conditions} ORDER BY started_at DESC, request_id DESC LIMIT $${values.length}`,
+            values,
+          );
+        },
+      );
       return { items: rows.items.map(toTrace), nextCursor: rows.nextCursor };
     },
     async count(accountId, filter) {
       const values: unknown[] = [];
-      const rows = await database.query<{ count: number }>(`SELECT count(*) AS count FROM traces WHERE ${where(accountId, filter, values)}`, values);
+      const rows = await database.query<{ count: number }>(
+        `SELECT count(*) AS count FROM traces WHERE ${where(accountId, filter, values)}`,
+        values,
+      );
       return rows[0]?.count ?? 0;
     },
   };

@@ -7,7 +7,9 @@ export type AccountPart = Pick<AccountStore, 'ensureAccount' | 'getAccount'>;
 
 export function createSqliteAccounts(database: SqliteDatabase): AccountPart {
   const prepared = preparedOnFirstUse(() => ({
-    insert: database.prepare<[string, string, number]>('INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING'),
+    insert: database.prepare<[string, string, number]>(
+      'INSERT INTO accounts (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING',
+    ),
     byName: database.prepare<[string], Account>(`SELECT ${accountColumns} FROM accounts WHERE name = ?`),
     byId: database.prepare<[string], Account>(`SELECT ${accountColumns} FROM accounts WHERE id = ?`),
   }));

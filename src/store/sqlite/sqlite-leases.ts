@@ -14,7 +14,9 @@ export function createSqliteLeases(database: SqliteDatabase): LeaseStore {
        WHERE leases.holder = excluded.holder OR leases.expires_at <= ?`,
     ),
     release: database.prepare<[string, string]>('DELETE FROM leases WHERE name = ? AND holder = ?'),
-    current: database.prepare<[string, number], Lease>('SELECT name, holder, expires_at AS expiresAt FROM leases WHERE name = ? AND expires_at > ?'),
+    current: database.prepare<[string, number], Lease>(
+      'SELECT name, holder, expires_at AS expiresAt FROM leases WHERE name = ? AND expires_at > ?',
+    ),
   }));
   return {
     async acquire(name, holder, ttlMs) {

@@ -424,12 +424,7 @@ export const migrations: readonly Migration[] = [
 export function applyMigrations(database: SqliteDatabase, list: readonly Migration[] = migrations): string[] {
   const run = database.transaction((): string[] => {
     database.exec('CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)');
-    const applied = new Set(
-      database
-        .prepare<[], string>('SELECT id FROM schema_migrations')
-        .pluck()
-        .all(),
-    );
+    const applied = new Set(database.prepare<[], string>('SELECT id FROM schema_migrations').pluck().all());
     const record = database.prepare<[string, number]>('INSERT INTO schema_migrations (id, applied_at) VALUES (?, ?)');
     const done: string[] = [];
     for (const migration of list) {

@@ -10,16 +10,24 @@ export function createSqliteProjects(database: SqliteDatabase): ProjectStore {
       insertProject: database.prepare<[string, string, string, number]>(
         'INSERT INTO projects (id, account_id, slug, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (account_id, slug) DO NOTHING',
       ),
-      projectBySlug: database.prepare<[string, string], Project>(`SELECT ${projectColumns} FROM projects WHERE account_id = ? AND slug = ?`),
-      projectsFirst: database.prepare<[string, number], Project>(`SELECT ${projectColumns} FROM projects WHERE account_id = ? ORDER BY created_at, id LIMIT ?`),
+      projectBySlug: database.prepare<[string, string], Project>(
+        `SELECT ${projectColumns} FROM projects WHERE account_id = ? AND slug = ?`,
+      ),
+      projectsFirst: database.prepare<[string, number], Project>(
+        `SELECT ${projectColumns} FROM projects WHERE account_id = ? ORDER BY created_at, id LIMIT ?`,
+      ),
       projectsAfter: database.prepare<[string, number, string, number], Project>(
         `SELECT ${projectColumns} FROM projects WHERE account_id = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`,
       ),
       insertWorkload: database.prepare<[string, string, string, number]>(
         'INSERT INTO workloads (id, project_id, name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (project_id, name) DO NOTHING',
       ),
-      workloadByName: database.prepare<[string, string], Workload>(`SELECT ${workloadColumns} FROM workloads WHERE project_id = ? AND name = ?`),
-      workloadsFirst: database.prepare<[string, number], Workload>(`SELECT ${workloadColumns} FROM workloads WHERE project_id = ? ORDER BY created_at, id LIMIT ?`),
+      workloadByName: database.prepare<[string, string], Workload>(
+        `SELECT ${workloadColumns} FROM workloads WHERE project_id = ? AND name = ?`,
+      ),
+      workloadsFirst: database.prepare<[string, number], Workload>(
+        `SELECT ${workloadColumns} FROM workloads WHERE project_id = ? ORDER BY created_at, id LIMIT ?`,
+      ),
       workloadsAfter: database.prepare<[string, number, string, number], Workload>(
         `SELECT ${workloadColumns} FROM workloads WHERE project_id = ? AND (created_at, id) > (?, ?) ORDER BY created_at, id LIMIT ?`,
       ),
@@ -50,16 +58,26 @@ export function createSqliteProjects(database: SqliteDatabase): ProjectStore {
     },
     async listProjects(accountId, page) {
       const statements = prepared();
-      return paginate(page, (row) => [row.createdAt, row.id], (limit, after) =>
-        after === null ? statements.projectsFirst.all(accountId, limit) : statements.projectsAfter.all(accountId, after[0], after[1], limit),
+      return paginate(
+        page,
+        (row) => [row.createdAt, row.id],
+        (limit, after) =>
+          after === null
+            ? statements.projectsFirst.all(accountId, limit)
+            : statements.projectsAfter.all(accountId, after[0], after[1], limit),
       );
     },
     async listWorkloads(accountId, projectSlug, page) {
       const statements = prepared();
       const project = statements.projectBySlug.get(accountId, projectSlug);
       if (project === undefined) return null;
-      return paginate(page, (row) => [row.createdAt, row.id], (limit, after) =>
-        after === null ? statements.workloadsFirst.all(project.id, limit) : statements.workloadsAfter.all(project.id, after[0], after[1], limit),
+      return paginate(
+        page,
+        (row) => [row.createdAt, row.id],
+        (limit, after) =>
+          after === null
+            ? statements.workloadsFirst.all(project.id, limit)
+            : statements.workloadsAfter.all(project.id, after[0], after[1], limit),
       );
     },
   };

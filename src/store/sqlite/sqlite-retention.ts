@@ -3,7 +3,8 @@ import type { ProjectRetention, RetentionStore } from '../retention-store.js';
 import { retentionColumns } from '../sql-records.js';
 import { preparedOnFirstUse, type SqliteDatabase } from './sqlite-database.js';
 
-const withoutPolicy = 'NOT EXISTS (SELECT 1 FROM project_retention r WHERE r.account_id = traces.account_id AND r.project = traces.project)';
+const withoutPolicy =
+  'NOT EXISTS (SELECT 1 FROM project_retention r WHERE r.account_id = traces.account_id AND r.project = traces.project)';
 
 /**
  * Every account that has traces, read from traces_account_started by one index
@@ -28,7 +29,9 @@ function prepareRetentionStatements(database: SqliteDatabase) {
     ),
   });
   return {
-    get: database.prepare<[string, string], ProjectRetention>(`SELECT ${retentionColumns} FROM project_retention WHERE account_id = ? AND project = ?`),
+    get: database.prepare<[string, string], ProjectRetention>(
+      `SELECT ${retentionColumns} FROM project_retention WHERE account_id = ? AND project = ?`,
+    ),
     list: database.prepare<[], ProjectRetention>(`SELECT ${retentionColumns} FROM project_retention ORDER BY account_id, project`),
     put: database.prepare(
       `INSERT INTO project_retention (account_id, project, bodies, sample_rate, bodies_ttl_days, traces_ttl_days, updated_at)
@@ -43,8 +46,15 @@ function prepareRetentionStatements(database: SqliteDatabase) {
 
 export function createSqliteRetention(database: SqliteDatabase): RetentionStore {
   const prepared = preparedOnFirstUse(() => prepareRetentionStatements(database));
-  const run = (pair: ReturnType<typeof prepareRetentionStatements>['bodies'], project: { accountId: string; project: string } | null, before: number, batchSize: number) =>
-    project === null ? pair.rest.run(before, batchSize).changes : pair.project.run(project.accountId, project.project, before, batchSize).changes;
+  const run = (
+    pair: ReturnType<typeof prepareRetentionStatements>['bodies'],
+    project: { accountId: string; project: string } | null,
+    before: number,
+    batchSize: number,
+  ) =>
+    project === null
+      ? pair.rest.run(before, batchSize).changes
+      : pair.project.run(project.accountId, project.project, before, batchSize).changes;
   return {
     async get(accountId, project) {
       return prepared().get.get(accountId, project) ?? null;

@@ -12,7 +12,9 @@ const keyWhere = 'account_id = ? AND project = ? AND workload = ? AND environmen
 
 export function prepareRollupStatements(database: SqliteDatabase) {
   return {
-    existing: database.prepare<[string, string, string, string, string, number], RollupRecord>(`SELECT ${rollupColumns} FROM rollups WHERE ${keyWhere}`),
+    existing: database.prepare<[string, string, string, string, string, number], RollupRecord>(
+      `SELECT ${rollupColumns} FROM rollups WHERE ${keyWhere}`,
+    ),
     upsert: database.prepare(
       `INSERT INTO rollups (account_id, project, workload, environment, model, minute, calls, errors, error_classes, prompt_tokens, completion_tokens, cost_usd,
          measured_calls, measured_cost_usd, measured_tokens, cached_calls, cost_saved_usd, latency, ttft)
@@ -52,7 +54,11 @@ export function createSqliteRollups(database: SqliteDatabase): RollupStore {
     async query(accountId, query) {
       const clauses = ['account_id = ?', 'minute >= ?', 'minute < ?'];
       const parameters: unknown[] = [accountId, query.since, query.until];
-      for (const [column, value] of [['project', query.project], ['workload', query.workload], ['environment', query.environment]] as const) {
+      for (const [column, value] of [
+        ['project', query.project],
+        ['workload', query.workload],
+        ['environment', query.environment],
+      ] as const) {
         if (value === undefined) continue;
         clauses.push(`${column} = ?`);
         parameters.push(value);

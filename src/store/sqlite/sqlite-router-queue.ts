@@ -7,7 +7,10 @@ import type { RouterStateRecord, RoutingStore } from '../routing-store.js';
 import { fromRevisedRow, fromRouterStateRow, routerStateColumns, type RevisedRow, type RouterStateRow } from '../sql-routing-records.js';
 import { preparedOnFirstUse, type SqliteDatabase } from './sqlite-database.js';
 
-export type RouterQueue = Pick<RoutingStore, 'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStatesChangedAfter'>;
+export type RouterQueue = Pick<
+  RoutingStore,
+  'pushSamples' | 'takeSamples' | 'trimSamples' | 'saveRouterStates' | 'listRouterStatesChangedAfter'
+>;
 
 export function createSqliteRouterQueue(database: SqliteDatabase): RouterQueue {
   const prepared = preparedOnFirstUse(() => ({
@@ -23,13 +26,16 @@ export function createSqliteRouterQueue(database: SqliteDatabase): RouterQueue {
        ON CONFLICT (account_id, project, workload, requested_model) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
     ),
     // Revisions are given by the triggers of migration 0012, in commit order.
-    statesAfter: database.prepare<[number], RevisedRow<RouterStateRow>>(`SELECT ${routerStateColumns}, revision FROM router_states WHERE revision > ? ORDER BY revision`),
+    statesAfter: database.prepare<[number], RevisedRow<RouterStateRow>>(
+      `SELECT ${routerStateColumns}, revision FROM router_states WHERE revision > ? ORDER BY revision`,
+    ),
   }));
   const push = database.transaction((samples: ReadonlyArray<{ body: string; at: number }>) => {
     for (const sample of samples) prepared().push.run(sample.body, sample.at);
   });
   const save = database.transaction((states: readonly RouterStateRecord[]) => {
-    for (const { scope, requestedModel, state, updatedAt } of states) prepared().saveState.run(scope.accountId, scope.project, scope.workload, requestedModel, state, updatedAt);
+    for (const { scope, requestedModel, state, updatedAt } of states)
+      prepared().saveState.run(scope.accountId, scope.project, scope.workload, requestedModel, state, updatedAt);
   });
   return {
     async pushSamples(samples) {
@@ -48,7 +54,9 @@ export function createSqliteRouterQueue(database: SqliteDatabase): RouterQueue {
       if (states.length > 0) save.immediate(states);
     },
     async listRouterStatesChangedAfter(revision) {
-      return prepared().statesAfter.all(revision).map((row) => fromRevisedRow(row, fromRouterStateRow));
+      return prepared()
+        .statesAfter.all(revision)
+        .map((row) => fromRevisedRow(row, fromRouterStateRow));
     },
   };
 }

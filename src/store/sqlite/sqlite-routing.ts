@@ -1,10 +1,38 @@
 /** The routing domain (`routing-store.ts`) on SQLite: one table each, JSON columns for contracts and certificates. */
 import type { ProjectScope, Scope } from '../../api/scope.js';
-import type { EvidenceDelta, Feedback, JudgeCheckCounts, ModelUsage, RouteChange, RouteRecord, RoutingStore, StoredContract } from '../routing-store.js';
+import type {
+  EvidenceDelta,
+  Feedback,
+  JudgeCheckCounts,
+  ModelUsage,
+  RouteChange,
+  RouteRecord,
+  RoutingStore,
+  StoredContract,
+} from '../routing-store.js';
 import {
-  addedCountColumns, addedCountValues, contractColumns, evidenceColumns, feedbackColumns, fromContractRow, fromEvidenceRow, fromRevisedRow, fromRouteChangeRow, fromRouteRow, nextContractVersion,
-  routeChangeColumns, routeColumns, sketchWithValue, toRouteChangeRow, toRouteRow,
-  type ContractRow, type EvidenceRow, type FeedbackRow, type RevisedRow, type RouteChangeRow, type RouteRow,
+  addedCountColumns,
+  addedCountValues,
+  contractColumns,
+  evidenceColumns,
+  feedbackColumns,
+  fromContractRow,
+  fromEvidenceRow,
+  fromRevisedRow,
+  fromRouteChangeRow,
+  fromRouteRow,
+  nextContractVersion,
+  routeChangeColumns,
+  routeColumns,
+  sketchWithValue,
+  toRouteChangeRow,
+  toRouteRow,
+  type ContractRow,
+  type EvidenceRow,
+  type FeedbackRow,
+  type RevisedRow,
+  type RouteChangeRow,
+  type RouteRow,
 } from '../sql-routing-records.js';
 import { preparedOnFirstUse, type SqliteDatabase } from './sqlite-database.js';
 import type { RouterQueue } from './sqlite-router-queue.js';
@@ -49,9 +77,13 @@ function prepareRoutingStatements(database: SqliteDatabase) {
       `SELECT workload, ${evidenceColumns} FROM route_evidence WHERE account_id = ? AND project = ? AND requested_model = ?
        ORDER BY workload, candidate_model, contract_version`,
     ),
-    routesOf: database.prepare<[string, string, string], RouteRow>(`SELECT ${routeColumns} FROM routes WHERE ${scopeWhere} ORDER BY requested_model`),
+    routesOf: database.prepare<[string, string, string], RouteRow>(
+      `SELECT ${routeColumns} FROM routes WHERE ${scopeWhere} ORDER BY requested_model`,
+    ),
     // Revisions are given by the triggers of migration 0012, in commit order.
-    routesAfter: database.prepare<[number], RevisedRow<RouteRow>>(`SELECT ${routeColumns}, revision FROM routes WHERE revision > ? ORDER BY revision`),
+    routesAfter: database.prepare<[number], RevisedRow<RouteRow>>(
+      `SELECT ${routeColumns}, revision FROM routes WHERE revision > ? ORDER BY revision`,
+    ),
     upsertRoute: database.prepare(
       `INSERT INTO routes (account_id, project, workload, requested_model, served_model, pinned_model, certificate, cooldowns, fallbacks, split, updated_at)
        VALUES (@accountId, @project, @workload, @requestedModel, @servedModel, @pinnedModel, @certificate, @cooldowns, @fallbacks, @split, @updatedAt)
@@ -81,7 +113,9 @@ function prepareRoutingStatements(database: SqliteDatabase) {
       `INSERT INTO eval_spend (account_id, project, workload, day, cost_usd) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (account_id, project, workload, day) DO UPDATE SET cost_usd = cost_usd + excluded.cost_usd`,
     ),
-    spendOf: database.prepare<[string, string, string, string], number>(`SELECT cost_usd FROM eval_spend WHERE ${scopeWhere} AND day = ?`).pluck(),
+    spendOf: database
+      .prepare<[string, string, string, string], number>(`SELECT cost_usd FROM eval_spend WHERE ${scopeWhere} AND day = ?`)
+      .pluck(),
     addRouteSpend: database.prepare<[string, string, string, string, number]>(
       `INSERT INTO route_eval_spend (account_id, project, workload, requested_model, cost_usd) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (account_id, project, workload, requested_model) DO UPDATE SET cost_usd = cost_usd + excluded.cost_usd`,
@@ -102,8 +136,13 @@ function prepareRoutingStatements(database: SqliteDatabase) {
        ON CONFLICT (account_id, request_id) DO UPDATE SET model = excluded.model, project = excluded.project, workload = excluded.workload,
          pass = excluded.pass, score = excluded.score, comment = excluded.comment, evidence_version = excluded.evidence_version, created_at = excluded.created_at`,
     ),
-    feedbackOf: database.prepare<[string, string], FeedbackRow<number>>(`SELECT ${feedbackColumns} FROM feedback WHERE account_id = ? AND request_id = ?`),
-    feedbackSummary: database.prepare<[string, string, string], { model: string; count: number; passed: number; failed: number; meanScore: number | null }>(
+    feedbackOf: database.prepare<[string, string], FeedbackRow<number>>(
+      `SELECT ${feedbackColumns} FROM feedback WHERE account_id = ? AND request_id = ?`,
+    ),
+    feedbackSummary: database.prepare<
+      [string, string, string],
+      { model: string; count: number; passed: number; failed: number; meanScore: number | null }
+    >(
       `SELECT coalesce(model, '') AS model, count(*) AS count, sum(pass = 1) AS passed, sum(pass = 0) AS failed, avg(score) AS meanScore
        FROM feedback WHERE ${scopeWhere} GROUP BY coalesce(model, '') ORDER BY count DESC`,
     ),
@@ -121,19 +160,31 @@ export function createSqliteRouting(database: SqliteDatabase): Omit<RoutingStore
   };
   const putContract = database.transaction(nextContract);
   /** Counts add up in SQL; a latency joins the row's sketch, read, merged and written back in the same transaction. */
-  const addEvidence = database.transaction((scope: Scope, requestedModel: string, candidateModel: string, contractVersion: number, delta: EvidenceDelta, at: number) => {
-    const key = [...scopeOf(scope), requestedModel, candidateModel, contractVersion] as const;
-    prepared().addEvidence.run(
-      ...scopeOf(scope), requestedModel, candidateModel, contractVersion,
-      delta.evaluated, delta.passed, delta.errors, delta.promptTokens, delta.completionTokens, delta.costUsd, delta.latencyMsTotal, at,
-      ...addedCountValues(delta),
-    );
-    const latency = delta.latencyMs ?? null;
-    const ttft = delta.ttftMs ?? null;
-    if (latency === null && ttft === null) return;
-    const row = prepared().sketchesOf.get(...key);
-    prepared().setSketches.run(sketchWithValue(row?.latency ?? null, latency), sketchWithValue(row?.ttft ?? null, ttft), ...key);
-  });
+  const addEvidence = database.transaction(
+    (scope: Scope, requestedModel: string, candidateModel: string, contractVersion: number, delta: EvidenceDelta, at: number) => {
+      const key = [...scopeOf(scope), requestedModel, candidateModel, contractVersion] as const;
+      prepared().addEvidence.run(
+        ...scopeOf(scope),
+        requestedModel,
+        candidateModel,
+        contractVersion,
+        delta.evaluated,
+        delta.passed,
+        delta.errors,
+        delta.promptTokens,
+        delta.completionTokens,
+        delta.costUsd,
+        delta.latencyMsTotal,
+        at,
+        ...addedCountValues(delta),
+      );
+      const latency = delta.latencyMs ?? null;
+      const ttft = delta.ttftMs ?? null;
+      if (latency === null && ttft === null) return;
+      const row = prepared().sketchesOf.get(...key);
+      prepared().setSketches.run(sketchWithValue(row?.latency ?? null, latency), sketchWithValue(row?.ttft ?? null, ttft), ...key);
+    },
+  );
   const saveRoute = database.transaction((route: RouteRecord, change: RouteChange | null) => {
     prepared().upsertRoute.run(toRouteRow(route));
     if (change !== null) prepared().insertChange.run({ ...route.scope, ...toRouteChangeRow(change) });
@@ -154,27 +205,39 @@ export function createSqliteRouting(database: SqliteDatabase): Omit<RoutingStore
       prepared().resetEvidence.run(...scopeOf(scope), requestedModel, candidateModel, contractVersion);
     },
     async listEvidence(scope, requestedModel, contractVersion) {
-      return prepared().listEvidence.all(...scopeOf(scope), requestedModel, contractVersion).map(fromEvidenceRow);
+      return prepared()
+        .listEvidence.all(...scopeOf(scope), requestedModel, contractVersion)
+        .map(fromEvidenceRow);
     },
     async listProjectEvidence(scope, requestedModel) {
-      return prepared().listProjectEvidence.all(...projectOf(scope), requestedModel).map((row) => ({ ...fromEvidenceRow(row), workload: row.workload }));
+      return prepared()
+        .listProjectEvidence.all(...projectOf(scope), requestedModel)
+        .map((row) => ({ ...fromEvidenceRow(row), workload: row.workload }));
     },
     async listRoutes(scope) {
-      return prepared().routesOf.all(...scopeOf(scope)).map(fromRouteRow);
+      return prepared()
+        .routesOf.all(...scopeOf(scope))
+        .map(fromRouteRow);
     },
     async listRoutesChangedAfter(revision) {
-      return prepared().routesAfter.all(revision).map((row) => fromRevisedRow(row, fromRouteRow));
+      return prepared()
+        .routesAfter.all(revision)
+        .map((row) => fromRevisedRow(row, fromRouteRow));
     },
     async saveRoute(route, change) {
       saveRoute.immediate(route, change);
     },
     async createRoute(route) {
       prepared().insertRouteIfAbsent.run(toRouteRow(route));
-      const held = prepared().routesOf.all(...scopeOf(route.scope)).find((row) => row.requestedModel === route.requestedModel);
+      const held = prepared()
+        .routesOf.all(...scopeOf(route.scope))
+        .find((row) => row.requestedModel === route.requestedModel);
       return held === undefined ? route : fromRouteRow(held);
     },
     async listRouteChanges(scope, limit) {
-      return prepared().changesOf.all(...scopeOf(scope), limit).map(fromRouteChangeRow);
+      return prepared()
+        .changesOf.all(...scopeOf(scope), limit)
+        .map(fromRouteChangeRow);
     },
     async usageByModel(scope) {
       return prepared().usageByModel.all(...scopeOf(scope));
@@ -187,7 +250,11 @@ export function createSqliteRouting(database: SqliteDatabase): Omit<RoutingStore
       return prepared().spendOf.get(...scopeOf(scope), day) ?? 0;
     },
     async evalSpendByRoute(scope) {
-      return Object.fromEntries(prepared().routeSpendOf.all(...scopeOf(scope)).map((row) => [row.requested_model, row.cost_usd]));
+      return Object.fromEntries(
+        prepared()
+          .routeSpendOf.all(...scopeOf(scope))
+          .map((row) => [row.requested_model, row.cost_usd]),
+      );
     },
     async addJudgeCheck(scope, judgeModel, falseLoss) {
       prepared().addJudgeCheck.run(...scopeOf(scope), judgeModel, falseLoss ? 1 : 0);

@@ -9,7 +9,9 @@ export function createSqliteSessions(database: SqliteDatabase): SessionStore {
     insert: database.prepare<[string, string, string, string, number]>(
       'INSERT INTO dashboard_sessions (id_hash, key_id, account_id, key_hash, expires_at) VALUES (?, ?, ?, ?, ?)',
     ),
-    get: database.prepare<[string, number], StoredSession>(`SELECT ${columns} FROM dashboard_sessions WHERE id_hash = ? AND expires_at > ?`),
+    get: database.prepare<[string, number], StoredSession>(
+      `SELECT ${columns} FROM dashboard_sessions WHERE id_hash = ? AND expires_at > ?`,
+    ),
     delete: database.prepare<[string]>('DELETE FROM dashboard_sessions WHERE id_hash = ?'),
     prune: database.prepare<[number]>('DELETE FROM dashboard_sessions WHERE expires_at <= ?'),
   }));

@@ -19,12 +19,16 @@ afterAll(() => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-describeStoreContracts('sqlite', async () => createSqliteStore({ path: freshPath() }), async () => {
-  const path = freshPath();
-  const first = createSqliteStore({ path });
-  await first.migrate();
-  return [first, createSqliteStore({ path })];
-});
+describeStoreContracts(
+  'sqlite',
+  async () => createSqliteStore({ path: freshPath() }),
+  async () => {
+    const path = freshPath();
+    const first = createSqliteStore({ path });
+    await first.migrate();
+    return [first, createSqliteStore({ path })];
+  },
+);
 
 describeStoreContracts('sqlite :memory:', async () => createSqliteStore({ path: ':memory:' }));
 
@@ -87,14 +91,19 @@ describe('sqlite store', () => {
     expect(stored.map((revised) => revised.record.requestedModel)).toEqual(['big', 'large']);
     const highest = stored.at(-1)?.revision ?? 0;
     await store.routing.saveRoute({ ...(stored[0]?.record as RouteRecord), pinnedModel: 'big', updatedAt: 1 }, null);
-    expect(await store.routing.listRoutesChangedAfter(highest)).toEqual([{ record: { ...(stored[0]?.record as RouteRecord), pinnedModel: 'big', updatedAt: 1 }, revision: highest + 1 }]);
+    expect(await store.routing.listRoutesChangedAfter(highest)).toEqual([
+      { record: { ...(stored[0]?.record as RouteRecord), pinnedModel: 'big', updatedAt: 1 }, revision: highest + 1 },
+    ]);
     await store.close();
   });
 
   it('reads the evidence, routes and traces of a database of the release before as having no paired counts, split or route reason', async () => {
     const path = freshPath();
     const database = new Database(path);
-    applyMigrations(database, migrations.filter((migration) => migration.id < '0014_paired_evidence_route_splits'));
+    applyMigrations(
+      database,
+      migrations.filter((migration) => migration.id < '0014_paired_evidence_route_splits'),
+    );
     const release = migrations.filter((migration) => migration.id <= '0014_paired_evidence_route_splits');
     database.exec(`
       INSERT INTO route_evidence (account_id, project, workload, requested_model, candidate_model, contract_version,
@@ -118,7 +127,10 @@ describe('sqlite store', () => {
   it('reads the keys, traces and rollups of a database of the release before as without spend caps or cache hits, and gains the budget tables', async () => {
     const path = freshPath();
     const database = new Database(path);
-    applyMigrations(database, migrations.filter((migration) => migration.id < '0015_budgets_cache'));
+    applyMigrations(
+      database,
+      migrations.filter((migration) => migration.id < '0015_budgets_cache'),
+    );
     const startedAt = Date.UTC(2024, 0, 10, 12, 30, 15);
     for (const statement of oldBudgetRows(startedAt, '0')) database.exec(statement);
     expect(applyMigrations(database)).toEqual(['0015_budgets_cache']);
@@ -133,10 +145,20 @@ describe('sqlite store', () => {
   it('sums the spend since a time through the traces index, of one account or of all, never by a scan of the table', () => {
     const database = new Database(':memory:');
     applyMigrations(database);
-    const plan = (sql: string, ...values: unknown[]) => database.prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all(...values).map((row) => row.detail);
+    const plan = (sql: string, ...values: unknown[]) =>
+      database
+        .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+        .all(...values)
+        .map((row) => row.detail);
     for (const details of [plan(spendSinceSql.ofAccount, 'acct-1', 0), plan(spendSinceSql.ofEveryAccount, 0)]) {
-      expect(details.some((detail) => /^SEARCH traces USING INDEX traces_account_started \(account_id=\? AND started_at>\?\)/.test(detail)), details.join('\n')).toBe(true);
-      expect(details.filter((detail) => /^SCAN traces\b/.test(detail)), details.join('\n')).toEqual([]);
+      expect(
+        details.some((detail) => /^SEARCH traces USING INDEX traces_account_started \(account_id=\? AND started_at>\?\)/.test(detail)),
+        details.join('\n'),
+      ).toBe(true);
+      expect(
+        details.filter((detail) => /^SCAN traces\b/.test(detail)),
+        details.join('\n'),
+      ).toEqual([]);
     }
     database.close();
   });

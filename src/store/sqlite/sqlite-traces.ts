@@ -49,14 +49,17 @@ export function createSqliteTraces(database: SqliteDatabase): TraceStore {
     const rollupStatements = prepareRollupStatements(database);
     const sketches = new DecodedSketches();
     return {
-      byId: database.prepare<[string, string], SqliteTraceRow>(`SELECT ${traceColumns} FROM traces WHERE account_id = ? AND request_id = ?`),
+      byId: database.prepare<[string, string], SqliteTraceRow>(
+        `SELECT ${traceColumns} FROM traces WHERE account_id = ? AND request_id = ?`,
+      ),
       /** List and count statements per filter shape, prepared the first time each shape is asked for. */
       lists: new Map<string, SqliteStatement<unknown[], SqliteTraceRow>>(),
       counts: new Map<string, SqliteStatement<unknown[], number>>(),
       // Traces and their rollups in one transaction; a trace stored before (a retried batch) is not rolled up twice.
       insertAll: database.transaction((traces: readonly Trace[]): number => {
         const inserted: Trace[] = [];
-        for (const trace of traces) if (insert.run(...traceValues(trace, trace.stream ? 1 : 0, trace.cached === true ? 1 : 0)).changes === 1) inserted.push(trace);
+        for (const trace of traces)
+          if (insert.run(...traceValues(trace, trace.stream ? 1 : 0, trace.cached === true ? 1 : 0)).changes === 1) inserted.push(trace);
         addRollups(rollupStatements, foldTraces(inserted), sketches);
         return inserted.length;
       }),
@@ -73,17 +76,21 @@ export function createSqliteTraces(database: SqliteDatabase): TraceStore {
     },
     async list(accountId, filter, page) {
       const { lists } = prepared();
-      const rows = paginate(page, (row: SqliteTraceRow) => [row.startedAt, row.requestId], (limit, after) => {
-        const clause = where(filter, after !== null);
-        let statement = lists.get(clause.shape);
-        if (statement === undefined) {
-          statement = database.prepare<unknown[], SqliteTraceRow>(
-            `SELECT ${traceColumns} FROM traces WHERE ${clause.sql} ORDER BY started_at DESC, request_id DESC LIMIT ?`,
-          );
-          lists.set(clause.shape, statement);
-        }
-        return statement.all(accountId, ...clause.values, ...(after ?? []), limit);
-      });
+      const rows = paginate(
+        page,
+        (row: SqliteTraceRow) => [row.startedAt, row.requestId],
+        (limit, after) => {
+          const clause = where(filter, after !== null);
+          let statement = lists.get(clause.shape);
+          if (statement === undefined) {
+            statement = database.prepare<unknown[], SqliteTraceRow>(
+              `SELECT ${traceColumns} FROM traces WHERE ${clause.sql} ORDER BY started_at DESC, request_id DESC LIMIT ?`,
+            );
+            lists.set(clause.shape, statement);
+          }
+          return statement.all(accountId, ...clause.values, ...(after ?? []), limit);
+        },
+      );
       return { items: rows.items.map(toTrace), nextCursor: rows.nextCursor };
     },
     async count(accountId, filter) {

@@ -40,12 +40,23 @@ export function describeKeysContract(open: OpenStore): void {
         tokensPerMinute: 90_000,
       });
       expect(await store.accounts.findKeyByHash('c'.repeat(64))).toEqual(dated);
-      expect(dated).toMatchObject({ createdAt: 1_000, name: null, environment: 'staging', role: 'admin', requestsPerMinute: 60, tokensPerMinute: 90_000 });
+      expect(dated).toMatchObject({
+        createdAt: 1_000,
+        name: null,
+        environment: 'staging',
+        role: 'admin',
+        requestsPerMinute: 60,
+        tokensPerMinute: 90_000,
+      });
     });
 
-    it('keeps a key\'s own spend caps, each optional', async () => {
+    it("keeps a key's own spend caps, each optional", async () => {
       const account = await store.accounts.ensureAccount('acme');
-      const capped = await store.accounts.createKey({ ...newKey(account.id, 'd'.repeat(64)), dailyBudgetUsd: 2.5, monthlyBudgetUsd: 40.125 });
+      const capped = await store.accounts.createKey({
+        ...newKey(account.id, 'd'.repeat(64)),
+        dailyBudgetUsd: 2.5,
+        monthlyBudgetUsd: 40.125,
+      });
       expect(capped).toMatchObject({ dailyBudgetUsd: 2.5, monthlyBudgetUsd: 40.125 });
       expect(await store.accounts.findKeyByHash('d'.repeat(64))).toEqual(capped);
       const monthly = await store.accounts.createKey({ ...newKey(account.id, 'e'.repeat(64)), dailyBudgetUsd: null, monthlyBudgetUsd: 0 });
@@ -53,7 +64,7 @@ export function describeKeysContract(open: OpenStore): void {
       expect((await store.accounts.listKeys(account.id, { limit: 10 })).items).toEqual(expect.arrayContaining([capped, monthly]));
     });
 
-    it('listKeys pages newest first, ties broken by id, only the account\'s own keys', async () => {
+    it("listKeys pages newest first, ties broken by id, only the account's own keys", async () => {
       const account = await store.accounts.ensureAccount('acme');
       const other = await store.accounts.ensureAccount('globex');
       const created: ApiKey[] = [];
@@ -68,7 +79,7 @@ export function describeKeysContract(open: OpenStore): void {
       expect(pages.flat()).toEqual(expected);
     });
 
-    it('revokeKey revokes once, and never another account\'s key', async () => {
+    it("revokeKey revokes once, and never another account's key", async () => {
       const account = await store.accounts.ensureAccount('acme');
       const other = await store.accounts.ensureAccount('globex');
       const key = await store.accounts.createKey(newKey(account.id, 'hash-1'));

@@ -33,7 +33,9 @@ export function describeLeasesContract(open: OpenStore, openShared?: OpenSharedS
       await sleep(120);
       expect(await store.leases.current('short')).toBeNull();
       expect(await store.leases.acquire('short', 'process-b', 60_000)).toBe(true);
-      const winners = await Promise.all(Array.from({ length: 10 }, (_, index) => store.leases.acquire('contested', `process-${index}`, 60_000)));
+      const winners = await Promise.all(
+        Array.from({ length: 10 }, (_, index) => store.leases.acquire('contested', `process-${index}`, 60_000)),
+      );
       expect(winners.filter(Boolean)).toHaveLength(1);
     });
   });

@@ -28,14 +28,16 @@ export function describeProjectsContract(open: OpenStore): void {
 
     it('concurrent ensureScope calls create one project and one workload', async () => {
       const account = await store.accounts.ensureAccount('acme');
-      const scopes = await Promise.all(Array.from({ length: 20 }, () => store.projects.ensureScope({ accountId: account.id, project: 'shop', workload: 'main' })));
+      const scopes = await Promise.all(
+        Array.from({ length: 20 }, () => store.projects.ensureScope({ accountId: account.id, project: 'shop', workload: 'main' })),
+      );
       expect(new Set(scopes.map((scope) => scope.project.id)).size).toBe(1);
       expect(new Set(scopes.map((scope) => scope.workload.id)).size).toBe(1);
       expect((await store.projects.listProjects(account.id, { limit: 100 })).items).toHaveLength(1);
       expect((await store.projects.listWorkloads(account.id, 'shop', { limit: 100 }))?.items).toHaveLength(1);
     });
 
-    it('two accounts with the same slug each get their own project and never see the other\'s', async () => {
+    it("two accounts with the same slug each get their own project and never see the other's", async () => {
       const acme = await store.accounts.ensureAccount('acme');
       const globex = await store.accounts.ensureAccount('globex');
       const acmeShop = await store.projects.ensureScope({ accountId: acme.id, project: 'shop', workload: 'main' });
@@ -56,14 +58,17 @@ export function describeProjectsContract(open: OpenStore): void {
 
     it('listProjects and listWorkloads page oldest first without duplicates or gaps', async () => {
       const account = await store.accounts.ensureAccount('acme');
-      for (const slug of ['p1', 'p2', 'p3', 'p4', 'p5']) await store.projects.ensureScope({ accountId: account.id, project: slug, workload: 'main' });
+      for (const slug of ['p1', 'p2', 'p3', 'p4', 'p5'])
+        await store.projects.ensureScope({ accountId: account.id, project: slug, workload: 'main' });
       for (const name of ['w2', 'w3', 'w4']) await store.projects.ensureScope({ accountId: account.id, project: 'p1', workload: name });
 
       const projects = await collectPages((page) => store.projects.listProjects(account.id, page), 2);
       expect(projects.map((page) => page.length)).toEqual([2, 2, 1]);
       const allProjects = projects.flat();
       expect(allProjects.map((project) => project.slug).sort()).toEqual(['p1', 'p2', 'p3', 'p4', 'p5']);
-      expect(allProjects).toEqual([...allProjects].sort((left, right) => left.createdAt - right.createdAt || compareText(left.id, right.id)));
+      expect(allProjects).toEqual(
+        [...allProjects].sort((left, right) => left.createdAt - right.createdAt || compareText(left.id, right.id)),
+      );
 
       const workloads = await collectPages(async (page) => {
         const result = await store.projects.listWorkloads(account.id, 'p1', page);
@@ -71,13 +76,19 @@ export function describeProjectsContract(open: OpenStore): void {
         return result;
       }, 3);
       expect(workloads.map((page) => page.length)).toEqual([3, 1]);
-      expect(workloads.flat().map((workload) => workload.name).sort()).toEqual(['main', 'w2', 'w3', 'w4']);
+      expect(
+        workloads
+          .flat()
+          .map((workload) => workload.name)
+          .sort(),
+      ).toEqual(['main', 'w2', 'w3', 'w4']);
       expect(await store.projects.listWorkloads(account.id, 'missing', { limit: 10 })).toBeNull();
     });
 
     it('clamps page limits to 1..100', async () => {
       const account = await store.accounts.ensureAccount('acme');
-      for (let index = 0; index < 101; index += 1) await store.projects.ensureScope({ accountId: account.id, project: `p-${index}`, workload: 'main' });
+      for (let index = 0; index < 101; index += 1)
+        await store.projects.ensureScope({ accountId: account.id, project: `p-${index}`, workload: 'main' });
       expect((await store.projects.listProjects(account.id, { limit: 0 })).items).toHaveLength(1);
       expect((await store.projects.listProjects(account.id, { limit: -5 })).items).toHaveLength(1);
       const capped = await store.projects.listProjects(account.id, { limit: 1_000 });

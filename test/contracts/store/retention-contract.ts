@@ -27,7 +27,14 @@ export function describeRetentionContract(open: OpenStore): void {
     eachTestOnAFreshStore(open, (opened) => (store = opened));
 
     const policy = (accountId: string, project: string, overrides: Partial<ProjectRetention>): ProjectRetention => ({
-      accountId, project, bodies: 'all', sampleRate: 1, bodiesTtlDays: 7, tracesTtlDays: 30, updatedAt: 1_000, ...overrides,
+      accountId,
+      project,
+      bodies: 'all',
+      sampleRate: 1,
+      bodiesTtlDays: 7,
+      tracesTtlDays: 30,
+      updatedAt: 1_000,
+      ...overrides,
     });
 
     it('keeps one policy per project, replaced by put, and lists them all', async () => {
@@ -36,7 +43,8 @@ export function describeRetentionContract(open: OpenStore): void {
       const blog = policy('acct-1', 'blog', { bodies: 'none', sampleRate: 0, bodiesTtlDays: null, tracesTtlDays: null, updatedAt: 2_000 });
       const otherShop = policy('acct-2', 'shop', { bodies: 'sample', sampleRate: 0.125, bodiesTtlDays: 1.5, tracesTtlDays: 90 });
       const nul = policy('acct-1', 'sh\u0000op', { tracesTtlDays: 3 });
-      for (const stored of [policy('acct-1', 'shop', { bodies: 'sample', sampleRate: 0.25 }), blog, otherShop, nul]) await store.retention.put(stored);
+      for (const stored of [policy('acct-1', 'shop', { bodies: 'sample', sampleRate: 0.25 }), blog, otherShop, nul])
+        await store.retention.put(stored);
       const replaced = policy('acct-1', 'shop', { bodies: 'all', sampleRate: 1, bodiesTtlDays: null, tracesTtlDays: 14, updatedAt: 3_000 });
       await store.retention.put(replaced);
 
@@ -45,7 +53,8 @@ export function describeRetentionContract(open: OpenStore): void {
       expect(await store.retention.get('acct-1', 'sh\u0000op')).toEqual(nul);
       expect(await store.retention.get('acct-1', 'sh')).toBeNull();
       expect(await store.retention.get('acct-3', 'shop')).toBeNull();
-      const byKey = (left: ProjectRetention, right: ProjectRetention) => compareText(`${left.accountId}/${left.project}`, `${right.accountId}/${right.project}`);
+      const byKey = (left: ProjectRetention, right: ProjectRetention) =>
+        compareText(`${left.accountId}/${left.project}`, `${right.accountId}/${right.project}`);
       expect([...(await store.retention.list())].sort(byKey)).toEqual([replaced, blog, nul, otherShop].sort(byKey));
     });
 
@@ -69,13 +78,15 @@ export function describeRetentionContract(open: OpenStore): void {
     ];
     const shop = { accountId: 'acct-1', project: 'shop' };
 
-    it('pruneBodies removes the bodies of one project\'s older calls, at most a batch at a time', async () => {
+    it("pruneBodies removes the bodies of one project's older calls, at most a batch at a time", async () => {
       const traces = scene();
       await store.traces.insertBatch(traces);
       // Five old calls of the project have a body; the one without is not counted.
       expect(await pruneBodiesInBatches(store, shop, 2)).toEqual([2, 2, 1, 0]);
       const pruned = ['shop-old-4', 'shop-old-3', 'shop-old-2', 'shop-old-1', 'shop-reply-only'];
-      expect(await allTraces(store)).toEqual(sortTraces(traces.map((trace) => (pruned.includes(trace.requestId) ? withoutBodies(trace) : trace))));
+      expect(await allTraces(store)).toEqual(
+        sortTraces(traces.map((trace) => (pruned.includes(trace.requestId) ? withoutBodies(trace) : trace))),
+      );
     });
 
     it('pruneBodies with no project prunes every project without a policy of its own, in every account', async () => {
@@ -85,10 +96,12 @@ export function describeRetentionContract(open: OpenStore): void {
       await store.retention.put(policy('acct-1', 'sh\u0000op', {}));
       expect(await pruneBodiesInBatches(store, null, 2)).toEqual([2, 1, 0]);
       const pruned = ['blog-old', 'other-account-old', 'unscoped-old'];
-      expect(await allTraces(store)).toEqual(sortTraces(traces.map((trace) => (pruned.includes(trace.requestId) ? withoutBodies(trace) : trace))));
+      expect(await allTraces(store)).toEqual(
+        sortTraces(traces.map((trace) => (pruned.includes(trace.requestId) ? withoutBodies(trace) : trace))),
+      );
     });
 
-    it('pruneTraces deletes one project\'s older calls, at most a batch at a time', async () => {
+    it("pruneTraces deletes one project's older calls, at most a batch at a time", async () => {
       const traces = scene();
       await store.traces.insertBatch(traces);
       expect(await pruneTracesInBatches(store, shop, 2)).toBe(6);
@@ -107,11 +120,13 @@ export function describeRetentionContract(open: OpenStore): void {
       expect(await allTraces(store)).toEqual(sortTraces(traces.filter((trace) => !deleted.includes(trace.requestId))));
     });
 
-    it('pruneTraces reaches older calls over several days, and keeps another account\'s call on one of them', async () => {
+    it("pruneTraces reaches older calls over several days, and keeps another account's call on one of them", async () => {
       // Five calls on each of three days, another account's call on the middle one: a back end
       // that drops whole days may drop the first and the last, never the middle one.
       const traces = [3, 2, 1].flatMap((days) =>
-        Array.from({ length: 5 }, (_, index) => traceFixture({ requestId: `day-${days}-${index}`, startedAt: before - days * DAY_MS + index * 1_000 })),
+        Array.from({ length: 5 }, (_, index) =>
+          traceFixture({ requestId: `day-${days}-${index}`, startedAt: before - days * DAY_MS + index * 1_000 }),
+        ),
       );
       const kept = traceFixture({ requestId: 'kept', accountId: 'acct-2', startedAt: before - 2 * DAY_MS });
       await store.traces.insertBatch([...traces, kept]);
@@ -137,7 +152,7 @@ export function describeRetentionContract(open: OpenStore): void {
 /** Calls pruneBodies until it changes nothing; the count of each call. */
 async function pruneBodiesInBatches(store: Store, target: Target, batchSize: number): Promise<number[]> {
   const counts: number[] = [];
-  for (let changed = -1; changed !== 0; ) {
+  for (let changed = -1; changed !== 0;) {
     changed = await store.retention.pruneBodies(target, before, batchSize);
     counts.push(changed);
     if (counts.length > 100) throw new Error('pruneBodies does not end');
@@ -162,7 +177,9 @@ async function pruneTracesInBatches(store: Store, target: Target, batchSize: num
     for (const trace of gone) expect(trace.startedAt).toBeLessThan(before);
     if (target !== null) for (const trace of gone) expect([trace.accountId, trace.project]).toEqual([target.accountId, target.project]);
     const dayOf = (trace: Trace) => Math.floor(trace.startedAt / DAY_MS) * DAY_MS;
-    const emptiedDays = new Set(gone.map(dayOf).filter((day) => day + DAY_MS <= before && !remaining.some((trace) => dayOf(trace) === day)));
+    const emptiedDays = new Set(
+      gone.map(dayOf).filter((day) => day + DAY_MS <= before && !remaining.some((trace) => dayOf(trace) === day)),
+    );
     expect(gone.filter((trace) => !emptiedDays.has(dayOf(trace))).length).toBeLessThanOrEqual(batchSize);
     total += deleted;
     if (deleted === 0) return total;
@@ -185,7 +202,10 @@ async function allTraces(store: Store): Promise<Trace[]> {
 }
 
 function sortTraces(traces: readonly Trace[]): Trace[] {
-  return [...traces].sort((left, right) => right.startedAt - left.startedAt || compareText(left.accountId, right.accountId) || compareText(left.requestId, right.requestId));
+  return [...traces].sort(
+    (left, right) =>
+      right.startedAt - left.startedAt || compareText(left.accountId, right.accountId) || compareText(left.requestId, right.requestId),
+  );
 }
 
 function withoutBodies(trace: Trace): Trace {

@@ -22,23 +22,91 @@ export function describeRollupsContract(open: OpenStore): void {
     /** Rows of acct-1 in two minutes, split by project, workload, environment and served model; one row of acct-2. Two calls of `main` have a measured cost. */
     const scene = (): Trace[] => [
       traceFixture({ ...base, requestId: 'a', startedAt: minute + 1_000 }),
-      traceFixture({ requestId: 'b', startedAt: minute + 59_999, status: 'error', errorClass: 'upstream_error', httpStatus: 502, promptTokens: 20, completionTokens: 0, costUsd: 0.002, latencyMs: 200, stream: true, ttftMs: 50, engineSeconds: 0.2, measuredCostUsd: 0.0004 }),
-      traceFixture({ requestId: 'c', startedAt: minute, status: 'aborted', errorClass: null, promptTokens: 5, completionTokens: 1, costUsd: 0, latencyMs: 300, stream: true, ttftMs: 70, engineSeconds: 0.05, measuredCostUsd: 0.0001 }),
+      traceFixture({
+        requestId: 'b',
+        startedAt: minute + 59_999,
+        status: 'error',
+        errorClass: 'upstream_error',
+        httpStatus: 502,
+        promptTokens: 20,
+        completionTokens: 0,
+        costUsd: 0.002,
+        latencyMs: 200,
+        stream: true,
+        ttftMs: 50,
+        engineSeconds: 0.2,
+        measuredCostUsd: 0.0004,
+      }),
+      traceFixture({
+        requestId: 'c',
+        startedAt: minute,
+        status: 'aborted',
+        errorClass: null,
+        promptTokens: 5,
+        completionTokens: 1,
+        costUsd: 0,
+        latencyMs: 300,
+        stream: true,
+        ttftMs: 70,
+        engineSeconds: 0.05,
+        measuredCostUsd: 0.0001,
+      }),
       traceFixture({ ...base, requestId: 'd', startedAt: minute + MINUTE_MS }),
       traceFixture({ ...base, requestId: 'e', startedAt: minute + 2_000, environment: 'staging' }),
       traceFixture({ ...base, requestId: 'f', startedAt: minute + 3_000, servedModel: 'big' }),
       traceFixture({ ...base, requestId: 'g', startedAt: minute + 4_000, workload: 'other' }),
-      traceFixture({ ...base, requestId: 'h', startedAt: minute + 5_000, project: null, workload: null, servedModel: null, status: 'error', errorClass: 'invalid_request', httpStatus: 400 }),
+      traceFixture({
+        ...base,
+        requestId: 'h',
+        startedAt: minute + 5_000,
+        project: null,
+        workload: null,
+        servedModel: null,
+        status: 'error',
+        errorClass: 'invalid_request',
+        httpStatus: 400,
+      }),
       traceFixture({ ...base, requestId: 'i', startedAt: minute + 6_000, accountId: 'acct-2' }),
     ];
     const row = (key: Partial<Summary>, totals: Partial<Summary>): Summary => ({
-      project: 'shop', workload: 'main', environment: 'production', model: 'small', minute,
-      calls: 1, errors: 0, errorClasses: {}, promptTokens: 10, completionTokens: 5, costUsd: 0.001,
-      measuredCalls: 0, measuredCostUsd: 0, measuredTokens: 0, cachedCalls: 0, costSavedUsd: 0, latency: [1, 100, 100], ttft: null, ...key, ...totals,
+      project: 'shop',
+      workload: 'main',
+      environment: 'production',
+      model: 'small',
+      minute,
+      calls: 1,
+      errors: 0,
+      errorClasses: {},
+      promptTokens: 10,
+      completionTokens: 5,
+      costUsd: 0.001,
+      measuredCalls: 0,
+      measuredCostUsd: 0,
+      measuredTokens: 0,
+      cachedCalls: 0,
+      costSavedUsd: 0,
+      latency: [1, 100, 100],
+      ttft: null,
+      ...key,
+      ...totals,
     });
     const expected = {
-      main: row({}, { calls: 3, errors: 1, errorClasses: { upstream_error: 1, unknown: 1 }, promptTokens: 35, completionTokens: 6, costUsd: 0.003,
-        measuredCalls: 2, measuredCostUsd: 0.0005, measuredTokens: 26, latency: [3, 100, 300], ttft: [2, 50, 70] }),
+      main: row(
+        {},
+        {
+          calls: 3,
+          errors: 1,
+          errorClasses: { upstream_error: 1, unknown: 1 },
+          promptTokens: 35,
+          completionTokens: 6,
+          costUsd: 0.003,
+          measuredCalls: 2,
+          measuredCostUsd: 0.0005,
+          measuredTokens: 26,
+          latency: [3, 100, 300],
+          ttft: [2, 50, 70],
+        },
+      ),
       nextMinute: row({ minute: minute + MINUTE_MS }, {}),
       staging: row({ environment: 'staging' }, {}),
       big: row({ model: 'big' }, {}),
@@ -58,7 +126,9 @@ export function describeRollupsContract(open: OpenStore): void {
     it('filters by project, workload, environment and a window of minutes', async () => {
       await store.traces.insertBatch(scene());
       const { main, nextMinute, staging, big, other, unscoped } = expected;
-      const cases: Array<[Partial<typeof window> & { project?: string; workload?: string; environment?: 'production' | 'staging' }, Summary[]]> = [
+      const cases: Array<
+        [Partial<typeof window> & { project?: string; workload?: string; environment?: 'production' | 'staging' }, Summary[]]
+      > = [
         [{ project: 'shop' }, [main, staging, big, other, nextMinute]],
         [{ project: '' }, [unscoped]],
         [{ project: 'shop', workload: 'other' }, [other]],
@@ -86,7 +156,15 @@ export function describeRollupsContract(open: OpenStore): void {
 
     it('sums the measured cost and tokens per served model over every account, from a minute on', async () => {
       const measured = (requestId: string, overrides: Partial<Parameters<typeof traceFixture>[0]>) =>
-        traceFixture({ requestId, startedAt: minute + 5, promptTokens: 10, completionTokens: 5, engineSeconds: 0.5, measuredCostUsd: 0.01, ...overrides });
+        traceFixture({
+          requestId,
+          startedAt: minute + 5,
+          promptTokens: 10,
+          completionTokens: 5,
+          engineSeconds: 0.5,
+          measuredCostUsd: 0.01,
+          ...overrides,
+        });
       await store.traces.insertBatch([
         measured('m-1', {}),
         measured('m-2', { accountId: 'acct-2', workload: 'elsewhere', measuredCostUsd: 0.03, promptTokens: 20, completionTokens: 10 }),
@@ -121,7 +199,16 @@ export function describeRollupsContract(open: OpenStore): void {
       // Across batches too.
       await store.traces.insertBatch([hit('hit-3', minute + 5_000, 0.000_25), hit('hit-next', minute + MINUTE_MS, 0.003)]);
       const rows = await summarise(store, 'acct-1', window);
-      expect(rows.map(({ workload, minute: start, calls, cachedCalls, costUsd, costSavedUsd }) => ({ workload, minute: start, calls, cachedCalls, costUsd, costSavedUsd }))).toEqual([
+      expect(
+        rows.map(({ workload, minute: start, calls, cachedCalls, costUsd, costSavedUsd }) => ({
+          workload,
+          minute: start,
+          calls,
+          cachedCalls,
+          costUsd,
+          costSavedUsd,
+        })),
+      ).toEqual([
         { workload: 'main', minute, calls: 4, cachedCalls: 3, costUsd: 0.001, costSavedUsd: 0.001_75 },
         { workload: 'other', minute, calls: 1, cachedCalls: 1, costUsd: 0, costSavedUsd: 0.002 },
         { workload: 'main', minute: minute + MINUTE_MS, calls: 1, cachedCalls: 1, costUsd: 0, costSavedUsd: 0.003 },
@@ -131,14 +218,22 @@ export function describeRollupsContract(open: OpenStore): void {
     it('adds up many batches and many rows into the same minutes', async () => {
       // 240 calls over 40 minutes and 3 workloads, in batches of 64, some rows spread over two batches.
       const traces = Array.from({ length: 240 }, (_, index) =>
-        traceFixture({ requestId: `bulk-${index}`, startedAt: minute + (index % 40) * MINUTE_MS + index, workload: `w${index % 3}`, promptTokens: index, latencyMs: 10 + index }),
+        traceFixture({
+          requestId: `bulk-${index}`,
+          startedAt: minute + (index % 40) * MINUTE_MS + index,
+          workload: `w${index % 3}`,
+          promptTokens: index,
+          latencyMs: 10 + index,
+        }),
       );
       for (let start = 0; start < traces.length; start += 64) await store.traces.insertBatch(traces.slice(start, start + 64));
       const rows = await store.rollups.query('acct-1', { since: minute, until: minute + 40 * MINUTE_MS });
       expect(rows).toHaveLength(120);
       expectOldestMinuteFirst(rows);
       for (const stored of rows) {
-        const own = traces.filter((trace) => trace.workload === stored.workload && Math.floor(trace.startedAt / MINUTE_MS) * MINUTE_MS === stored.minute);
+        const own = traces.filter(
+          (trace) => trace.workload === stored.workload && Math.floor(trace.startedAt / MINUTE_MS) * MINUTE_MS === stored.minute,
+        );
         expect(stored.calls).toBe(own.length);
         expect(stored.promptTokens).toBe(own.reduce((sum, trace) => sum + trace.promptTokens, 0));
         expect(decodeSketch(stored.latency as Uint8Array).count).toBe(own.length);
@@ -168,7 +263,14 @@ async function summarise(store: Store, accountId: string, query: Parameters<Stor
     rows.map(({ accountId: owner, latency, ttft, costUsd, measuredCostUsd, costSavedUsd, ...rest }) => {
       expect(owner).toBe(accountId);
       const round = (usd: number) => Math.round(usd * 1e9) / 1e9;
-      return { ...rest, costUsd: round(costUsd), measuredCostUsd: round(measuredCostUsd), costSavedUsd: round(costSavedUsd), latency: sketch(latency), ttft: sketch(ttft) };
+      return {
+        ...rest,
+        costUsd: round(costUsd),
+        measuredCostUsd: round(measuredCostUsd),
+        costSavedUsd: round(costSavedUsd),
+        latency: sketch(latency),
+        ttft: sketch(ttft),
+      };
     }),
   );
 }

@@ -35,7 +35,7 @@ export function describeRouterQueueContract(open: OpenStore, openShared?: OpenSh
       expect(await store.routing.takeSamples(10)).toEqual(['t7', 't8', 't9']);
     });
 
-    it('keeps one router state per route, listed in the order written whatever the writer\'s clock', async () => {
+    it("keeps one router state per route, listed in the order written whatever the writer's clock", async () => {
       const other = { ...scope, workload: 'translate' };
       await store.routing.saveRouterStates([
         { scope, requestedModel: 'big', state: '{"v":1}', updatedAt: 1_000 },
@@ -64,7 +64,10 @@ export function describeRouterQueueContract(open: OpenStore, openShared?: OpenSh
     eachTestOnSharedStores(openShared, (stores) => ([first, second] = stores));
 
     it('samples pushed by one process are taken by the other, once', async () => {
-      await first.routing.pushSamples([{ body: 'a', at: 1 }, { body: 'b', at: 2 }]);
+      await first.routing.pushSamples([
+        { body: 'a', at: 1 },
+        { body: 'b', at: 2 },
+      ]);
       const [fromSecond, fromFirst] = await Promise.all([second.routing.takeSamples(1), first.routing.takeSamples(1)]);
       expect([...fromSecond, ...fromFirst].sort()).toEqual(['a', 'b']);
     });

@@ -22,7 +22,12 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
 
     const other = { ...scope, accountId: 'acct-2' };
     const delta = { evaluated: 1, passed: 1, errors: 0, promptTokens: 100, completionTokens: 20, costUsd: 0.001, latencyMsTotal: 250 };
-    const zero = (): PairedCounts => ({ same: { right: 0, wrong: 0, ungraded: 0 }, win: { right: 0, wrong: 0, ungraded: 0 }, loss: { right: 0, wrong: 0, ungraded: 0 }, tie: { right: 0, wrong: 0, ungraded: 0 } });
+    const zero = (): PairedCounts => ({
+      same: { right: 0, wrong: 0, ungraded: 0 },
+      win: { right: 0, wrong: 0, ungraded: 0 },
+      loss: { right: 0, wrong: 0, ungraded: 0 },
+      tie: { right: 0, wrong: 0, ungraded: 0 },
+    });
 
     it('versions contracts per workload', async () => {
       expect(await store.routing.getContract(scope)).toBeNull();
@@ -41,7 +46,12 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
       expect(kept).toMatchObject({ version: 1, evidenceVersion: 0 });
       const fresh = await store.routing.putContract(workload, { checks: [{ type: 'regex', pattern: 'x' }] }, 2_000);
       expect(fresh).toMatchObject({ version: 2, evidenceVersion: 2 });
-      const tightened = await store.routing.putContract(workload, { checks: [{ type: 'regex', pattern: 'x' }], pass_rate: 0.99 }, 3_000, true);
+      const tightened = await store.routing.putContract(
+        workload,
+        { checks: [{ type: 'regex', pattern: 'x' }], pass_rate: 0.99 },
+        3_000,
+        true,
+      );
       expect(tightened).toMatchObject({ version: 3, evidenceVersion: 2 });
       expect(await store.routing.getContract(workload)).toEqual(tightened);
     });
@@ -49,7 +59,8 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
     it('keeps a latency sketch per model beside its counts', async () => {
       const workload = { ...scope, workload: 'latency' };
       const none = { ...delta, evaluated: 0, passed: 0 };
-      for (const latencyMs of [10, 20, 30, 400]) await store.routing.addEvidence(workload, 'big', 'small', 1, { ...none, latencyMs, ttftMs: latencyMs / 10 }, 10);
+      for (const latencyMs of [10, 20, 30, 400])
+        await store.routing.addEvidence(workload, 'big', 'small', 1, { ...none, latencyMs, ttftMs: latencyMs / 10 }, 10);
       await store.routing.addEvidence(workload, 'big', 'small', 1, none, 20);
       const [counts] = await store.routing.listEvidence(workload, 'big', 1);
       const latency = decodeSketch(counts?.latency as Uint8Array);
@@ -57,7 +68,10 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
       expect(latency.getValueAtQuantile(1)).toBeCloseTo(400, -1);
       expect(decodeSketch(counts?.ttft as Uint8Array).getValueAtQuantile(0)).toBeCloseTo(1, 1);
       await store.routing.addEvidence(workload, 'big', 'tiny', 1, none, 30);
-      expect((await store.routing.listEvidence(workload, 'big', 1)).find((row) => row.candidateModel === 'tiny')).toMatchObject({ latency: null, ttft: null });
+      expect((await store.routing.listEvidence(workload, 'big', 1)).find((row) => row.candidateModel === 'tiny')).toMatchObject({
+        latency: null,
+        ttft: null,
+      });
     });
 
     it('adds evidence per candidate and contract version', async () => {
@@ -101,20 +115,88 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
         { at: other, requested: 'big', candidate: 'small', version: 2, evaluated: 9, outcome: 'win', grade: 'right' },
       ] as const;
       for (const row of added) {
-        await store.routing.addEvidence(row.at, row.requested, row.candidate, row.version, { ...delta, evaluated: row.evaluated, passed: row.evaluated, paired: { outcome: row.outcome, grade: row.grade } }, 10);
+        await store.routing.addEvidence(
+          row.at,
+          row.requested,
+          row.candidate,
+          row.version,
+          { ...delta, evaluated: row.evaluated, passed: row.evaluated, paired: { outcome: row.outcome, grade: row.grade } },
+          10,
+        );
       }
 
       const rows = await store.routing.listProjectEvidence({ accountId: scope.accountId, project: 'shop' }, 'big');
-      expect(rows.map(({ workload, requestedModel, contractVersion, candidateModel, evaluated, passed, paired }) => ({ workload, requestedModel, contractVersion, candidateModel, evaluated, passed, paired }))).toEqual([
-        { workload: 'checkout', requestedModel: 'big', contractVersion: 1, candidateModel: 'small', evaluated: 6, passed: 6, paired: one('tie', 'right') },
-        { workload: 'checkout', requestedModel: 'big', contractVersion: 1, candidateModel: 'tiny', evaluated: 5, passed: 5, paired: one('loss', 'right') },
-        { workload: 'checkout', requestedModel: 'big', contractVersion: 2, candidateModel: 'tiny', evaluated: 4, passed: 4, paired: one('win', 'wrong') },
-        { workload: 'summarise', requestedModel: 'big', contractVersion: 1, candidateModel: 'small', evaluated: 2, passed: 2, paired: one('loss', 'wrong') },
-        { workload: 'summarise', requestedModel: 'big', contractVersion: 2, candidateModel: 'small', evaluated: 3, passed: 3, paired: one('tie', 'ungraded') },
-        { workload: 'summarise', requestedModel: 'big', contractVersion: 1, candidateModel: 'tiny', evaluated: 1, passed: 1, paired: one('win', 'right') },
+      expect(
+        rows.map(({ workload, requestedModel, contractVersion, candidateModel, evaluated, passed, paired }) => ({
+          workload,
+          requestedModel,
+          contractVersion,
+          candidateModel,
+          evaluated,
+          passed,
+          paired,
+        })),
+      ).toEqual([
+        {
+          workload: 'checkout',
+          requestedModel: 'big',
+          contractVersion: 1,
+          candidateModel: 'small',
+          evaluated: 6,
+          passed: 6,
+          paired: one('tie', 'right'),
+        },
+        {
+          workload: 'checkout',
+          requestedModel: 'big',
+          contractVersion: 1,
+          candidateModel: 'tiny',
+          evaluated: 5,
+          passed: 5,
+          paired: one('loss', 'right'),
+        },
+        {
+          workload: 'checkout',
+          requestedModel: 'big',
+          contractVersion: 2,
+          candidateModel: 'tiny',
+          evaluated: 4,
+          passed: 4,
+          paired: one('win', 'wrong'),
+        },
+        {
+          workload: 'summarise',
+          requestedModel: 'big',
+          contractVersion: 1,
+          candidateModel: 'small',
+          evaluated: 2,
+          passed: 2,
+          paired: one('loss', 'wrong'),
+        },
+        {
+          workload: 'summarise',
+          requestedModel: 'big',
+          contractVersion: 2,
+          candidateModel: 'small',
+          evaluated: 3,
+          passed: 3,
+          paired: one('tie', 'ungraded'),
+        },
+        {
+          workload: 'summarise',
+          requestedModel: 'big',
+          contractVersion: 1,
+          candidateModel: 'tiny',
+          evaluated: 1,
+          passed: 1,
+          paired: one('win', 'right'),
+        },
       ]);
       // A row is the workload's own row, as listEvidence reads it, with its workload.
-      expect(rows[1]).toEqual({ ...(await store.routing.listEvidence(checkout, 'big', 1)).find((row) => row.candidateModel === 'tiny'), workload: 'checkout' });
+      expect(rows[1]).toEqual({
+        ...(await store.routing.listEvidence(checkout, 'big', 1)).find((row) => row.candidateModel === 'tiny'),
+        workload: 'checkout',
+      });
       expect(await store.routing.listProjectEvidence({ accountId: scope.accountId, project: 'shop' }, 'huge')).toEqual([]);
     });
 
@@ -122,7 +204,9 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
       const workload = { ...scope, workload: 'paired' };
       const none = { ...delta, evaluated: 0, passed: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMsTotal: 0 };
       await store.routing.addEvidence(workload, 'big', 'small', 1, none, 10);
-      expect(await store.routing.listEvidence(workload, 'big', 1)).toEqual([expect.objectContaining({ paired: zero(), constraintsEvaluated: 0, constraintsPassed: 0 })]);
+      expect(await store.routing.listEvidence(workload, 'big', 1)).toEqual([
+        expect.objectContaining({ paired: zero(), constraintsEvaluated: 0, constraintsPassed: 0 }),
+      ]);
 
       // Each cell a different number of times (1 to 12), all at once: a sample counted in
       // another cell, or an increment lost to a concurrent one, changes the totals.
@@ -133,46 +217,96 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
         for (const grade of ['right', 'wrong', 'ungraded'] as const) {
           times += 1;
           expected[outcome][grade] = times;
-          for (let index = 0; index < times; index++) samples.push({ ...none, evaluated: 1, passed: outcome === 'loss' ? 0 : 1, paired: { outcome, grade } });
+          for (let index = 0; index < times; index++)
+            samples.push({ ...none, evaluated: 1, passed: outcome === 'loss' ? 0 : 1, paired: { outcome, grade } });
         }
       }
       await Promise.all(samples.map((sample) => store.routing.addEvidence(workload, 'big', 'small', 1, sample, 20)));
       await store.routing.addEvidence(workload, 'big', 'small', 1, { ...none, constraintsEvaluated: 3, constraintsPassed: 2 }, 30);
-      await store.routing.addEvidence(workload, 'big', 'small', 1, { ...delta, constraintsEvaluated: 2, constraintsPassed: 2, paired: { outcome: 'win', grade: 'wrong' } }, 40);
+      await store.routing.addEvidence(
+        workload,
+        'big',
+        'small',
+        1,
+        { ...delta, constraintsEvaluated: 2, constraintsPassed: 2, paired: { outcome: 'win', grade: 'wrong' } },
+        40,
+      );
       expected.win.wrong += 1;
       const [small] = await store.routing.listEvidence(workload, 'big', 1);
       expect(small?.paired).toEqual(expected);
-      expect(small).toMatchObject({ evaluated: 79, passed: 79 - (7 + 8 + 9), constraintsEvaluated: 5, constraintsPassed: 4, promptTokens: 100, updatedAt: 40 });
+      expect(small).toMatchObject({
+        evaluated: 79,
+        passed: 79 - (7 + 8 + 9),
+        constraintsEvaluated: 5,
+        constraintsPassed: 4,
+        promptTokens: 100,
+        updatedAt: 40,
+      });
 
       // Another candidate, or another evidence version, counts on its own.
       await store.routing.addEvidence(workload, 'big', 'tiny', 1, { ...none, paired: { outcome: 'tie', grade: 'ungraded' } }, 50);
       await store.routing.addEvidence(workload, 'big', 'small', 2, { ...none, constraintsEvaluated: 1, constraintsPassed: 0 }, 50);
       const tiny = zero();
       tiny.tie.ungraded = 1;
-      expect((await store.routing.listEvidence(workload, 'big', 1)).find((row) => row.candidateModel === 'tiny')).toMatchObject({ paired: tiny, constraintsEvaluated: 0 });
-      expect(await store.routing.listEvidence(workload, 'big', 2)).toEqual([expect.objectContaining({ paired: zero(), constraintsEvaluated: 1, constraintsPassed: 0 })]);
-      expect((await store.routing.listEvidence(workload, 'big', 1)).find((row) => row.candidateModel === 'small')?.paired).toEqual(expected);
+      expect((await store.routing.listEvidence(workload, 'big', 1)).find((row) => row.candidateModel === 'tiny')).toMatchObject({
+        paired: tiny,
+        constraintsEvaluated: 0,
+      });
+      expect(await store.routing.listEvidence(workload, 'big', 2)).toEqual([
+        expect.objectContaining({ paired: zero(), constraintsEvaluated: 1, constraintsPassed: 0 }),
+      ]);
+      expect((await store.routing.listEvidence(workload, 'big', 1)).find((row) => row.candidateModel === 'small')?.paired).toEqual(
+        expected,
+      );
 
       // Reset: the candidate starts afresh, paired and constraint counts too.
       await store.routing.resetEvidence(workload, 'big', 'small', 1);
       await store.routing.addEvidence(workload, 'big', 'small', 1, { ...none, paired: { outcome: 'loss', grade: 'right' } }, 60);
       const afresh = zero();
       afresh.loss.right = 1;
-      expect((await store.routing.listEvidence(workload, 'big', 1)).find((row) => row.candidateModel === 'small')).toMatchObject({ evaluated: 0, paired: afresh, constraintsEvaluated: 0, constraintsPassed: 0 });
+      expect((await store.routing.listEvidence(workload, 'big', 1)).find((row) => row.candidateModel === 'small')).toMatchObject({
+        evaluated: 0,
+        paired: afresh,
+        constraintsEvaluated: 0,
+        constraintsPassed: 0,
+      });
     });
 
     it("keeps a route's split, and a relative certificate's quality bar, through every write and read", async () => {
       const workload = { ...scope, workload: 'split' };
-      const certificate = { model: 'mid', evaluated: 400, passed: 391, lower: 0.012_5, passRate: 0.95, confidence: 0.95, contractVersion: 2, at: 700, qualityBar: 0.97 };
+      const certificate = {
+        model: 'mid',
+        evaluated: 400,
+        passed: 391,
+        lower: 0.012_5,
+        passRate: 0.95,
+        confidence: 0.95,
+        contractVersion: 2,
+        at: 700,
+        qualityBar: 0.97,
+      };
       const split: RouteSplit = {
-        shares: [{ model: 'small', share: 0.3, diffLower: -0.012_5, samples: 250 }, { model: 'tiny', share: 0.125, diffLower: -0.02, samples: 180 }],
+        shares: [
+          { model: 'small', share: 0.3, diffLower: -0.012_5, samples: 250 },
+          { model: 'tiny', share: 0.125, diffLower: -0.02, samples: 180 },
+        ],
         requestedLower: 0.9,
         qualityBar: 0.97,
         confidence: 0.95,
         contractVersion: 2,
         at: 700,
       };
-      const created: RouteRecord = { scope: workload, requestedModel: 'big', servedModel: 'mid', pinnedModel: null, certificate, cooldowns: {}, fallbacks: ['big'], split, updatedAt: 700 };
+      const created: RouteRecord = {
+        scope: workload,
+        requestedModel: 'big',
+        servedModel: 'mid',
+        pinnedModel: null,
+        certificate,
+        cooldowns: {},
+        fallbacks: ['big'],
+        split,
+        updatedAt: 700,
+      };
       expect(await store.routing.createRoute(created)).toEqual(created);
       // A second create returns the route held, split and all.
       expect(await store.routing.createRoute({ ...created, certificate: null, split: null, updatedAt: 750 })).toEqual(created);
@@ -181,8 +315,20 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
       expect(first?.record).toEqual(created);
 
       // The shares change, the serving model stays: a change of reason `split`.
-      const resplit: RouteRecord = { ...created, split: { ...split, shares: [{ model: 'small', share: 0.4, diffLower: -0.01, samples: 320 }], at: 800 }, updatedAt: 800 };
-      const change: RouteChange = { requestedModel: 'big', fromModel: 'mid', toModel: 'mid', reason: 'split', certificate, detail: 'small 40%; tiny dropped', at: 800 };
+      const resplit: RouteRecord = {
+        ...created,
+        split: { ...split, shares: [{ model: 'small', share: 0.4, diffLower: -0.01, samples: 320 }], at: 800 },
+        updatedAt: 800,
+      };
+      const change: RouteChange = {
+        requestedModel: 'big',
+        fromModel: 'mid',
+        toModel: 'mid',
+        reason: 'split',
+        certificate,
+        detail: 'small 40%; tiny dropped',
+        at: 800,
+      };
       await store.routing.saveRoute(resplit, change);
       expect(await store.routing.listRoutes(workload)).toEqual([resplit]);
       expect((await store.routing.listRoutesChangedAfter(first?.revision ?? 0)).map((revised) => revised.record)).toEqual([resplit]);
@@ -196,14 +342,44 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
     });
 
     it('saves routes with their history, and lists what was written after a revision', async () => {
-      const certificate = { model: 'small', evaluated: 120, passed: 119, lower: 0.951, passRate: 0.95, confidence: 0.95, contractVersion: 1, at: 500 };
-      const route = { scope, requestedModel: 'big', servedModel: 'small', pinnedModel: null, certificate, cooldowns: { tiny: 9_000 }, fallbacks: ['mid'], split: null, updatedAt: 500 };
-      await store.routing.saveRoute(route, { requestedModel: 'big', fromModel: 'big', toModel: 'small', reason: 'certified', certificate, detail: null, at: 500 });
+      const certificate = {
+        model: 'small',
+        evaluated: 120,
+        passed: 119,
+        lower: 0.951,
+        passRate: 0.95,
+        confidence: 0.95,
+        contractVersion: 1,
+        at: 500,
+      };
+      const route = {
+        scope,
+        requestedModel: 'big',
+        servedModel: 'small',
+        pinnedModel: null,
+        certificate,
+        cooldowns: { tiny: 9_000 },
+        fallbacks: ['mid'],
+        split: null,
+        updatedAt: 500,
+      };
+      await store.routing.saveRoute(route, {
+        requestedModel: 'big',
+        fromModel: 'big',
+        toModel: 'small',
+        reason: 'certified',
+        certificate,
+        detail: null,
+        at: 500,
+      });
       const [certified] = await store.routing.listRoutesChangedAfter(0);
       expect(certified).toEqual({ record: route, revision: expect.any(Number) });
       const revision = certified?.revision ?? Number.NaN;
       expect(revision).toBeGreaterThan(0);
-      await store.routing.saveRoute({ ...route, pinnedModel: 'big', updatedAt: 600 }, { requestedModel: 'big', fromModel: 'small', toModel: 'big', reason: 'pinned', certificate: null, detail: 'by a person', at: 600 });
+      await store.routing.saveRoute(
+        { ...route, pinnedModel: 'big', updatedAt: 600 },
+        { requestedModel: 'big', fromModel: 'small', toModel: 'big', reason: 'pinned', certificate: null, detail: 'by a person', at: 600 },
+      );
       expect(await store.routing.listRoutes(scope)).toEqual([{ ...route, pinnedModel: 'big', updatedAt: 600 }]);
       expect(await store.routing.listRoutes(other)).toEqual([]);
       const [pinned, ...more] = await store.routing.listRoutesChangedAfter(revision);
@@ -217,7 +393,17 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
     });
 
     it('creates a route only when the workload has none for its model: a default never overwrites a pin another process wrote', async () => {
-      const fresh = { scope, requestedModel: 'fresh', servedModel: 'fresh', pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, updatedAt: 100 };
+      const fresh = {
+        scope,
+        requestedModel: 'fresh',
+        servedModel: 'fresh',
+        pinnedModel: null,
+        certificate: null,
+        cooldowns: {},
+        fallbacks: [],
+        split: null,
+        updatedAt: 100,
+      };
       expect(await store.routing.createRoute(fresh)).toEqual(fresh);
       const pinned = { ...fresh, pinnedModel: 'small', updatedAt: 200 };
       await store.routing.saveRoute(pinned, null);
@@ -229,7 +415,16 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
       // Three processes write: one 5 s ahead, one on time, one 5 s behind. updatedAt is their clock; the revision is the store's.
       const now = Date.now();
       const route = (requestedModel: string, fields: Partial<RouteRecord>, clockOffsetMs: number): RouteRecord => ({
-        scope, requestedModel, servedModel: requestedModel, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, ...fields, updatedAt: now + clockOffsetMs,
+        scope,
+        requestedModel,
+        servedModel: requestedModel,
+        pinnedModel: null,
+        certificate: null,
+        cooldowns: {},
+        fallbacks: [],
+        split: null,
+        ...fields,
+        updatedAt: now + clockOffsetMs,
       });
       const poll = async (after: number) => {
         const changed = await store.routing.listRoutesChangedAfter(after);
@@ -248,7 +443,15 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
       const seen: Array<Revised<RouteRecord>> = [];
       for (const [index, write] of writes.entries()) {
         const detail = `change ${index}`;
-        await store.routing.saveRoute(write, { requestedModel: write.requestedModel, fromModel: 'big', toModel: write.servedModel, reason: 'certified', certificate: null, detail, at: write.updatedAt });
+        await store.routing.saveRoute(write, {
+          requestedModel: write.requestedModel,
+          fromModel: 'big',
+          toModel: write.servedModel,
+          reason: 'certified',
+          certificate: null,
+          detail,
+          at: write.updatedAt,
+        });
         const next = await poll(read.next);
         // Each poll gets exactly the write made since the last one: none is missed, none comes back.
         expect(next.changed.map((changed) => changed.record)).toEqual([write]);
@@ -259,10 +462,18 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
       expect(revisions).toEqual([...revisions].sort((left, right) => left - right));
       expect(new Set(revisions).size).toBe(revisions.length);
       // A reader that polls only now gets each route once, as last written, in the order of those writes.
-      expect((await store.routing.listRoutesChangedAfter(revisions[0]! - 1)).map((changed) => changed.record)).toEqual([writes[2], writes[3]]);
+      expect((await store.routing.listRoutesChangedAfter(revisions[0]! - 1)).map((changed) => changed.record)).toEqual([
+        writes[2],
+        writes[3],
+      ]);
       expect(await store.routing.listRoutes(scope)).toEqual([writes[2], writes[3]]);
       // The history too is in the order written, the last first, whatever its times say.
-      expect((await store.routing.listRouteChanges(scope, 10)).map((change) => change.detail)).toEqual(['change 3', 'change 2', 'change 1', 'change 0']);
+      expect((await store.routing.listRouteChanges(scope, 10)).map((change) => change.detail)).toEqual([
+        'change 3',
+        'change 2',
+        'change 1',
+        'change 0',
+      ]);
     });
 
     it('sums eval spend per day, and keeps one feedback per request', async () => {
@@ -284,10 +495,28 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
         { judgeModel: 'judge-b', checks: 1, falseLosses: 0 },
       ]);
       expect(await store.routing.listJudgeChecks(other)).toEqual([]);
-      const feedback = { requestId: 'req-9', accountId: 'acct-1', model: 'small', project: 'shop', workload: 'summarise', pass: false, score: null, comment: 'wrong total', evidenceVersion: 3, createdAt: 1 };
+      const feedback = {
+        requestId: 'req-9',
+        accountId: 'acct-1',
+        model: 'small',
+        project: 'shop',
+        workload: 'summarise',
+        pass: false,
+        score: null,
+        comment: 'wrong total',
+        evidenceVersion: 3,
+        createdAt: 1,
+      };
       await store.routing.recordFeedback(feedback);
       await store.routing.recordFeedback({ ...feedback, pass: true, score: 0.8, comment: null, evidenceVersion: null, createdAt: 2 });
-      expect(await store.routing.getFeedback('acct-1', 'req-9')).toEqual({ ...feedback, pass: true, score: 0.8, comment: null, evidenceVersion: null, createdAt: 2 });
+      expect(await store.routing.getFeedback('acct-1', 'req-9')).toEqual({
+        ...feedback,
+        pass: true,
+        score: 0.8,
+        comment: null,
+        evidenceVersion: null,
+        createdAt: 2,
+      });
       expect(await store.routing.getFeedback('acct-2', 'req-9')).toBeNull();
       await store.routing.recordFeedback({ ...feedback, requestId: 'req-10', pass: false, score: 0.2 });
       expect(await store.routing.feedbackSummary(scope)).toEqual([{ model: 'small', count: 2, passed: 1, failed: 1, meanScore: 0.5 }]);
@@ -302,12 +531,25 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
     it('route writes of processes with clocks 5 s apart all reach a reader polling by revision', async () => {
       const now = Date.now();
       const route = (fields: Partial<RouteRecord>, clockOffsetMs: number): RouteRecord => ({
-        scope, requestedModel: 'big', servedModel: 'big', pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, ...fields, updatedAt: now + clockOffsetMs,
+        scope,
+        requestedModel: 'big',
+        servedModel: 'big',
+        pinnedModel: null,
+        certificate: null,
+        cooldowns: {},
+        fallbacks: [],
+        split: null,
+        ...fields,
+        updatedAt: now + clockOffsetMs,
       });
       await first.routing.saveRoute(route({}, 0), null);
       let last = (await second.routing.listRoutesChangedAfter(0)).at(-1)?.revision ?? 0;
       // The first process's clock is 5 s ahead, then 5 s behind; the second reads after each write.
-      for (const [fields, offset] of [[{ pinnedModel: 'mid' }, +5_000], [{ pinnedModel: null, servedModel: 'small' }, -5_000], [{ servedModel: 'big' }, -5_000]] as const) {
+      for (const [fields, offset] of [
+        [{ pinnedModel: 'mid' }, +5_000],
+        [{ pinnedModel: null, servedModel: 'small' }, -5_000],
+        [{ servedModel: 'big' }, -5_000],
+      ] as const) {
         await first.routing.saveRoute(route(fields, offset), null);
         const changed = await second.routing.listRoutesChangedAfter(last);
         expect(changed.map((revised) => revised.record)).toEqual([route(fields, offset)]);
@@ -319,7 +561,20 @@ export function describeRoutingContract(open: OpenStore, openShared?: OpenShared
       // Each process writes its own routes, each route a rising count; a third party polls meanwhile.
       const writer = async (store: Store, name: string) => {
         for (let count = 1; count <= 15; count++) {
-          await store.routing.saveRoute({ scope, requestedModel: `${name}-${count % 3}`, servedModel: `${count}`, pinnedModel: null, certificate: null, cooldowns: {}, fallbacks: [], split: null, updatedAt: count }, null);
+          await store.routing.saveRoute(
+            {
+              scope,
+              requestedModel: `${name}-${count % 3}`,
+              servedModel: `${count}`,
+              pinnedModel: null,
+              certificate: null,
+              cooldowns: {},
+              fallbacks: [],
+              split: null,
+              updatedAt: count,
+            },
+            null,
+          );
         }
       };
       const held = new Map<string, string>();

@@ -55,7 +55,15 @@ export function describeTracesContract(open: OpenStore): void {
         replyBody: null,
       });
       // Answered from the response cache: it cost nothing, and saved what the call it replayed cost.
-      const cached = trace({ requestId: 'req-cached', cached: true, costUsd: 0, costSavedUsd: 0.000_031_25, engineSeconds: null, measuredCostUsd: null, replica: null });
+      const cached = trace({
+        requestId: 'req-cached',
+        cached: true,
+        costUsd: 0,
+        costSavedUsd: 0.000_031_25,
+        engineSeconds: null,
+        measuredCostUsd: null,
+        replica: null,
+      });
       expect(await store.traces.insertBatch([full, sparse, cached])).toBe(3);
       expect(await store.traces.get('acct-1', 'req-full')).toEqual(full);
       expect(await store.traces.get('acct-1', 'req-sparse')).toEqual(sparse);
@@ -85,7 +93,9 @@ export function describeTracesContract(open: OpenStore): void {
 
     it('insertBatch skips request ids already stored, in the same batch or an earlier one', async () => {
       const first = trace({ requestId: 'req-1', promptTokens: 1 });
-      expect(await store.traces.insertBatch([first, trace({ requestId: 'req-1', promptTokens: 2 }), trace({ requestId: 'req-2' })])).toBe(2);
+      expect(await store.traces.insertBatch([first, trace({ requestId: 'req-1', promptTokens: 2 }), trace({ requestId: 'req-2' })])).toBe(
+        2,
+      );
       expect(await store.traces.insertBatch([trace({ requestId: 'req-2' }), trace({ requestId: 'req-3' })])).toBe(1);
       expect(await store.traces.insertBatch([])).toBe(0);
       expect(await store.traces.count('acct-1', {})).toBe(3);
@@ -93,7 +103,10 @@ export function describeTracesContract(open: OpenStore): void {
     });
 
     it('a trace is visible only to its own account', async () => {
-      await store.traces.insertBatch([trace({ requestId: 'req-1', accountId: 'acct-1' }), trace({ requestId: 'req-2', accountId: 'acct-2' })]);
+      await store.traces.insertBatch([
+        trace({ requestId: 'req-1', accountId: 'acct-1' }),
+        trace({ requestId: 'req-2', accountId: 'acct-2' }),
+      ]);
       expect(await store.traces.get('acct-2', 'req-1')).toBeNull();
       expect((await store.traces.get('acct-2', 'req-2'))?.requestId).toBe('req-2');
       expect((await store.traces.list('acct-2', {}, { limit: 100 })).items.map((item) => item.requestId)).toEqual(['req-2']);
@@ -105,8 +118,24 @@ export function describeTracesContract(open: OpenStore): void {
         trace({ requestId: 'r1', startedAt: 1_001, project: 'shop', workload: 'main', servedModel: 'small', user: 'ann' }),
         trace({ requestId: 'r2', startedAt: 1_002, project: 'shop', workload: 'search', servedModel: 'large', status: 'error' }),
         trace({ requestId: 'r3', startedAt: 1_003, project: 'blog', workload: 'main', servedModel: 'small', environment: 'staging' }),
-        trace({ requestId: 'r4', startedAt: 1_004, project: 'shop', workload: 'main', servedModel: 'large', user: 'bob', status: 'aborted' }),
-        trace({ requestId: 'r5', startedAt: 1_005, project: 'shop', workload: 'main', servedModel: 'small', user: 'ann', environment: 'staging' }),
+        trace({
+          requestId: 'r4',
+          startedAt: 1_004,
+          project: 'shop',
+          workload: 'main',
+          servedModel: 'large',
+          user: 'bob',
+          status: 'aborted',
+        }),
+        trace({
+          requestId: 'r5',
+          startedAt: 1_005,
+          project: 'shop',
+          workload: 'main',
+          servedModel: 'small',
+          user: 'ann',
+          environment: 'staging',
+        }),
         trace({ requestId: 'r6', startedAt: 1_006, project: 'shop', workload: 'main', accountId: 'acct-2' }),
       ];
       await store.traces.insertBatch(traces);
@@ -125,7 +154,10 @@ export function describeTracesContract(open: OpenStore): void {
       ];
       for (const [filter, expected] of cases) {
         const page = await store.traces.list('acct-1', filter, { limit: 100 });
-        expect(page.items.map((item) => item.requestId), JSON.stringify(filter)).toEqual(expected);
+        expect(
+          page.items.map((item) => item.requestId),
+          JSON.stringify(filter),
+        ).toEqual(expected);
         expect(page.nextCursor).toBeNull();
         expect(await store.traces.count('acct-1', filter), JSON.stringify(filter)).toBe(expected.length);
       }
@@ -133,7 +165,11 @@ export function describeTracesContract(open: OpenStore): void {
 
     it('pages newest first, ties broken by request id, with no duplicates or gaps', async () => {
       const traces = Array.from({ length: 23 }, (_, index) =>
-        trace({ requestId: `req-${String(index).padStart(2, '0')}`, startedAt: 1_000 + Math.floor(index / 4), workload: index % 2 === 0 ? 'main' : 'other' }),
+        trace({
+          requestId: `req-${String(index).padStart(2, '0')}`,
+          startedAt: 1_000 + Math.floor(index / 4),
+          workload: index % 2 === 0 ? 'main' : 'other',
+        }),
       );
       await store.traces.insertBatch([...traces].reverse());
       const newestFirst = (items: Trace[]) =>
@@ -150,11 +186,20 @@ export function describeTracesContract(open: OpenStore): void {
     });
 
     it('a cursor stays valid while newer traces arrive', async () => {
-      await store.traces.insertBatch(Array.from({ length: 6 }, (_, index) => trace({ requestId: `old-${index}`, startedAt: 1_000 + index })));
+      await store.traces.insertBatch(
+        Array.from({ length: 6 }, (_, index) => trace({ requestId: `old-${index}`, startedAt: 1_000 + index })),
+      );
       const first = await store.traces.list('acct-1', {}, { limit: 3 });
       await store.traces.insertBatch([trace({ requestId: 'new-1', startedAt: 5_000 }), trace({ requestId: 'new-2', startedAt: 5_000 })]);
       const second = await store.traces.list('acct-1', {}, { limit: 3, cursor: first.nextCursor });
-      expect([...first.items, ...second.items].map((item) => item.requestId)).toEqual(['old-5', 'old-4', 'old-3', 'old-2', 'old-1', 'old-0']);
+      expect([...first.items, ...second.items].map((item) => item.requestId)).toEqual([
+        'old-5',
+        'old-4',
+        'old-3',
+        'old-2',
+        'old-1',
+        'old-0',
+      ]);
       expect(second.nextCursor).toBeNull();
     });
 
